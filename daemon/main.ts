@@ -1,0 +1,79 @@
+// `trove daemon start`: open the data dir and serve HTTP until SIGINT/SIGTERM.
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createHttpServer } from '../src/http/server.js';
+import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+
+export interface DaemonOptions extends RuntimeOptions {
+  host?: string;
+  port?: number;
+  /** Allow a non-loopback address without TLS (decisions.md §1). */
+  insecure?: boolean;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+}
+
+export interface RunningDaemon {
+  url: string;
+  dataDir: string;
+  clusterKeyFile: string;
+  runtime: Runtime;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 7410;
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  const tls = options.tlsCert && options.tlsKey ? { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } : null;
+  if (!isLoopback(host) && !tls && !options.insecure) {
+    throw new Error(`Listening on ${host} exposes the API beyond this machine: pass --tls-cert and --tls-key, or --insecure to accept plain HTTP.`);
+  }
+  const runtime = await openRuntime(options);
+  let server: Server;
+  if (tls) {
+    const plain = createHttpServer(runtime.app);
+    server = createHttpsServer(tls, (req, res) => plain.emit('request', req, res)) as unknown as Server;
+  } else {
+    server = createHttpServer(runtime.app);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    await runtime.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`Port ${port} on ${host} is in use: is another daemon running? Use --port to pick another (0 picks a free one).`);
+    throw err;
+  }
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `${tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
+  runtime.setPublicBaseUrl(url);
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    dataDir: runtime.dataDir,
+    clusterKeyFile: runtime.clusterKeyFile,
+    runtime,
+    stop: () =>
+      (stopping ??= (async () => {
+        // Stop accepting, let in-flight requests finish, then stop the worker and close the store.
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await runtime.close();
+      })()),
+  };
+}

@@ -1,0 +1,198 @@
+// Opening a data dir: lock, store, migrations, cluster key, services, indexing worker, app.
+// `trove daemon start` wraps this in an HTTP server; tests use it in-process without a port.
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir, homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { nowIso } from '../src/contract/ids.js';
+import type { Services } from '../src/domain/context.js';
+import { ensureClusterKey } from '../src/domain/keys.js';
+import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
+import { createApp, type App } from '../src/http/app.js';
+import type { Logger } from '../src/http/router.js';
+import { openDatabase, type Db } from '../src/store/db.js';
+import { resetInterruptedFiles } from '../src/store/files.js';
+import { requeueInterruptedJobs } from '../src/store/jobs.js';
+import { getOrCreateSecret } from '../src/store/meta.js';
+
+export interface RuntimeOptions {
+  dataDir?: string | undefined;
+  ephemeral?: boolean;
+  /** TROVE_CLUSTER_KEY: accept this secret as the cluster key (decisions.md §1). */
+  clusterKey?: string | undefined;
+  fileRoots?: string[];
+  allowPrivateSources?: boolean;
+  log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
+}
+
+export interface Runtime {
+  app: App;
+  services: Services;
+  db: Db;
+  dataDir: string;
+  clusterKeyFile: string;
+  setPublicBaseUrl(url: string): void;
+  close(): Promise<void>;
+}
+
+export class DataDirLockedError extends Error {}
+
+export function defaultDataDir(): string {
+  if (process.env.TROVE_DATA_DIR) return resolve(process.env.TROVE_DATA_DIR);
+  const base = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
+  return join(base, 'trove');
+}
+
+const heldLocks = new Set<string>();
+
+/** One daemon per data dir: a lock file holding the owner's pid; a dead owner's lock is taken over. */
+function acquireLock(dataDir: string): () => void {
+  const lockFile = join(dataDir, 'daemon.lock');
+  if (heldLocks.has(lockFile)) throw new DataDirLockedError(`Another trove daemon in this process is already using the data dir ${dataDir}.`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      heldLocks.add(lockFile);
+      return () => {
+        heldLocks.delete(lockFile);
+        rmSync(lockFile, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(lockFile, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new DataDirLockedError(`Another trove daemon (pid ${pid}) is already using the data dir ${dataDir}. Stop it first, or start this one with --data-dir <another dir>.`);
+      }
+      rmSync(lockFile, { force: true });
+    }
+  }
+  throw new DataDirLockedError(`Could not lock the data dir ${dataDir}.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const silentLog = { info() {}, warn() {}, error() {} };
+
+export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const log = options.log ?? silentLog;
+  const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const releaseLock = acquireLock(dataDir);
+  let db: Db | undefined;
+  try {
+    const blobsDir = join(dataDir, 'blobs');
+    mkdirSync(blobsDir, { recursive: true });
+    const dbFile = join(dataDir, 'trove.db');
+    db = openDatabase(dbFile, { migrate: true });
+    const clusterKeyFile = join(dataDir, 'cluster-key');
+    const recovered = db.transaction(() => {
+      const now = nowIso();
+      return { jobs: requeueInterruptedJobs(db!, now), files: resetInterruptedFiles(db!, now) };
+    }).immediate();
+    if (recovered.jobs > 0) log.info('re-queued jobs interrupted by the last shutdown', { jobs: recovered.jobs, files: recovered.files });
+
+    // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
+    const secret = db.transaction(() => ensureClusterKey(db!, options.clusterKey, !existsSync(clusterKeyFile))).immediate();
+    if (secret) {
+      writeFileSync(clusterKeyFile, secret + '\n', { mode: 0o600 });
+      chmodSync(clusterKeyFile, 0o600);
+    }
+
+    let publicBaseUrl = 'http://127.0.0.1';
+    let ready = false;
+    const worker = startWorker({
+      dbFile,
+      blobsDir,
+      fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
+      allowPrivateSources: options.allowPrivateSources ?? false,
+      maxFileBytes: 256 * 1024 * 1024,
+      fetchTimeoutMs: 60_000,
+      batchSize: 64,
+    }, log);
+    const services: Services = {
+      db,
+      dataDir,
+      blobsDir,
+      cursorSecret: getOrCreateSecret(db, 'cursor_secret'),
+      urlSecret: getOrCreateSecret(db, 'url_secret'),
+      fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
+      allowPrivateSources: options.allowPrivateSources ?? false,
+      notifyWork: () => worker.post({ type: 'wake' }),
+      notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
+      publicBaseUrl: () => publicBaseUrl,
+      ready: () => ready,
+    };
+    const app = createApp(services, log);
+    ready = true;
+    worker.post({ type: 'wake' });
+    const openDb = db;
+    return {
+      app,
+      services,
+      db,
+      dataDir,
+      clusterKeyFile,
+      setPublicBaseUrl: (url) => {
+        publicBaseUrl = url;
+      },
+      close: async () => {
+        ready = false;
+        await worker.stop();
+        openDb.close();
+        releaseLock();
+        if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    db?.close();
+    releaseLock();
+    throw err;
+  }
+}
+
+interface WorkerHandle {
+  post(msg: ToWorker): void;
+  stop(): Promise<void>;
+}
+
+/** The indexing worker thread; restarted if it dies, stopped cleanly on close. */
+function startWorker(init: WorkerInit, log: NonNullable<RuntimeOptions['log']>): WorkerHandle {
+  let worker: Worker;
+  let stopping = false;
+  let stopped: (() => void) | null = null;
+  const spawn = () => {
+    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init });
+    worker.on('message', (msg: FromWorker) => {
+      if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });
+    });
+    worker.on('error', (err) => log.error('indexing worker crashed', { cause: String(err.stack ?? err) }));
+    worker.on('exit', () => {
+      if (stopping) stopped?.();
+      else {
+        log.warn('indexing worker exited; restarting it');
+        setTimeout(spawn, 500).unref();
+      }
+    });
+  };
+  spawn();
+  return {
+    post: (msg) => worker.postMessage(msg),
+    stop: () =>
+      new Promise<void>((resolveStop) => {
+        stopping = true;
+        stopped = resolveStop;
+        worker.postMessage({ type: 'stop' } satisfies ToWorker);
+        // A job stuck in a long fetch must not hold shutdown forever; its job is re-queued at next start.
+        setTimeout(() => void worker.terminate(), 10_000).unref();
+      }),
+  };
+}

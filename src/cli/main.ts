@@ -1,0 +1,73 @@
+// The trove CLI: commander wiring only; each command's work lives in src/cli/commands/<name>.ts.
+import { Command, Option } from 'commander';
+import { runDaemonStart } from './commands/daemon-start.js';
+import { runIngest } from './commands/ingest.js';
+import { runSearch } from './commands/search.js';
+import { runStatus } from './commands/status.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('trove')
+    .description('A local retrieval service: collections of files, searched with evidence.')
+    .option('--url <url>', 'daemon URL (env TROVE_URL; default http://127.0.0.1:7410)')
+    .option('--key <key>', "API key (env TROVE_KEY; default: the local daemon's cluster key file)")
+    .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)');
+
+  const daemon = program.command('daemon').description('Run the trove daemon');
+  daemon
+    .command('start')
+    .description('Start the daemon in the foreground (SIGINT/SIGTERM stop it cleanly)')
+    .option('--data-dir <dir>', 'data dir (env TROVE_DATA_DIR; default ~/.local/share/trove)')
+    .option('--host <host>', 'address to listen on (env TROVE_HOST)', undefined)
+    .option('--port <port>', 'port, 0 picks a free one (env TROVE_PORT; default 7410)')
+    .option('--ephemeral', 'use a temporary data dir removed on exit (for test fixtures)')
+    .option('--json', 'print one JSON line {"event":"listening",…} once requests are answered')
+    .option('--allow-file-root <dir>', 'allow file:// sources under this directory (repeatable; env TROVE_FILE_ROOTS, colon-separated)', collect)
+    .option('--allow-private-sources', 'let http(s) sources reach loopback, private and link-local addresses')
+    .option('--insecure', 'allow plain HTTP on a non-loopback address')
+    .option('--tls-cert <file>', 'TLS certificate (PEM)')
+    .option('--tls-key <file>', 'TLS private key (PEM)')
+    .action(async (opts: Record<string, unknown>, cmd: Command) => {
+      const dataDir = (opts.dataDir as string | undefined) ?? (cmd.parent?.parent?.opts().dataDir as string | undefined);
+      await runDaemonStart({ ...opts, ...(dataDir ? { dataDir } : {}) });
+    });
+
+  program
+    .command('status')
+    .description('Show whether the daemon is up, and its namespaces and collections')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      process.exitCode = await runStatus(program.opts(), opts);
+    });
+
+  program
+    .command('ingest')
+    .description('Mirror a folder into a collection: add new files, update changed ones, delete removed ones (honours .gitignore)')
+    .argument('<folder>', 'folder to ingest')
+    .requiredOption('-n, --namespace <name>', 'namespace (created if missing)')
+    .requiredOption('-c, --collection <name>', 'collection (created if missing)')
+    .option('--dry-run', 'print the plan and change nothing')
+    .option('--no-wait', 'return once files are accepted, without waiting for indexing')
+    .option('--json', 'print JSON')
+    .action(async (folder: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runIngest(folder, program.opts(), opts);
+    });
+
+  program
+    .command('search')
+    .description('Search a collection')
+    .argument('<collection>', 'collection name or ID, or <namespace>/<collection>')
+    .argument('<query>', 'the query text')
+    .option('-n, --namespace <name>', 'namespace (default: "default")')
+    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['keyword', 'semantic']).default('keyword'))
+    .addOption(new Option('--unit <unit>', 'result unit').choices(['file', 'passage']).default('file'))
+    .option('--limit <n>', 'results (1-100)', '10')
+    .option('--filter <json>', 'filter clause as JSON')
+    .option('--json', 'print the raw response as JSON')
+    .action(async (collection: string, query: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runSearch(collection, query, program.opts(), opts);
+    });
+
+  await program.parseAsync(argv);
+}

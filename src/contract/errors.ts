@@ -1,0 +1,67 @@
+// The one error type and the one table from code to HTTP status, retryable flag and CLI exit code.
+// Codes and statuses come from retrieval-api.md "Errors" and decisions.md §4.
+
+export const ERROR_TABLE = {
+  invalid_request: { status: 400, retryable: false, exitCode: 2 },
+  invalid_filter: { status: 400, retryable: false, exitCode: 2 },
+  invalid_cursor: { status: 400, retryable: false, exitCode: 2 },
+  unauthenticated: { status: 401, retryable: false, exitCode: 3 },
+  forbidden: { status: 403, retryable: false, exitCode: 4 },
+  not_found: { status: 404, retryable: false, exitCode: 5 },
+  // Not in the contract's table: an HTTP method the route does not serve. Releases may add codes
+  // (retrieval-api.md "Versioning" 3); see docs/decisions.md.
+  method_not_allowed: { status: 405, retryable: false, exitCode: 2 },
+  already_exists: { status: 409, retryable: false, exitCode: 6 },
+  idempotency_conflict: { status: 409, retryable: false, exitCode: 6 },
+  collection_empty: { status: 409, retryable: false, exitCode: 6 },
+  collection_not_ready: { status: 409, retryable: true, exitCode: 7 },
+  operation_in_progress: { status: 409, retryable: true, exitCode: 7 },
+  limit_exceeded: { status: 409, retryable: false, exitCode: 6 },
+  external_source: { status: 409, retryable: false, exitCode: 6 },
+  webhook_disabled: { status: 409, retryable: false, exitCode: 6 },
+  request_too_large: { status: 413, retryable: false, exitCode: 2 },
+  temporarily_unavailable: { status: 503, retryable: true, exitCode: 7 },
+  internal_error: { status: 500, retryable: false, exitCode: 1 },
+} as const satisfies Record<string, { status: number; retryable: boolean; exitCode: number }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; request_id: string; retryable: boolean; details: Record<string, unknown> };
+}
+
+export class TroveError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TroveError';
+    this.code = code;
+    this.details = details;
+    // collection_not_ready is retryable "or false when processing failed" (retrieval-api.md).
+    this.retryable = options.retryable ?? ERROR_TABLE[code].retryable;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+
+  toBody(requestId: string): ErrorBody {
+    return { error: { code: this.code, message: this.message, request_id: requestId, retryable: this.retryable, details: this.details } };
+  }
+}
+
+/** Anything thrown that is not a TroveError becomes internal_error; the cause is logged, never sent. */
+export function asTroveError(err: unknown): TroveError {
+  if (err instanceof TroveError) return err;
+  return new TroveError('internal_error', 'Unexpected server failure.', {}, { cause: err });
+}
+
+export const invalid = (message: string, details: Record<string, unknown> = {}) => new TroveError('invalid_request', message, details);
+export const notFound = (what: string) => new TroveError('not_found', `${what} not found.`);

@@ -1,0 +1,300 @@
+// zod schemas of every resource and request of the data-plane contract (retrieval-api.md) and the
+// fields decisions.md §3 fills in. The same schemas validate requests, type the code and generate
+// /openapi.json. Request objects are strict: unknown fields are 400 invalid_request.
+import { z } from 'zod';
+import { looksLikeId } from './ids.js';
+import { filePathProblem, folderPathProblem } from './paths.js';
+
+/** sha256, md5 or crc32c, lowercase hex (retrieval-api.md, File.source.checksum). */
+export const CHECKSUM_PATTERN = /^(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32}|crc32c:[0-9a-f]{8})$/;
+
+const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export const ResourceName = z
+  .string()
+  .regex(NAME_PATTERN, 'must be 1-63 lowercase letters, digits, underscores or hyphens, starting with a letter or digit')
+  .refine((name) => !looksLikeId(name), 'must not look like a resource ID');
+
+export const FilePath = z.string().superRefine((path, ctx) => {
+  const problem = filePathProblem(path);
+  if (problem) ctx.addIssue({ code: 'custom', message: `path ${problem}` });
+});
+
+export const FolderPath = z.string().superRefine((folder, ctx) => {
+  const problem = folderPathProblem(folder);
+  if (problem) ctx.addIssue({ code: 'custom', message: `folder ${problem}` });
+});
+
+const Timestamp = z.string().describe('ISO 8601 UTC date-time');
+const DisplayName = z.string().max(256).nullable();
+const Checksum = z.string().regex(CHECKSUM_PATTERN, "must be 'sha256:', 'md5:' or 'crc32c:' followed by lowercase hex digits");
+const ContentType = z
+  .string()
+  .min(3)
+  .max(255)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$/, 'must be a MIME type such as text/plain');
+const DecimalString = z.string().regex(/^\d+$/);
+
+// ---------------------------------------------------------------- namespaces
+
+export const NamespaceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  display_name: z.string().nullable(),
+  usage: z.object({ collections: z.number().int(), files: z.number().int(), source_bytes: DecimalString, index_bytes: DecimalString }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Namespace = z.infer<typeof NamespaceSchema>;
+
+export const CreateNamespaceRequest = z.strictObject({
+  name: ResourceName,
+  display_name: DisplayName.optional(),
+  exist_ok: z.boolean().default(false),
+});
+export const UpdateNamespaceRequest = z.strictObject({ display_name: DisplayName });
+export const DeleteNamespaceRequest = z.strictObject({ force: z.boolean().default(false) });
+
+// ---------------------------------------------------------------- collections
+
+// decisions.md §3: the processing profile.
+export const ProcessingSchema = z
+  .strictObject({
+    keyword: z.boolean().default(true),
+    semantic: z.boolean().default(true),
+    chunk_tokens: z.number().int().min(64).max(2048).optional(),
+    chunk_overlap: z.number().int().min(0).max(1024).optional(),
+    ocr: z.boolean().default(true),
+  })
+  .refine((p) => p.chunk_overlap === undefined || p.chunk_overlap < (p.chunk_tokens ?? DEFAULT_CHUNK_TOKENS), {
+    message: 'chunk_overlap must be smaller than chunk_tokens',
+    path: ['chunk_overlap'],
+  });
+export type Processing = z.infer<typeof ProcessingSchema>;
+export const DEFAULT_CHUNK_TOKENS = 400;
+export const DEFAULT_CHUNK_OVERLAP = 40;
+
+export const CollectionStatus = z.enum(['empty', 'indexing', 'ready', 'degraded', 'failed', 'deleting']);
+export const AccessControl = z.enum(['off', 'enforced']);
+export const FileCounts = z.object({ pending: z.number().int(), indexing: z.number().int(), ready: z.number().int(), failed: z.number().int() });
+
+export const CollectionSchema = z.object({
+  id: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  display_name: z.string().nullable(),
+  status: CollectionStatus,
+  processing: ProcessingSchema,
+  access_control: AccessControl,
+  index_generation: z.string().nullable(),
+  file_counts: FileCounts,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Collection = z.infer<typeof CollectionSchema>;
+
+export const CreateCollectionRequest = z.strictObject({
+  name: ResourceName,
+  display_name: DisplayName.optional(),
+  exist_ok: z.boolean().default(false),
+  access_control: AccessControl.default('off'),
+  processing: ProcessingSchema.optional(),
+});
+export const UpdateCollectionRequest = z.strictObject({
+  display_name: DisplayName.optional(),
+  processing: ProcessingSchema.optional(),
+  access_control: AccessControl.optional(),
+});
+
+// ---------------------------------------------------------------- files
+
+export const FileStatus = z.enum(['pending', 'indexing', 'ready', 'failed', 'deleting']);
+
+export const InlineSource = z.strictObject({
+  type: z.literal('inline'),
+  text: z.string().max(10 * 1024 * 1024),
+  content_type: ContentType.default('text/plain'),
+});
+export const UriSource = z.strictObject({
+  type: z.literal('uri'),
+  uri: z.string().min(1).max(8192),
+  content_type: ContentType.optional(),
+  bytes: z.number().int().nonnegative().optional(),
+  checksum: Checksum.optional(),
+});
+export const UploadSource = z.strictObject({
+  type: z.literal('upload'),
+  content_type: ContentType,
+  bytes: z.number().int().nonnegative().optional(),
+  checksum: Checksum.optional(),
+});
+export const SourceRequest = z.discriminatedUnion('type', [InlineSource, UriSource, UploadSource]);
+export type SourceRequest = z.infer<typeof SourceRequest>;
+
+const JsonValue: z.ZodType<unknown> = z.json();
+export const Metadata = z.record(z.string().min(1).max(256), JsonValue);
+
+export const FileSchema = z.object({
+  id: z.string(),
+  path: z.string(),
+  status: FileStatus,
+  source: z.object({
+    type: z.enum(['uri', 'upload', 'inline']),
+    content_type: z.string(),
+    bytes: z.number().int().optional(),
+    checksum: z.string().optional(),
+    uri: z.string().optional(),
+  }),
+  metadata: z.record(z.string(), JsonValue),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  governing_rule: z.object({ id: z.string(), file: z.string().nullable().optional(), folder: z.string().nullable().optional() }).optional(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type FileResource = z.infer<typeof FileSchema>;
+
+export const AddFileRequest = z.strictObject({
+  path: FilePath,
+  source: SourceRequest,
+  metadata: Metadata.default({}),
+});
+export const UpdateFileRequest = z
+  .strictObject({ metadata: Metadata.optional(), source: SourceRequest.optional() })
+  .refine((b) => b.metadata !== undefined || b.source !== undefined, 'send metadata, source or both');
+
+export const UploadInstructions = z.object({
+  url: z.string(),
+  method: z.literal('PUT'),
+  headers: z.object({ 'content-type': z.string() }),
+  expires_at: Timestamp,
+});
+
+export const ListFilesQuery = z.strictObject({
+  path: FilePath.optional(),
+  prefix: z.string().min(1).max(1024).optional(),
+  status: FileStatus.optional(),
+  cursor: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const FileContentResponse = z.object({ url: z.string(), expires_at: Timestamp });
+
+// ---------------------------------------------------------------- jobs
+
+export const JobType = z.enum(['index_file', 'delete_file', 'reindex_collection', 'delete_collection', 'delete_namespace', 'apply_access_rule']);
+export const JobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled']);
+export const JobSchema = z.object({
+  id: z.string(),
+  type: JobType,
+  status: JobStatus,
+  namespace: z.string().optional(),
+  collection: z.string().optional(),
+  file_id: z.string().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Job = z.infer<typeof JobSchema>;
+export const ListJobsQuery = z.strictObject({
+  status: JobStatus.optional(),
+  type: JobType.optional(),
+  collection: z.string().optional(),
+  cursor: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const ListQuery = z.strictObject({
+  cursor: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+// ---------------------------------------------------------------- keys
+
+export const Action = z.enum(['read', 'write', 'search', 'query']);
+export type Action = z.infer<typeof Action>;
+export const KeyScope = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('cluster') }),
+  z.strictObject({ kind: z.literal('namespace'), namespace: z.string().min(1), actions: z.array(Action).min(1) }),
+  z.strictObject({ kind: z.literal('collection'), namespace: z.string().min(1), collections: z.array(z.string().min(1)).min(1), actions: z.array(Action).min(1) }),
+]);
+export type KeyScope = z.infer<typeof KeyScope>;
+
+// ---------------------------------------------------------------- search
+
+export const EvidenceLocation = z.union([
+  z.object({ start_ms: z.number().int(), end_ms: z.number().int() }),
+  z.object({ page: z.number().int(), bbox: z.array(z.number()).nullable().optional() }),
+  z.object({ json_path: z.string() }),
+  z.object({ char_start: z.number().int(), char_end: z.number().int() }),
+]);
+export const EvidenceSchema = z.object({
+  kind: z.enum(['text', 'transcript', 'ocr', 'json_path', 'page', 'image_region']),
+  text: z.string(),
+  location: EvidenceLocation.nullable().optional(),
+});
+
+const QueryText = z
+  .string()
+  .min(1)
+  .max(32000)
+  .refine((q) => /\S/.test(q), 'must contain a non-space character');
+
+export const SortField = z.enum(['score', 'path', 'content_type', 'bytes', 'created_at', 'updated_at']);
+export const Principals = z.array(z.string().refine((p) => Buffer.byteLength(p, 'utf8') <= 256, 'each principal must be at most 256 UTF-8 bytes')).max(4096);
+
+export const SearchRequest = z.strictObject({
+  query: QueryText,
+  mode: z.enum(['keyword', 'semantic']).default('semantic'),
+  interpretation: z.enum(['literal', 'natural_language']).default('literal'),
+  limit: z.number().int().min(1).max(100).default(10),
+  result_unit: z.enum(['file', 'passage']).default('file'),
+  sort: z
+    .array(z.strictObject({ field: SortField, order: z.enum(['asc', 'desc']) }))
+    .max(4)
+    .refine((s) => new Set(s.map((x) => x.field)).size === s.length, 'sort fields must be distinct')
+    .optional(),
+  // Validated separately so that its errors are invalid_filter, not invalid_request.
+  filter: z.unknown().nullable().optional(),
+  principals: Principals.nullable().optional(),
+  cursor: z.string().nullable().optional(),
+});
+export type SearchRequest = z.infer<typeof SearchRequest>;
+
+export const SearchResult = z.object({
+  file_id: z.string(),
+  path: z.string(),
+  content_type: z.string(),
+  rank: z.number().int(),
+  score: z.number(),
+  matched_by: z.array(z.enum(['keyword', 'semantic'])),
+  evidence: z.array(EvidenceSchema),
+});
+export const SearchResponse = z.object({
+  request_id: z.string(),
+  index_generation: z.string().nullable(),
+  execution: z.object({ mode: z.string(), interpretation: z.string(), stages: z.array(z.enum(['keyword', 'semantic'])) }),
+  results: z.array(SearchResult),
+  timing_ms: z.object({ retrieval: z.number().int(), total: z.number().int() }),
+  warnings: z.array(z.object({ code: z.string(), message: z.string() })),
+  next_cursor: z.string().nullable(),
+});
+
+// ---------------------------------------------------------------- misc responses
+
+export const ErrorEnvelope = z.object({
+  error: z.object({ code: z.string(), message: z.string(), request_id: z.string(), retryable: z.boolean(), details: z.record(z.string(), z.unknown()) }),
+});
+export const HealthResponse = z.object({ status: z.string() });
+export const InfoResponse = z.object({
+  api_version: z.string(),
+  search_modes: z.array(z.string()),
+  query_modes: z.array(z.string()),
+  uri_schemes: z.array(z.string()),
+  event_types: z.array(z.string()),
+  embedding: z.object({ provider: z.string(), model: z.string(), dimensions: z.number().int() }).nullable(),
+  generation: z.object({ provider: z.string(), model: z.string() }).nullable(),
+  web_search: z.object({ enabled: z.boolean() }),
+  limits: z.record(z.string(), z.number()),
+});
+
+export const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });

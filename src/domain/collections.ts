@@ -1,0 +1,113 @@
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import { newId, nowIso } from '../contract/ids.js';
+import { ProcessingSchema, type Collection, type CreateCollectionRequest, type Processing, type UpdateCollectionRequest } from '../contract/schemas.js';
+import { findCollection, insertCollection, listCollections, markCollectionDeleted, updateCollection, type CollectionRow } from '../store/collections.js';
+import type { JobRow } from '../store/jobs.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { readCursor, requestBinding } from './cursors.js';
+import { enqueue } from './jobs.js';
+import type { AuthenticatedKey } from './keys.js';
+import { pageOf } from './paging.js';
+import { presentCollection } from './present.js';
+
+export function createCollection(s: Services, ns: NamespaceRow, body: z.output<typeof CreateCollectionRequest>): { created: boolean; collection: Collection } {
+  return s.db.transaction(() => {
+    const existing = findCollection(s.db, ns.rid, body.name);
+    if (existing) {
+      if (!body.exist_ok) throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}'.`);
+      return { created: false, collection: presentCollection(s.db, existing, ns.name) };
+    }
+    const now = nowIso();
+    const processing: Processing = body.processing ?? ProcessingSchema.parse({});
+    const col = insertCollection(s.db, {
+      id: newId('col'),
+      namespace_rid: ns.rid,
+      name: body.name,
+      display_name: body.display_name ?? null,
+      processing: JSON.stringify(processing),
+      access_control: body.access_control,
+      created_at: now,
+      updated_at: now,
+    });
+    return { created: true, collection: presentCollection(s.db, col, ns.name) };
+  }).immediate();
+}
+
+export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([key.id, 'collections', ns.id]);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  const onlyNames = key.scope.kind === 'collection' ? key.scope.collections : undefined;
+  const rows = listCollections(s.db, { namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, onlyNames });
+  return pageOf(s, rows, query.limit, binding, (col) => presentCollection(s.db, col, ns.name));
+}
+
+/** Changes to how text is cut into passages need a reindex; labels and access mode apply at once. */
+export function patchCollection(
+  s: Services,
+  ns: NamespaceRow,
+  col: CollectionRow,
+  body: z.output<typeof UpdateCollectionRequest>,
+): { collection: Collection; job: JobRow | null } {
+  const result = s.db.transaction(() => {
+    const before = JSON.parse(col.processing) as Processing;
+    const processing = body.processing ?? before;
+    const needsReindex =
+      (processing.chunk_tokens ?? null) !== (before.chunk_tokens ?? null) ||
+      (processing.chunk_overlap ?? null) !== (before.chunk_overlap ?? null) ||
+      (processing.keyword && !before.keyword);
+    const updated = updateCollection(
+      s.db,
+      col.rid,
+      {
+        display_name: body.display_name === undefined ? col.display_name : body.display_name,
+        processing: JSON.stringify(processing),
+        access_control: body.access_control ?? col.access_control,
+      },
+      nowIso(),
+    );
+    const job = needsReindex ? enqueueReindex(s, ns, updated) : null;
+    return { collection: presentCollection(s.db, updated, ns.name), job };
+  }).immediate();
+  if (result.job) s.notifyWork();
+  return result;
+}
+
+function enqueueReindex(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
+  return enqueue(s.db, {
+    type: 'reindex_collection',
+    namespace_rid: ns.rid,
+    collection_rid: col.rid,
+    namespace: ns.name,
+    collection: col.name,
+    file_rid: null,
+    file_id: null,
+    version_id: null,
+  });
+}
+
+export function reindexCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
+  const job = s.db.transaction(() => enqueueReindex(s, ns, col)).immediate();
+  s.notifyWork();
+  return job;
+}
+
+/** Hidden at once; its data stays for the recovery window (decisions.md §5). */
+export function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
+  const job = s.db.transaction(() => {
+    markCollectionDeleted(s.db, col.rid, nowIso());
+    return enqueue(s.db, {
+      type: 'delete_collection',
+      namespace_rid: ns.rid,
+      collection_rid: col.rid,
+      namespace: ns.name,
+      collection: col.name,
+      file_rid: null,
+      file_id: null,
+      version_id: null,
+    });
+  }).immediate();
+  s.notifyWork();
+  return job;
+}

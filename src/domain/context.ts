@@ -1,0 +1,24 @@
+import type { Db } from '../store/db.js';
+
+/** What the domain services need from the running daemon; built once at start-up. */
+export interface Services {
+  db: Db;
+  dataDir: string;
+  blobsDir: string;
+  /** HMAC key for list and search cursors. */
+  cursorSecret: Buffer;
+  /** HMAC key for signed upload and download URLs. */
+  urlSecret: Buffer;
+  /** Directories whose files may be added as file:// sources (decisions.md §3). */
+  fileRoots: string[];
+  /** http(s) sources may reach private addresses (--allow-private-sources). */
+  allowPrivateSources: boolean;
+  /** Wakes the indexing worker after jobs were queued. */
+  notifyWork: () => void;
+  /** Tells the indexing worker to abandon a job that was canceled while running. */
+  notifyCancel: (jobId: string) => void;
+  /** Base URL used for signed URLs, e.g. http://127.0.0.1:7410 */
+  publicBaseUrl: () => string;
+  /** False while the store is not ready to serve (start-up, shutdown). */
+  ready: () => boolean;
+}

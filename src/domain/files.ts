@@ -1,0 +1,290 @@
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import { newId, nowIso } from '../contract/ids.js';
+import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
+import type { CollectionRow } from '../store/collections.js';
+import {
+  findLiveFileByPath,
+  getFileByRid,
+  getFileVersion,
+  insertFile,
+  insertFileVersion,
+  listFiles,
+  markFileDeleted,
+  markUploadReceived,
+  replaceFileSource,
+  updateFileMetadata,
+  type FileRow,
+  type SourceFields,
+} from '../store/files.js';
+import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/jobs.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import { commitBlob, discardBlob, readBlob, receiveBlob } from './blobs.js';
+import type { Services } from './context.js';
+import { readCursor, requestBinding } from './cursors.js';
+import { fileUriToAllowedPath } from './ingest/fetch.js';
+import { createChecksummer, parseChecksum } from './ingest/checksum.js';
+import { contentTypeFromPath } from './ingest/detect.js';
+import { enqueue } from './jobs.js';
+import type { AuthenticatedKey } from './keys.js';
+import { pageOf } from './paging.js';
+import { presentFile } from './present.js';
+import { DOWNLOAD_URL_TTL_MS, signTarget, UPLOAD_URL_TTL_MS, verifyTarget } from './signed-urls.js';
+
+/** Largest upload accepted through a signed URL. */
+export const MAX_UPLOAD_BYTES = 512 * 1024 * 1024;
+const URI_SCHEMES = ['file:', 'http:', 'https:'];
+
+export interface UploadInstructions {
+  url: string;
+  method: 'PUT';
+  headers: { 'content-type': string };
+  expires_at: string;
+}
+
+interface PreparedSource {
+  fields: Omit<SourceFields, 'version_id'>;
+  inlineText: string | null;
+}
+
+function normaliseContentType(ct: string): string {
+  return ct.split(';')[0]!.trim().toLowerCase();
+}
+
+/** Checks a source at add time; the bytes are fetched later by the indexing worker. */
+function prepareSource(s: Services, source: SourceRequest, path: string): PreparedSource {
+  switch (source.type) {
+    case 'inline': {
+      const ct = normaliseContentType(source.content_type);
+      return {
+        fields: { source_type: 'inline', declared_content_type: ct, content_type: ct, bytes: Buffer.byteLength(source.text, 'utf8'), checksum: null, uri: null },
+        inlineText: source.text,
+      };
+    }
+    case 'uri': {
+      let url: URL;
+      try {
+        url = new URL(source.uri);
+      } catch {
+        throw new TroveError('invalid_request', `source.uri is not a valid URI: '${source.uri.slice(0, 200)}'.`);
+      }
+      if (!URI_SCHEMES.includes(url.protocol)) throw new TroveError('invalid_request', `source.uri scheme '${url.protocol.replace(':', '')}' is not supported; use file, http or https.`);
+      if (url.protocol === 'file:') fileUriToAllowedPath(source.uri, s.fileRoots);
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && (url.username || url.password)) {
+        throw new TroveError('invalid_request', 'source.uri must not carry user information.');
+      }
+      const declared = source.content_type ? normaliseContentType(source.content_type) : null;
+      return {
+        fields: {
+          source_type: 'uri',
+          declared_content_type: declared,
+          content_type: declared ?? contentTypeFromPath(url.pathname || path) ?? contentTypeFromPath(path) ?? 'application/octet-stream',
+          bytes: source.bytes ?? null,
+          checksum: source.checksum ?? null,
+          uri: source.uri,
+        },
+        inlineText: null,
+      };
+    }
+    case 'upload': {
+      const ct = normaliseContentType(source.content_type);
+      return {
+        fields: { source_type: 'upload', declared_content_type: ct, content_type: ct, bytes: source.bytes ?? null, checksum: source.checksum ?? null, uri: null },
+        inlineText: null,
+      };
+    }
+  }
+}
+
+function uploadInstructions(s: Services, versionId: string, contentType: string): UploadInstructions {
+  const expiresAt = Date.now() + UPLOAD_URL_TTL_MS;
+  const token = signTarget(s.urlSecret, { action: 'upload', versionId, expiresAt });
+  return { url: `${s.publicBaseUrl()}/uploads/${token}`, method: 'PUT', headers: { 'content-type': contentType }, expires_at: new Date(expiresAt).toISOString() };
+}
+
+/** Writes a new version of a file's bytes and queues its indexing (not runnable until an upload lands). */
+function newVersion(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow, prepared: PreparedSource): JobRow {
+  insertFileVersion(s.db, {
+    id: file.version_id,
+    file_rid: file.rid,
+    inline_text: prepared.inlineText,
+    blob_sha256: null,
+    upload_state: prepared.fields.source_type === 'upload' ? 'waiting' : null,
+    created_at: file.updated_at,
+  });
+  return enqueue(s.db, {
+    type: 'index_file',
+    namespace_rid: ns.rid,
+    collection_rid: col.rid,
+    namespace: ns.name,
+    collection: col.name,
+    file_rid: file.rid,
+    file_id: file.id,
+    version_id: file.version_id,
+    runnable: prepared.fields.source_type === 'upload' ? 0 : 1,
+  });
+}
+
+/**
+ * Adds a file, or a new version of the living file at that path (docs/decisions.md: adding to a
+ * taken path replaces its source and metadata, keeping the file ID).
+ */
+export function addFile(
+  s: Services,
+  ns: NamespaceRow,
+  col: CollectionRow,
+  body: z.output<typeof AddFileRequest>,
+): { file: FileResource; job: JobRow; upload?: UploadInstructions } {
+  const prepared = prepareSource(s, body.source, body.path);
+  const result = s.db.transaction(() => {
+    const now = nowIso();
+    const versionId = newId('ver');
+    const existing = findLiveFileByPath(s.db, col.rid, body.path);
+    let file: FileRow;
+    if (existing) {
+      cancelQueuedFileJobs(s.db, existing.rid, now, 'A newer version of the file was added.');
+      file = replaceFileSource(s.db, existing.rid, { ...prepared.fields, version_id: versionId }, JSON.stringify(body.metadata), now);
+    } else {
+      file = insertFile(s.db, {
+        id: newId('fil'),
+        collection_rid: col.rid,
+        path: body.path,
+        status: 'pending',
+        ...prepared.fields,
+        metadata: JSON.stringify(body.metadata),
+        version_id: versionId,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    const job = newVersion(s, ns, col, file, prepared);
+    return { file, job };
+  }).immediate();
+  if (result.job.runnable) s.notifyWork();
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(result.file), job: result.job };
+  if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
+  return out;
+}
+
+export function listCollectionFiles(
+  s: Services,
+  key: AuthenticatedKey,
+  col: CollectionRow,
+  query: { path?: string | undefined; prefix?: string | undefined; status?: string | undefined; cursor?: string | undefined; limit: number },
+) {
+  if (query.path !== undefined && query.prefix !== undefined) throw new TroveError('invalid_request', 'Send at most one of path and prefix.');
+  const binding = requestBinding([key.id, 'files', col.id, query.path ?? null, query.prefix ?? null, query.status ?? null]);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  const rows = listFiles(s.db, { collectionRid: col.rid, afterRid: after, limit: query.limit + 1, path: query.path, prefix: query.prefix, status: query.status });
+  return pageOf(s, rows, query.limit, binding, presentFile);
+}
+
+export function patchFile(
+  s: Services,
+  ns: NamespaceRow,
+  col: CollectionRow,
+  file: FileRow,
+  body: z.output<typeof UpdateFileRequest>,
+): { file: FileResource; job: JobRow | null; upload?: UploadInstructions } {
+  if (!body.source) {
+    const updated = updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso());
+    return { file: presentFile(updated), job: null };
+  }
+  const prepared = prepareSource(s, body.source, file.path);
+  const result = s.db.transaction(() => {
+    const now = nowIso();
+    cancelQueuedFileJobs(s.db, file.rid, now, 'A newer version of the file was added.');
+    const updated = replaceFileSource(s.db, file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata === undefined ? null : JSON.stringify(body.metadata), now);
+    return { file: updated, job: newVersion(s, ns, col, updated, prepared) };
+  }).immediate();
+  if (result.job.runnable) s.notifyWork();
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(result.file), job: result.job };
+  if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
+  return out;
+}
+
+export function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): JobRow {
+  const job = s.db.transaction(() => {
+    const now = nowIso();
+    cancelQueuedFileJobs(s.db, file.rid, now, 'The file was deleted.');
+    markFileDeleted(s.db, file.rid, now);
+    return enqueue(s.db, {
+      type: 'delete_file',
+      namespace_rid: ns.rid,
+      collection_rid: col.rid,
+      namespace: ns.name,
+      collection: col.name,
+      file_rid: file.rid,
+      file_id: file.id,
+      version_id: file.version_id,
+    });
+  }).immediate();
+  s.notifyWork();
+  return job;
+}
+
+/** retrieval-api.md, GET .../content: a signed URL; 409 for external sources and pending uploads. */
+export function fileContentUrl(s: Services, file: FileRow): { url: string; expires_at: string } {
+  if (file.source_type === 'uri') throw new TroveError('external_source', 'This file comes from an external URI; read it from its source.', { uri: file.uri });
+  const version = getFileVersion(s.db, file.version_id);
+  if (!version || (file.source_type === 'upload' && version.upload_state !== 'received')) {
+    throw new TroveError('operation_in_progress', 'The file\'s bytes have not been uploaded yet.');
+  }
+  const expiresAt = Date.now() + DOWNLOAD_URL_TTL_MS;
+  const token = signTarget(s.urlSecret, { action: 'download', versionId: version.id, expiresAt });
+  return { url: `${s.publicBaseUrl()}/downloads/${token}`, expires_at: new Date(expiresAt).toISOString() };
+}
+
+export function openDownload(s: Services, token: string): { bytes: Buffer; contentType: string } {
+  const target = verifyTarget(s.urlSecret, token, 'download');
+  const version = getFileVersion(s.db, target.versionId);
+  const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
+  if (!version || !file || file.deleted_at) throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
+  if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), contentType: file.content_type };
+  if (version.blob_sha256) return { bytes: readBlob(s.blobsDir, version.blob_sha256), contentType: file.content_type };
+  throw new TroveError('operation_in_progress', 'The file\'s bytes have not been uploaded yet.');
+}
+
+/**
+ * The signed PUT (decisions.md §2): single use; size and checksum are checked against what was
+ * declared, and a mismatch is refused with the URL still usable, so no accepted data is lost.
+ */
+export async function receiveUpload(s: Services, token: string, body: Readable, contentLength: number | null): Promise<FileResource> {
+  const target = verifyTarget(s.urlSecret, token, 'upload');
+  const version = getFileVersion(s.db, target.versionId);
+  const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
+  if (!version || !file || file.deleted_at || file.version_id !== version.id) throw new TroveError('not_found', 'This upload URL is no longer valid: the file was deleted or replaced.');
+  if (version.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
+  const limit = file.bytes ?? MAX_UPLOAD_BYTES;
+  if (contentLength !== null && contentLength > limit) {
+    throw new TroveError(file.bytes === null ? 'request_too_large' : 'invalid_request', `The upload is ${contentLength} bytes; ${file.bytes === null ? 'the limit is' : 'the file declared'} ${limit}.`);
+  }
+  const declared = file.checksum ? parseChecksum(file.checksum) : null;
+  const checksummer = declared && declared.algorithm !== 'sha256' ? createChecksummer([declared.algorithm]) : null;
+  const blob = await receiveBlob(s.blobsDir, body, file.bytes === null ? MAX_UPLOAD_BYTES : file.bytes, checksummer ? (c) => checksummer.update(c) : undefined).catch((err: unknown) => {
+    if (err instanceof TroveError && err.code === 'request_too_large' && file.bytes !== null) {
+      throw new TroveError('invalid_request', `The upload is larger than the ${file.bytes} bytes the file declared.`);
+    }
+    throw err;
+  });
+  const refuse = (message: string) => {
+    discardBlob(blob);
+    return new TroveError('invalid_request', message);
+  };
+  if (file.bytes !== null && blob.bytes !== file.bytes) throw refuse(`The upload is ${blob.bytes} bytes; the file declared ${file.bytes}.`);
+  if (declared) {
+    const actual = declared.algorithm === 'sha256' ? blob.sha256 : checksummer!.digest()[declared.algorithm];
+    if (actual !== declared.hex) throw refuse(`The upload's ${declared.algorithm} is ${actual}; the file declared ${declared.hex}.`);
+  }
+  commitBlob(s.blobsDir, blob);
+  const updated = s.db.transaction(() => {
+    const current = getFileVersion(s.db, version.id);
+    if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
+    markUploadReceived(s.db, version.id, blob.sha256);
+    makeRunnable(s.db, version.id, nowIso());
+    return getFileByRid(s.db, file.rid)!;
+  }).immediate();
+  s.notifyWork();
+  return presentFile(updated);
+}

@@ -1,0 +1,30 @@
+import { DEFAULT_BODY_LIMIT } from './limits.js';
+
+export const API_VERSION = '1';
+
+/** GET /info: the contract's fields plus decisions.md §3's embedding, generation, web_search and limits. */
+export function infoDocument() {
+  return {
+    api_version: API_VERSION,
+    search_modes: ['keyword'],
+    query_modes: [] as string[],
+    uri_schemes: ['file', 'http', 'https'],
+    event_types: [] as string[],
+    embedding: null,
+    generation: null,
+    web_search: { enabled: false },
+    limits: {
+      json_body_bytes: DEFAULT_BODY_LIMIT,
+      search_body_bytes: 4_194_304,
+      query_chars: 32000,
+      search_limit_max: 100,
+      list_limit_max: 100,
+      file_path_bytes: 1024,
+      filter_depth: 8,
+      filter_clauses: 100,
+      principals: 4096,
+      list_cursor_seconds: 3600,
+      search_cursor_seconds: 2400,
+    },
+  };
+}

@@ -1,0 +1,245 @@
+// Cuts an extracted document into passages that follow its structure: sections, blocks, then sentences.
+import type { Block, ChunkOptions, ExtractedDocument, Passage } from './types.js';
+
+/** A passage before trimming and numbering: a span of the document text. */
+interface Draft {
+  start: number;
+  end: number;
+  heading: string;
+  jsonPath: string | undefined;
+}
+
+/** Blocks packed so far into the passage being built. */
+interface OpenPassage {
+  start: number;
+  end: number;
+  words: number;
+  jsonPath: string | undefined;
+}
+
+/** A run of blocks the chunker prefers to keep in one passage: a text block, or one top-level JSON member. */
+interface Unit {
+  words: number;
+  /** An object or array element of a top-level JSON array (or an NDJSON record): a passage of its own. */
+  isRecord: boolean;
+}
+
+const SENTENCE_END = /[.!?…。！？]["'”’)\]}»]*$/;
+
+export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passage[] {
+  const limit = Math.max(1, Math.floor(opts.chunkTokens));
+  const overlap = Math.min(Math.max(0, Math.floor(opts.chunkOverlap)), limit - 1);
+  const { text, blocks } = doc;
+  const blockWords = blocks.map((block) => countWords(text, block.charStart, block.charEnd));
+  const units = findUnits(blocks, blockWords);
+
+  const drafts: Draft[] = [];
+  const trail: { level: number; text: string }[] = [];
+  let heading = '';
+  let open: OpenPassage | undefined;
+  let pendingHeading: { block: Block; level: number; words: number; trail: string } | undefined;
+  let previousUnitIsRecord = false;
+
+  const flush = (): void => {
+    if (open !== undefined) drafts.push({ start: open.start, end: open.end, heading, jsonPath: open.jsonPath });
+    open = undefined;
+  };
+
+  // A heading with no body of its own still gets a passage, unless a subsection's trail already carries it.
+  const closeBodilessHeading = (nextLevel: number): void => {
+    if (pendingHeading !== undefined && nextLevel <= pendingHeading.level) {
+      const { block, words, trail: headingTrail } = pendingHeading;
+      const pieces =
+        words > limit ? splitBlock(text, block, limit, overlap) : [{ start: block.charStart, end: block.charEnd }];
+      for (const piece of pieces) drafts.push({ ...piece, heading: headingTrail, jsonPath: undefined });
+    }
+    pendingHeading = undefined;
+  };
+
+  blocks.forEach((block, index) => {
+    const words = blockWords[index] ?? 0;
+
+    if (block.type === 'heading') {
+      const headingText = collapseWhitespace(text.slice(block.charStart, block.charEnd));
+      if (headingText === '') return;
+      const level = block.level ?? 1;
+      flush();
+      closeBodilessHeading(level);
+      while (trail.length > 0 && (trail[trail.length - 1]?.level ?? 0) >= level) trail.pop();
+      trail.push({ level, text: headingText });
+      heading = trail.map((entry) => entry.text).join(' > ');
+      pendingHeading = { block, level, words, trail: heading };
+      return;
+    }
+    pendingHeading = undefined;
+
+    const unit = units[index];
+    if (unit !== undefined) {
+      if (open !== undefined) {
+        const fitsWhole = unit.words <= limit;
+        if (unit.isRecord || previousUnitIsRecord || (fitsWhole && open.words + unit.words > limit)) flush();
+      }
+      previousUnitIsRecord = unit.isRecord;
+    }
+
+    if (words > limit) {
+      flush();
+      for (const piece of splitBlock(text, block, limit, overlap)) {
+        drafts.push({ start: piece.start, end: piece.end, heading, jsonPath: block.jsonPath });
+      }
+      return;
+    }
+
+    if (open !== undefined && open.words + words > limit) flush();
+    if (open === undefined) {
+      open = { start: block.charStart, end: block.charEnd, words, jsonPath: block.jsonPath };
+    } else {
+      open.end = block.charEnd;
+      open.words += words;
+    }
+  });
+  flush();
+  closeBodilessHeading(0);
+
+  return toPassages(text, drafts);
+}
+
+function toPassages(text: string, drafts: readonly Draft[]): Passage[] {
+  const passages: Passage[] = [];
+  for (const draft of drafts) {
+    let start = draft.start;
+    let end = draft.end;
+    while (start < end && isWhitespace(text.charCodeAt(start))) start++;
+    while (end > start && isWhitespace(text.charCodeAt(end - 1))) end--;
+    if (start === end) continue;
+    const isJson = draft.jsonPath !== undefined;
+    passages.push({
+      ordinal: passages.length,
+      evidenceKind: isJson ? 'json_path' : 'text',
+      heading: draft.heading,
+      text: text.slice(start, end),
+      charStart: start,
+      charEnd: end,
+      location: draft.jsonPath !== undefined ? { json_path: draft.jsonPath } : { char_start: start, char_end: end },
+    });
+  }
+  return passages;
+}
+
+/**
+ * Marks where each unit starts (the entry is undefined for blocks inside a unit). JSON blocks are grouped by
+ * their top-level member so a record stays whole when it fits; other blocks are units of their own.
+ */
+function findUnits(blocks: readonly Block[], blockWords: readonly number[]): (Unit | undefined)[] {
+  const units: (Unit | undefined)[] = [];
+  let current: Unit | undefined;
+  let currentKey: string | undefined;
+  blocks.forEach((block, index) => {
+    const words = blockWords[index] ?? 0;
+    const key = block.type === 'json' && block.jsonPath !== undefined ? topLevelMember(block.jsonPath) : undefined;
+    if (key !== undefined && key === currentKey && current !== undefined) {
+      current.words += words;
+      units.push(undefined);
+      return;
+    }
+    // Scalar array elements (`$[4]` itself) are packed together; records with members get their own passage.
+    const isRecord = key !== undefined && /^\[\d+\]$/.test(key) && block.jsonPath !== `$${key}`;
+    current = { words, isRecord };
+    currentKey = key;
+    units.push(current);
+  });
+  return units;
+}
+
+/** The first step of a JSON path after `$`: `[3]`, `.name` or `["a key"]`; '' for the root itself. */
+function topLevelMember(jsonPath: string): string {
+  const rest = jsonPath.slice(1);
+  if (rest.startsWith('.')) {
+    const match = /^\.[^.[]*/.exec(rest);
+    return match?.[0] ?? rest;
+  }
+  if (rest.startsWith('["')) {
+    const match = /^\["(?:[^"\\]|\\.)*"\]/.exec(rest);
+    return match?.[0] ?? rest;
+  }
+  if (rest.startsWith('[')) {
+    const close = rest.indexOf(']');
+    return close === -1 ? rest : rest.slice(0, close + 1);
+  }
+  return rest;
+}
+
+/**
+ * Splits one block longer than `limit` words into pieces of at most `limit` words, each ending at a sentence
+ * end where one lies in the second half of the window (else at a line break, else after exactly `limit`
+ * words); each piece after the first starts `overlap` words before the previous one ended.
+ */
+function splitBlock(text: string, block: Block, limit: number, overlap: number): { start: number; end: number }[] {
+  const wordStarts: number[] = [];
+  const wordEnds: number[] = [];
+  let inWord = false;
+  for (let i = block.charStart; i < block.charEnd; i++) {
+    const space = isWhitespace(text.charCodeAt(i));
+    if (!space && !inWord) wordStarts.push(i);
+    if (space && inWord) wordEnds.push(i);
+    inWord = !space;
+  }
+  if (inWord) wordEnds.push(block.charEnd);
+
+  const pieces: { start: number; end: number }[] = [];
+  const count = wordStarts.length;
+  const minPiece = Math.max(Math.ceil(limit / 2), overlap + 1);
+  let first = 0;
+  while (first < count) {
+    let stop = Math.min(first + limit, count);
+    if (stop < count) stop = bestBreak(text, wordStarts, wordEnds, first + Math.min(minPiece, limit), stop);
+    pieces.push({ start: wordStarts[first] ?? block.charStart, end: wordEnds[stop - 1] ?? block.charEnd });
+    if (stop >= count) break;
+    first = Math.max(stop - overlap, first + 1);
+  }
+  return pieces;
+}
+
+/** The best exclusive end word index in [lowest, highest]: after a sentence end, else a line break, else `highest`. */
+function bestBreak(text: string, wordStarts: readonly number[], wordEnds: readonly number[], lowest: number, highest: number): number {
+  let lineBreak = -1;
+  for (let stop = highest; stop >= lowest; stop--) {
+    const lastWordEnd = wordEnds[stop - 1] ?? 0;
+    const lastWord = text.slice(wordStarts[stop - 1] ?? 0, lastWordEnd);
+    if (SENTENCE_END.test(lastWord)) return stop;
+    if (lineBreak === -1 && text.slice(lastWordEnd, wordStarts[stop] ?? lastWordEnd).includes('\n')) lineBreak = stop;
+  }
+  return lineBreak === -1 ? highest : lineBreak;
+}
+
+function countWords(text: string, start: number, end: number): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = start; i < end; i++) {
+    const space = isWhitespace(text.charCodeAt(i));
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
+
+function collapseWhitespace(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
+/** The characters JavaScript's `\s` matches, tested by code for speed. */
+function isWhitespace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}

@@ -1,0 +1,240 @@
+// Decides which content type a file is: declared type, then magic numbers, then extension, then a text sniff.
+import { isUtf8 } from 'node:buffer';
+import path from 'node:path';
+import { fileTypeFromBuffer } from 'file-type';
+
+export const SUPPORTED_CONTENT_TYPES = [
+  'text/plain',
+  'text/markdown',
+  'text/html',
+  'application/json',
+  'application/x-ndjson',
+  'text/csv',
+] as const;
+
+export type SupportedContentType = (typeof SUPPORTED_CONTENT_TYPES)[number];
+
+/** Spellings seen in the wild for the types we read, mapped to the one we use. */
+const CONTENT_TYPE_ALIASES: Readonly<Record<string, string>> = {
+  'text/x-markdown': 'text/markdown',
+  'text/md': 'text/markdown',
+  'application/xhtml+xml': 'text/html',
+  'text/json': 'application/json',
+  'application/ndjson': 'application/x-ndjson',
+  'application/jsonl': 'application/x-ndjson',
+  'application/jsonlines': 'application/x-ndjson',
+  'application/x-jsonlines': 'application/x-ndjson',
+  'application/json-seq': 'application/x-ndjson',
+  'text/x-ndjson': 'application/x-ndjson',
+  'text/jsonl': 'application/x-ndjson',
+  'application/csv': 'text/csv',
+  'text/comma-separated-values': 'text/csv',
+};
+
+/** Lowercases, drops parameters (`; charset=utf-8`) and maps aliases to the canonical type. */
+export function normalizeContentType(contentType: string): string {
+  const bare = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
+  return CONTENT_TYPE_ALIASES[bare] ?? bare;
+}
+
+export function isSupportedContentType(contentType: string): boolean {
+  const normalized = normalizeContentType(contentType);
+  // Every other text/* type (source code, logs, text/xml, ...) is read as plain text.
+  return normalized.startsWith('text/') || (SUPPORTED_CONTENT_TYPES as readonly string[]).includes(normalized);
+}
+
+const EXTENSION_TYPES: Readonly<Record<string, string>> = {
+  '.txt': 'text/plain',
+  '.text': 'text/plain',
+  '.log': 'text/plain',
+  '.ini': 'text/plain',
+  '.cfg': 'text/plain',
+  '.conf': 'text/plain',
+  '.env': 'text/plain',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.mdown': 'text/markdown',
+  '.mkd': 'text/markdown',
+  '.mdx': 'text/markdown',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.xhtml': 'text/html',
+  '.json': 'application/json',
+  '.ndjson': 'application/x-ndjson',
+  '.jsonl': 'application/x-ndjson',
+  '.csv': 'text/csv',
+  '.tsv': 'text/tab-separated-values',
+  '.xml': 'application/xml',
+  '.rst': 'text/x-rst',
+  '.tex': 'text/x-tex',
+  '.yaml': 'text/yaml',
+  '.yml': 'text/yaml',
+  '.toml': 'text/x-toml',
+  '.css': 'text/css',
+  '.scss': 'text/x-scss',
+  '.less': 'text/x-less',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.cjs': 'text/javascript',
+  '.jsx': 'text/javascript',
+  '.ts': 'text/x-typescript',
+  '.mts': 'text/x-typescript',
+  '.cts': 'text/x-typescript',
+  '.tsx': 'text/x-typescript',
+  '.vue': 'text/x-vue',
+  '.svelte': 'text/x-svelte',
+  '.py': 'text/x-python',
+  '.pyi': 'text/x-python',
+  '.rb': 'text/x-ruby',
+  '.go': 'text/x-go',
+  '.rs': 'text/x-rust',
+  '.java': 'text/x-java',
+  '.kt': 'text/x-kotlin',
+  '.kts': 'text/x-kotlin',
+  '.scala': 'text/x-scala',
+  '.swift': 'text/x-swift',
+  '.c': 'text/x-c',
+  '.h': 'text/x-c',
+  '.cc': 'text/x-c++',
+  '.cpp': 'text/x-c++',
+  '.cxx': 'text/x-c++',
+  '.hpp': 'text/x-c++',
+  '.hh': 'text/x-c++',
+  '.cs': 'text/x-csharp',
+  '.fs': 'text/x-fsharp',
+  '.php': 'text/x-php',
+  '.pl': 'text/x-perl',
+  '.pm': 'text/x-perl',
+  '.lua': 'text/x-lua',
+  '.r': 'text/x-r',
+  '.jl': 'text/x-julia',
+  '.dart': 'text/x-dart',
+  '.ex': 'text/x-elixir',
+  '.exs': 'text/x-elixir',
+  '.erl': 'text/x-erlang',
+  '.hs': 'text/x-haskell',
+  '.clj': 'text/x-clojure',
+  '.ml': 'text/x-ocaml',
+  '.zig': 'text/x-zig',
+  '.nim': 'text/x-nim',
+  '.sh': 'text/x-shellscript',
+  '.bash': 'text/x-shellscript',
+  '.zsh': 'text/x-shellscript',
+  '.fish': 'text/x-shellscript',
+  '.ps1': 'text/x-powershell',
+  '.bat': 'text/x-bat',
+  '.sql': 'text/x-sql',
+  '.graphql': 'text/x-graphql',
+  '.proto': 'text/x-protobuf',
+  '.tf': 'text/x-terraform',
+  '.gradle': 'text/x-groovy',
+  '.groovy': 'text/x-groovy',
+  '.diff': 'text/x-diff',
+  '.patch': 'text/x-diff',
+};
+
+/**
+ * file-type matches some signatures that ordinary text can start with ("BM" is a BMP, "MZ" an .exe, "ID3" an
+ * MP3). When the bytes are clean text such a match is ignored, except for these formats, which are written
+ * in ASCII but are still not text we can read.
+ */
+const TEXT_WRITTEN_BINARY_FORMATS = new Set(['application/pdf', 'application/postscript', 'application/eps', 'application/rtf']);
+
+/** Declared types that say nothing about the content. */
+const UNINFORMATIVE_DECLARED_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown']);
+
+const SNIFF_BYTES = 64 * 1024;
+
+export async function detectContentType(input: {
+  bytes: Buffer;
+  declared?: string | undefined;
+  path: string;
+}): Promise<{ contentType: string; note?: string }> {
+  const { bytes } = input;
+  const declared = input.declared === undefined ? '' : normalizeContentType(input.declared);
+  const fromExtension = contentTypeFromPath(input.path);
+  const looksLikeText = isCleanText(bytes);
+  const magic = await magicContentType(bytes, looksLikeText);
+
+  if (!UNINFORMATIVE_DECLARED_TYPES.has(declared)) {
+    if (isTextualType(declared) && magic !== undefined && !isTextualType(magic)) {
+      return {
+        contentType: magic,
+        note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}`,
+      };
+    }
+    // Servers commonly label markdown as text/plain; the extension is the better witness then.
+    if (declared === 'text/plain' && fromExtension === 'text/markdown') return { contentType: fromExtension };
+    return { contentType: declared };
+  }
+
+  if (magic !== undefined && !isTextualType(magic)) return { contentType: magic };
+  if (fromExtension !== undefined) return { contentType: fromExtension };
+  if (magic !== undefined) return { contentType: magic };
+  if (looksLikeText) return { contentType: 'text/plain' };
+  return { contentType: 'application/octet-stream' };
+}
+
+async function magicContentType(bytes: Buffer, looksLikeText: boolean): Promise<string | undefined> {
+  const detected = await fileTypeFromBuffer(bytes);
+  if (detected === undefined) return undefined;
+  const mime = normalizeContentType(detected.mime);
+  if (looksLikeText && !isTextualType(mime) && !TEXT_WRITTEN_BINARY_FORMATS.has(mime)) return undefined;
+  return mime;
+}
+
+export function contentTypeFromPath(filePath: string): string | undefined {
+  // URIs carry a query string and fragment that are not part of the name.
+  const name = /^[a-z][a-z0-9+.-]*:\/\//i.test(filePath) ? (filePath.split(/[?#]/, 1)[0] ?? '') : filePath;
+  const extension = path.posix.extname(name.replaceAll('\\', '/')).toLowerCase();
+  return extension === '' ? undefined : EXTENSION_TYPES[extension];
+}
+
+/** Types whose bytes are text we could read, even if we don't support the type itself. */
+function isTextualType(contentType: string): boolean {
+  return (
+    contentType.startsWith('text/') ||
+    contentType === 'application/json' ||
+    contentType === 'application/x-ndjson' ||
+    contentType === 'application/xml' ||
+    contentType.endsWith('+xml') ||
+    contentType.endsWith('+json')
+  );
+}
+
+/**
+ * Valid UTF-8, or UTF-16 with a byte order mark, without NUL or other control characters that text files
+ * don't contain. Judged on a prefix.
+ */
+function isCleanText(bytes: Buffer): boolean {
+  const utf16 = utf16Encoding(bytes);
+  if (utf16 !== undefined) {
+    const sample = bytes.subarray(0, Math.min(bytes.length, SNIFF_BYTES) & ~1);
+    try {
+      const text = new TextDecoder(utf16, { fatal: true }).decode(sample);
+      for (let i = 0; i < text.length; i++) if (isBinaryControl(text.charCodeAt(i))) return false;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  let end = Math.min(bytes.length, SNIFF_BYTES);
+  if (end < bytes.length) {
+    // Cut before a multi-byte sequence rather than through it.
+    while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  }
+  const sample = bytes.subarray(0, end);
+  for (const byte of sample) if (isBinaryControl(byte)) return false;
+  return isUtf8(sample);
+}
+
+/** Control characters other than tab, line breaks, form feed and escape (ANSI colours in logs). */
+function isBinaryControl(code: number): boolean {
+  return code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0b && code !== 0x0c && code !== 0x0d && code !== 0x1b;
+}
+
+function utf16Encoding(bytes: Buffer): 'utf-16le' | 'utf-16be' | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return undefined;
+}

@@ -1,0 +1,188 @@
+// Running jobs: fetch → detect → extract → chunk → index. Plain functions over a store connection;
+// the worker thread (worker-thread.ts) drives them off the HTTP thread.
+import { nowIso } from '../../contract/ids.js';
+import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
+import type { Db } from '../../store/db.js';
+import { allCollectionRids, bumpGeneration, getCollectionByRid, type CollectionRow } from '../../store/collections.js';
+import { getFileByRid, getFileVersion, liveFileRids, markFileIndexed, setFileStatus, type FileRow } from '../../store/files.js';
+import { cancelCollectionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
+import { deletePassages, replacePassages, type NewPassage } from '../../store/passages.js';
+import { readBlob } from '../blobs.js';
+import { checksumMatches } from './checksum.js';
+import { chunkDocument } from './chunk.js';
+import { detectContentType, isSupportedContentType } from './detect.js';
+import { extractDocument } from './extract.js';
+import { fetchSourceUri } from './fetch.js';
+import { IngestFailure } from './types.js';
+
+export interface PipelineConfig {
+  blobsDir: string;
+  fileRoots: string[];
+  allowPrivateSources: boolean;
+  /** Per-file limits (docs/limits.md). */
+  maxFileBytes: number;
+  fetchTimeoutMs: number;
+}
+
+export type Indexed = { ok: true; contentType: string; passages: NewPassage[] } | { ok: false; code: string; message: string };
+
+/** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
+export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, processing: Processing): Promise<Indexed> {
+  try {
+    const bytes = await versionBytes(db, cfg, file, versionId);
+    if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
+    if (file.checksum && !checksumMatches(bytes, file.checksum)) {
+      throw new IngestFailure('source_mismatch', `The bytes do not match the declared checksum ${file.checksum}.`);
+    }
+    if (file.source_type !== 'inline' && file.bytes !== null && bytes.length !== file.bytes) {
+      throw new IngestFailure('source_mismatch', `The source is ${bytes.length} bytes; ${file.bytes} were declared.`);
+    }
+    const detected = await detectContentType({ bytes, declared: file.declared_content_type ?? undefined, path: file.path });
+    if (!isSupportedContentType(detected.contentType)) {
+      throw new IngestFailure('unsupported_content', `Content type ${detected.contentType} cannot be indexed${detected.note ? ` (${detected.note})` : ''}.`);
+    }
+    const doc = extractDocument(bytes, detected.contentType);
+    const passages = chunkDocument(doc, {
+      chunkTokens: processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS,
+      chunkOverlap: processing.chunk_overlap ?? Math.min(DEFAULT_CHUNK_OVERLAP, Math.floor((processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS) / 4)),
+    });
+    return {
+      ok: true,
+      contentType: detected.contentType,
+      passages: passages.map((p) => ({
+        ordinal: p.ordinal,
+        evidence_kind: p.evidenceKind,
+        heading: p.heading,
+        text: p.text,
+        char_start: p.charStart,
+        char_end: p.charEnd,
+        location: JSON.stringify(p.location),
+      })),
+    };
+  } catch (err) {
+    if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
+    return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
+  }
+}
+
+async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string): Promise<Buffer> {
+  const version = getFileVersion(db, versionId);
+  if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
+  if (version.inline_text !== null) return Buffer.from(version.inline_text, 'utf8');
+  if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
+  if (file.uri) {
+    const fetched = await fetchSourceUri(file.uri, { allowPrivate: cfg.allowPrivateSources, fileRoots: cfg.fileRoots, maxBytes: cfg.maxFileBytes, timeoutMs: cfg.fetchTimeoutMs });
+    return fetched.bytes;
+  }
+  throw new IngestFailure('fetch_failed', 'The upload has not arrived.');
+}
+
+function processingOf(col: CollectionRow): Processing {
+  return JSON.parse(col.processing) as Processing;
+}
+
+/** Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly. */
+export function startIndexJobs(db: Db, jobs: JobRow[]): void {
+  const now = nowIso();
+  db.transaction(() => {
+    for (const job of jobs) {
+      if (job.type !== 'index_file' || job.file_rid === null) continue;
+      const file = getFileByRid(db, job.file_rid);
+      if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
+    }
+  }).immediate();
+}
+
+/** Runs a batch of index_file jobs and commits their results in one transaction. */
+export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean): Promise<void> {
+  const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
+  for (const job of jobs) {
+    const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
+    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    const current = file && col && !file.deleted_at && !col.deleted_at && file.version_id === job.version_id;
+    const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, processingOf(col)) : null;
+    results.push({ job, file, result });
+  }
+  const now = nowIso();
+  db.transaction(() => {
+    for (const { job, file, result } of results) {
+      if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
+      const fresh = file ? getFileByRid(db, file.rid) : undefined;
+      if (!result || !fresh || fresh.deleted_at || fresh.version_id !== job.version_id) {
+        finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
+        continue;
+      }
+      if (result.ok) {
+        replacePassages(db, fresh.collection_rid, fresh.rid, result.passages);
+        markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now);
+        bumpGeneration(db, fresh.collection_rid);
+        finishJob(db, job.rid, 'succeeded', now);
+      } else {
+        // The previous version's passages must not outlive it: a failed file contributes nothing.
+        deletePassages(db, fresh.collection_rid, fresh.rid);
+        setFileStatus(db, fresh.rid, 'failed', now, { code: result.code, message: result.message });
+        finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
+      }
+    }
+  }).immediate();
+}
+
+export function runDeleteFileJob(db: Db, job: JobRow): void {
+  db.transaction(() => {
+    if (jobStatus(db, job.rid) !== 'running') return;
+    if (job.file_rid !== null && job.collection_rid !== null) {
+      deletePassages(db, job.collection_rid, job.file_rid);
+      bumpGeneration(db, job.collection_rid);
+    }
+    finishJob(db, job.rid, 'succeeded', nowIso());
+  }).immediate();
+}
+
+/** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
+export async function runReindexJob(db: Db, cfg: PipelineConfig, job: JobRow, isCanceled: (jobId: string) => boolean, isStopping: () => boolean): Promise<'done' | 'interrupted'> {
+  let after = 0;
+  for (;;) {
+    if (isCanceled(job.id) || jobStatus(db, job.rid) !== 'running') return 'done';
+    if (isStopping()) return 'interrupted';
+    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    if (!col || col.deleted_at) break;
+    const batch = liveFileRids(db, col.rid, after, 50);
+    if (batch.length === 0) break;
+    after = batch[batch.length - 1]!.rid;
+    const results: { rid: number; versionId: string; result: Indexed }[] = [];
+    for (const { rid, version_id } of batch) {
+      const file = getFileByRid(db, rid)!;
+      results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, processingOf(col)) });
+    }
+    const now = nowIso();
+    db.transaction(() => {
+      for (const { rid, versionId, result } of results) {
+        const fresh = getFileByRid(db, rid);
+        if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
+        if (result.ok) {
+          replacePassages(db, col.rid, rid, result.passages);
+          markFileIndexed(db, rid, versionId, result.contentType, now);
+        } else {
+          deletePassages(db, col.rid, rid);
+          setFileStatus(db, rid, 'failed', now, { code: result.code, message: result.message });
+        }
+      }
+      bumpGeneration(db, col.rid);
+    }).immediate();
+  }
+  db.transaction(() => finishJob(db, job.rid, 'succeeded', nowIso())).immediate();
+  return 'done';
+}
+
+/** Deleted collections and namespaces keep their data for the recovery window; their pending work stops. */
+export function runDeleteContainerJob(db: Db, job: JobRow): void {
+  db.transaction(() => {
+    if (jobStatus(db, job.rid) !== 'running') return;
+    const now = nowIso();
+    if (job.type === 'delete_collection' && job.collection_rid !== null) cancelCollectionJobs(db, job.collection_rid, now, job.rid);
+    if (job.type === 'delete_namespace' && job.namespace_rid !== null) {
+      for (const rid of allCollectionRids(db, job.namespace_rid)) cancelCollectionJobs(db, rid, now, job.rid);
+    }
+    finishJob(db, job.rid, 'succeeded', now);
+  }).immediate();
+}

@@ -1,0 +1,73 @@
+// The indexing worker: a thread with its own SQLite connection that claims jobs and runs them, so
+// extraction and index writes never stall the HTTP thread (DESIGN.md).
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from '../../store/db.js';
+import { claimJobs } from '../../store/jobs.js';
+import { nowIso } from '../../contract/ids.js';
+import { runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type PipelineConfig } from './pipeline.js';
+
+export interface WorkerInit extends PipelineConfig {
+  dbFile: string;
+  /** Jobs claimed per batch; one transaction commits a batch's results. */
+  batchSize: number;
+}
+
+export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { type: 'stop' };
+export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopped' } | { type: 'error'; message: string };
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const db = openDatabase(init.dbFile);
+const canceled = new Set<string>();
+let stopping = false;
+let wake: (() => void) | null = null;
+
+port.on('message', (msg: ToWorker) => {
+  if (msg.type === 'cancel') canceled.add(msg.jobId);
+  if (msg.type === 'stop') stopping = true;
+  wake?.();
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      wake = null;
+      resolve();
+    }
+    wake = done;
+  });
+}
+
+const isCanceled = (id: string) => canceled.has(id);
+
+async function loop(): Promise<void> {
+  while (!stopping) {
+    const jobs = claimJobs(db, init.batchSize, nowIso());
+    if (jobs.length === 0) {
+      // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
+      await sleep(2000);
+      continue;
+    }
+    const indexJobs = jobs.filter((j) => j.type === 'index_file');
+    if (indexJobs.length > 0) {
+      startIndexJobs(db, indexJobs);
+      await runIndexJobs(db, init, indexJobs, isCanceled);
+    }
+    for (const job of jobs) {
+      if (job.type === 'delete_file') runDeleteFileJob(db, job);
+      else if (job.type === 'delete_collection' || job.type === 'delete_namespace') runDeleteContainerJob(db, job);
+      else if (job.type === 'reindex_collection') await runReindexJob(db, init, job, isCanceled, () => stopping);
+    }
+    port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
+  }
+}
+
+loop()
+  .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err) } satisfies FromWorker))
+  .finally(() => {
+    db.close();
+    port.postMessage({ type: 'stopped' } satisfies FromWorker);
+    port.close();
+  });

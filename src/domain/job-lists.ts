@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import type { ListJobsQuery } from '../contract/schemas.js';
+import { findCollection } from '../store/collections.js';
+import { listJobs } from '../store/jobs.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { readCursor, requestBinding } from './cursors.js';
+import { canSeeCollection, type AuthenticatedKey } from './keys.js';
+import { pageOf } from './paging.js';
+import { presentJob } from './present.js';
+
+/** GET /namespaces/{ns}/jobs (decisions.md §2); a collection key sees its collections' jobs only. */
+export function listNamespaceJobs(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: z.output<typeof ListJobsQuery>) {
+  const binding = requestBinding([key.id, 'jobs', ns.id, query.status ?? null, query.type ?? null, query.collection ?? null]);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  let collectionRids: number[] | undefined;
+  if (query.collection !== undefined) {
+    const col = findCollection(s.db, ns.rid, query.collection);
+    if (!col || !canSeeCollection(key, ns, col)) throw new TroveError('not_found', `Collection '${query.collection}' not found in namespace '${ns.name}'.`);
+    collectionRids = [col.rid];
+  } else if (key.scope.kind === 'collection') {
+    const names = key.scope.collections;
+    collectionRids = names.map((n) => findCollection(s.db, ns.rid, n)?.rid).filter((r): r is number => r !== undefined);
+  }
+  const rows = listJobs(s.db, { namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, status: query.status, type: query.type, collectionRids });
+  return pageOf(s, rows, query.limit, binding, presentJob);
+}

@@ -1,0 +1,55 @@
+import { TroveError } from '../contract/errors.js';
+import { newId, nowIso } from '../contract/ids.js';
+import type { Db } from '../store/db.js';
+import { finishJob, getJob, insertJob, type JobRow, type NewJob } from '../store/jobs.js';
+import { getCollectionByRid } from '../store/collections.js';
+import { getNamespaceByRid } from '../store/namespaces.js';
+import { setFileStatus, getFileByRid } from '../store/files.js';
+import type { Services } from './context.js';
+import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
+
+export function newJob(fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): NewJob {
+  return { ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() };
+}
+
+export function enqueue(db: Db, fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): JobRow {
+  return insertJob(db, newJob(fields));
+}
+
+/** A job is visible when its namespace (and collection, for collection keys) is in the key's scope. */
+export function resolveJob(db: Db, key: AuthenticatedKey, jobId: string): JobRow {
+  const job = getJob(db, jobId);
+  const missing = new TroveError('not_found', `Job '${jobId}' not found.`);
+  if (!job) throw missing;
+  if (key.scope.kind === 'cluster') return job;
+  const ns = job.namespace_rid === null ? undefined : getNamespaceByRid(db, job.namespace_rid);
+  if (!ns || !canSeeNamespace(key, ns)) throw missing;
+  if (key.scope.kind === 'collection') {
+    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    if (!col || !canSeeCollection(key, ns, col)) throw missing;
+  }
+  return job;
+}
+
+export function namespaceIdOfJob(db: Db, job: JobRow): string | undefined {
+  return job.namespace_rid === null ? undefined : getNamespaceByRid(db, job.namespace_rid)?.id;
+}
+
+/** decisions.md §2: queued or running jobs end `canceled`; a finished job is returned unchanged. */
+export function cancelJob(s: Services, job: JobRow): JobRow {
+  const result = s.db.transaction(() => {
+    const now = nowIso();
+    const changed = finishJob(s.db, job.rid, 'canceled', now, { code: 'canceled', message: 'The job was canceled.' });
+    if (changed && job.type === 'index_file' && job.file_rid !== null) {
+      const file = getFileByRid(s.db, job.file_rid);
+      // An older indexed version stays searchable; a file never indexed fails visibly.
+      if (file && !file.deleted_at && file.version_id === job.version_id && file.status !== 'ready') {
+        if (file.indexed_version_id) setFileStatus(s.db, file.rid, 'ready', now);
+        else setFileStatus(s.db, file.rid, 'failed', now, { code: 'canceled', message: 'Indexing was canceled.' });
+      }
+    }
+    return { changed, job: getJob(s.db, job.id)! };
+  }).immediate();
+  if (result.changed) s.notifyCancel(job.id);
+  return result.job;
+}

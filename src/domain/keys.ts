@@ -1,0 +1,129 @@
+// API keys: secrets, hashing, verification, and the one permission check every route goes through.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Action, KeyScope } from '../contract/schemas.js';
+import { TroveError } from '../contract/errors.js';
+import { newId, nowIso } from '../contract/ids.js';
+import type { Db } from '../store/db.js';
+import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, type KeyRow } from '../store/keys.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import type { CollectionRow } from '../store/collections.js';
+
+/** A key as stored: namespace scopes refer to the namespace's immutable ID. */
+export type StoredScope =
+  | { kind: 'cluster' }
+  | { kind: 'namespace'; namespace_id: string; actions: Action[] }
+  | { kind: 'collection'; namespace_id: string; collections: string[]; actions: Action[] };
+
+export interface AuthenticatedKey {
+  id: string;
+  name: string;
+  scope: StoredScope;
+}
+
+export const CLUSTER_KEY_NAME = 'cluster';
+
+const SECRET_SHAPE = /^trove_([a-z0-9]{8,32})_[A-Za-z0-9_-]{20,}$/;
+
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * The non-secret prefix a secret is filed under. Secrets we mint carry it (decisions.md §1:
+ * `trove_<prefix>_<random>`); a secret supplied through TROVE_CLUSTER_KEY may be any string, so its
+ * prefix is derived from its hash.
+ */
+export function prefixOf(secret: string): string {
+  const m = SECRET_SHAPE.exec(secret);
+  if (m?.[1]) return m[1];
+  return 'h' + hashSecret(secret).toString('hex').slice(0, 11);
+}
+
+export function mintSecret(): { secret: string; prefix: string } {
+  const prefix = randomBytes(6).toString('hex').slice(0, 10);
+  const secret = `trove_${prefix}_${randomBytes(32).toString('base64url')}`;
+  return { secret, prefix };
+}
+
+export function authenticate(db: Db, secret: string | undefined): AuthenticatedKey {
+  if (!secret) throw new TroveError('unauthenticated', 'Send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>".');
+  const row = findKeyByPrefix(db, prefixOf(secret));
+  const presented = hashSecret(secret);
+  // Compare even when no row matched, so timing does not reveal which prefixes exist.
+  const expected = row?.secret_hash ?? Buffer.alloc(presented.length);
+  const matches = expected.length === presented.length && timingSafeEqual(expected, presented);
+  if (!row || !matches) throw new TroveError('unauthenticated', 'The API key is invalid.');
+  if (row.revoked_at) throw new TroveError('unauthenticated', 'The API key has been revoked.');
+  return { id: row.id, name: row.name, scope: JSON.parse(row.scope) as StoredScope };
+}
+
+/**
+ * Makes sure the cluster key exists. Returns the secret when one was minted (first start) or
+ * supplied (TROVE_CLUSTER_KEY), so the daemon can write it to the key file; only its hash is stored.
+ */
+export function ensureClusterKey(db: Db, supplied: string | undefined, mintNew = false): string | null {
+  const existing = findKeyByName(db, CLUSTER_KEY_NAME);
+  if (supplied) {
+    if (existing) replaceKeySecret(db, existing.id, prefixOf(supplied), hashSecret(supplied));
+    else insertClusterKey(db, supplied, prefixOf(supplied));
+    return supplied;
+  }
+  if (existing && !existing.revoked_at && !mintNew) return null;
+  const { secret, prefix } = mintSecret();
+  if (existing) replaceKeySecret(db, existing.id, prefix, hashSecret(secret));
+  else insertClusterKey(db, secret, prefix);
+  return secret;
+}
+
+function insertClusterKey(db: Db, secret: string, prefix: string): KeyRow {
+  return insertKey(db, {
+    id: newId('key'),
+    name: CLUSTER_KEY_NAME,
+    prefix,
+    secret_hash: hashSecret(secret),
+    scope: JSON.stringify({ kind: 'cluster' } satisfies StoredScope),
+    created_by: null,
+    created_at: nowIso(),
+  });
+}
+
+// ------------------------------------------------------------------ permissions
+
+/** What a route needs. `action` routes accept a cluster key or a scoped key holding that action. */
+export type Permission =
+  | { kind: 'none' }
+  | { kind: 'any_key' }
+  | { kind: 'cluster' }
+  | { kind: 'action'; action: Action; denyCollectionKeys?: boolean };
+
+export function hasAction(actions: readonly Action[], needed: Action): boolean {
+  // "write includes read; search and query are independent" (retrieval-api.md, Key).
+  return actions.includes(needed) || (needed === 'read' && actions.includes('write'));
+}
+
+export function canSeeNamespace(key: AuthenticatedKey, ns: NamespaceRow): boolean {
+  return key.scope.kind === 'cluster' || key.scope.namespace_id === ns.id;
+}
+
+export function canSeeCollection(key: AuthenticatedKey, ns: NamespaceRow, col: CollectionRow): boolean {
+  if (!canSeeNamespace(key, ns)) return false;
+  return key.scope.kind !== 'collection' || key.scope.collections.includes(col.name);
+}
+
+/**
+ * The one permission decision (retrieval-api.md, Authentication 3-4): the caller has already
+ * resolved the target through canSee* (outside the scope → 404); here a visible target without the
+ * needed action or scope kind is 403.
+ */
+export function authorize(key: AuthenticatedKey, permission: Permission): void {
+  if (permission.kind === 'none' || permission.kind === 'any_key' || key.scope.kind === 'cluster') return;
+  if (permission.kind === 'cluster') throw new TroveError('forbidden', 'This operation needs a cluster key.');
+  if (permission.denyCollectionKeys && key.scope.kind === 'collection') throw new TroveError('forbidden', 'A collection key cannot perform this operation.');
+  if (!hasAction(key.scope.actions, permission.action)) throw new TroveError('forbidden', `This key lacks the '${permission.action}' action.`);
+}
+
+export function visibleScope(scope: StoredScope, namespaceName: (id: string) => string): KeyScope {
+  if (scope.kind === 'cluster') return scope;
+  if (scope.kind === 'namespace') return { kind: 'namespace', namespace: namespaceName(scope.namespace_id), actions: scope.actions };
+  return { kind: 'collection', namespace: namespaceName(scope.namespace_id), collections: scope.collections, actions: scope.actions };
+}

@@ -1,0 +1,70 @@
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import { newId, nowIso } from '../contract/ids.js';
+import type { CreateNamespaceRequest, Namespace } from '../contract/schemas.js';
+import { liveCollectionRids, markCollectionDeleted } from '../store/collections.js';
+import { insertJob, type JobRow } from '../store/jobs.js';
+import { findNamespace, findNamespaceById, insertNamespace, listNamespaces, markNamespaceDeleted, updateNamespaceDisplayName, type NamespaceRow } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import type { AuthenticatedKey } from './keys.js';
+import { presentNamespace } from './present.js';
+import { readCursor, requestBinding } from './cursors.js';
+import { pageOf } from './paging.js';
+
+
+export function createNamespace(s: Services, body: z.output<typeof CreateNamespaceRequest>): { created: boolean; namespace: Namespace } {
+  return s.db.transaction(() => {
+    const existing = findNamespace(s.db, body.name);
+    if (existing) {
+      if (!body.exist_ok) throw new TroveError('already_exists', `Namespace '${body.name}' already exists.`);
+      return { created: false, namespace: presentNamespace(s.db, existing) };
+    }
+    const now = nowIso();
+    const ns = insertNamespace(s.db, { id: newId('ns'), name: body.name, display_name: body.display_name ?? null, created_at: now, updated_at: now });
+    return { created: true, namespace: presentNamespace(s.db, ns) };
+  }).immediate();
+}
+
+export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([key.id, 'namespaces']);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  let only: number[] | undefined;
+  if (key.scope.kind !== 'cluster') {
+    const ns = findNamespaceById(s.db, key.scope.namespace_id);
+    only = ns ? [ns.rid] : [];
+  }
+  const rows = listNamespaces(s.db, { afterRid: after, limit: query.limit + 1, onlyRids: only });
+  return pageOf(s, rows, query.limit, binding, (ns) => presentNamespace(s.db, ns));
+}
+
+export function renameNamespaceLabel(s: Services, ns: NamespaceRow, displayName: string | null): Namespace {
+  return presentNamespace(s.db, updateNamespaceDisplayName(s.db, ns.rid, displayName, nowIso()));
+}
+
+/** decisions.md §2: 202 {job}; a namespace with collections needs force. Data is kept for the recovery window. */
+export function deleteNamespace(s: Services, ns: NamespaceRow, force: boolean): JobRow {
+  const job = s.db.transaction(() => {
+    const collections = liveCollectionRids(s.db, ns.rid);
+    if (collections.length > 0 && !force) {
+      throw new TroveError('invalid_request', `Namespace '${ns.name}' still has ${collections.length} collection(s); send {"force": true} to delete them too.`, { collections: collections.length });
+    }
+    const now = nowIso();
+    for (const rid of collections) markCollectionDeleted(s.db, rid, now);
+    markNamespaceDeleted(s.db, ns.rid, now);
+    return insertJob(s.db, {
+      id: newId('job'),
+      type: 'delete_namespace',
+      namespace_rid: ns.rid,
+      collection_rid: null,
+      namespace: ns.name,
+      collection: null,
+      file_rid: null,
+      file_id: null,
+      version_id: null,
+      runnable: 1,
+      created_at: now,
+    });
+  }).immediate();
+  s.notifyWork();
+  return job;
+}

@@ -1,0 +1,80 @@
+// Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
+import type { Collection, FileResource, Job, Namespace, Processing } from '../contract/schemas.js';
+import type { Db } from '../store/db.js';
+import { fileCounts, type CollectionRow, type FileCounts } from '../store/collections.js';
+import type { FileRow } from '../store/files.js';
+import type { JobRow } from '../store/jobs.js';
+import { namespaceUsage, type NamespaceRow } from '../store/namespaces.js';
+
+export function presentNamespace(db: Db, ns: NamespaceRow): Namespace {
+  const usage = namespaceUsage(db, ns.rid);
+  return {
+    id: ns.id,
+    name: ns.name,
+    display_name: ns.display_name,
+    usage: { collections: usage.collections, files: usage.files, source_bytes: usage.source_bytes.toString(), index_bytes: '0' },
+    created_at: ns.created_at,
+    updated_at: ns.updated_at,
+  };
+}
+
+/**
+ * Collection status follows from its files (docs/decisions.md): no living files → empty; any
+ * pending or indexing → indexing; otherwise ready, degraded (some failed) or failed (all failed).
+ */
+export function collectionStatus(col: CollectionRow, counts: FileCounts): Collection['status'] {
+  if (col.deleted_at) return 'deleting';
+  const total = counts.pending + counts.indexing + counts.ready + counts.failed;
+  if (total === 0) return 'empty';
+  if (counts.pending + counts.indexing > 0) return 'indexing';
+  if (counts.failed === 0) return 'ready';
+  return counts.ready > 0 ? 'degraded' : 'failed';
+}
+
+export function indexGeneration(col: CollectionRow, counts: FileCounts): string | null {
+  return counts.ready > 0 ? `gen-${col.generation}` : null;
+}
+
+export function presentCollection(db: Db, col: CollectionRow, namespaceName: string): Collection {
+  const counts = fileCounts(db, col.rid);
+  return {
+    id: col.id,
+    namespace: namespaceName,
+    name: col.name,
+    display_name: col.display_name,
+    status: collectionStatus(col, counts),
+    processing: JSON.parse(col.processing) as Processing,
+    access_control: col.access_control,
+    index_generation: indexGeneration(col, counts),
+    file_counts: counts,
+    created_at: col.created_at,
+    updated_at: col.updated_at,
+  };
+}
+
+export function presentFile(file: FileRow): FileResource {
+  const source: FileResource['source'] = { type: file.source_type, content_type: file.content_type };
+  if (file.bytes !== null) source.bytes = file.bytes;
+  if (file.checksum !== null) source.checksum = file.checksum;
+  if (file.uri !== null) source.uri = file.uri;
+  const out: FileResource = {
+    id: file.id,
+    path: file.path,
+    status: file.status,
+    source,
+    metadata: JSON.parse(file.metadata) as Record<string, unknown>,
+    created_at: file.created_at,
+    updated_at: file.updated_at,
+  };
+  if (file.error_code) out.error = { code: file.error_code, message: file.error_message ?? '' };
+  return out;
+}
+
+export function presentJob(job: JobRow): Job {
+  const out: Job = { id: job.id, type: job.type, status: job.status, error: null, created_at: job.created_at, updated_at: job.updated_at };
+  if (job.namespace) out.namespace = job.namespace;
+  if (job.collection) out.collection = job.collection;
+  if (job.file_id) out.file_id = job.file_id;
+  if (job.error_code) out.error = { code: job.error_code, message: job.error_message ?? '' };
+  return out;
+}

@@ -1,0 +1,31 @@
+// Turning a literal query into an FTS5 expression: the query's words OR'd together, so BM25 ranks
+// documents by how many of them (weighted by rarity) they contain, as classic keyword search does.
+
+// A short English stopword list: these words carry no ranking signal in BM25 and make OR queries
+// scan most of the index. Queries made only of stopwords keep them.
+const STOPWORDS = new Set(
+  `a about above after again against all am an and any are as at be because been before being below between both but by
+  can could did do does doing down during each few for from further had has have having he her here hers herself him
+  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
+  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
+  these they this those through to too under until up very was we were what when where which while who whom why will
+  with would you your yours yourself yourselves`.split(/\s+/),
+);
+
+/** The most distinct words a query contributes; longer queries keep their first words. */
+export const MAX_QUERY_TERMS = 64;
+
+export function queryTerms(query: string): string[] {
+  const words = (query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length <= 64);
+  const unique = [...new Set(words)];
+  const content = unique.filter((w) => !STOPWORDS.has(w));
+  return (content.length > 0 ? content : unique).slice(0, MAX_QUERY_TERMS);
+}
+
+/** An FTS5 MATCH expression, or null when the query has no searchable word. */
+export function buildMatchExpression(query: string): string | null {
+  const terms = queryTerms(query);
+  if (terms.length === 0) return null;
+  // Each term is a quoted FTS5 string, so no query text is ever read as FTS5 syntax.
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
+}

@@ -1,0 +1,172 @@
+// POST ...:search (retrieval-api.md): keyword retrieval with evidence; filters are applied inside
+// the retrieval query, before ranking and the top-k cut.
+import { performance } from 'node:perf_hooks';
+import type { z } from 'zod';
+import { TroveError } from '../../contract/errors.js';
+import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
+import { fileCounts, type CollectionRow } from '../../store/collections.js';
+import { getFileByRid, type FileRow } from '../../store/files.js';
+import { getPassages, type PassageRow } from '../../store/passages.js';
+import { keywordHits, type PassageHit } from '../../store/search.js';
+import type { Services } from '../context.js';
+import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
+import type { AuthenticatedKey } from '../keys.js';
+import { collectionStatus, indexGeneration } from '../present.js';
+import { compileFilter, validateFilter } from './filter.js';
+import { buildMatchExpression } from './query-text.js';
+
+type SearchBody = z.output<typeof SearchRequest>;
+type SearchResult = z.infer<typeof SearchResponse>['results'][number];
+type Evidence = SearchResult['evidence'][number];
+type Warning = { code: string; message: string };
+
+/** Passages of evidence a file result carries. */
+const EVIDENCE_PER_FILE = 3;
+
+export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string): z.infer<typeof SearchResponse> {
+  const started = performance.now();
+  const processing = JSON.parse(col.processing) as Processing;
+  if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
+  if (body.mode === 'semantic' && !processing.semantic) throw new TroveError('invalid_request', "Semantic search is disabled for this collection (processing.semantic is false); send mode 'keyword'.");
+  checkPrincipals(col, body.principals);
+  const filter = body.filter === undefined || body.filter === null ? null : compileFilter(validateFilter(body.filter));
+
+  const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null }]);
+  const offset = body.cursor ? readCursor(s.cursorSecret, body.cursor, binding) : 0;
+
+  const warnings: Warning[] = [];
+  // Semantic retrieval arrives with the embedding issue; until then a semantic request runs the
+  // keyword stage and says so, and execution.stages reports what actually ran.
+  if (body.mode === 'semantic') warnings.push({ code: 'semantic_unavailable', message: 'Semantic retrieval is not available in this build; results come from keyword retrieval only.' });
+  if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
+
+  const counts = fileCounts(s.db, col.rid);
+  const status = collectionStatus(col, counts);
+  const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
+    request_id: requestId,
+    index_generation: indexGeneration(col, counts),
+    execution: { mode: body.mode, interpretation: body.interpretation, stages: ['keyword' as const] },
+    results,
+    timing_ms: { retrieval: Math.round(retrievalMs), total: Math.round(performance.now() - started) },
+    warnings,
+    next_cursor: nextCursor,
+  });
+
+  // State rules (retrieval-api.md, Collection: behaviour by state).
+  if (status === 'empty') return respond([], null, 0);
+  if (status === 'failed') {
+    warnings.push({ code: 'collection_failed', message: `Every file in the collection failed to index (${counts.failed} failed).` });
+    return respond([], null, 0);
+  }
+  if (counts.ready === 0) {
+    throw new TroveError('collection_not_ready', 'The collection has no indexed file yet; retry shortly.', { retry_after_seconds: 2 });
+  }
+  if (counts.failed > 0) warnings.push({ code: 'files_failed', message: `${counts.failed} file(s) in the collection failed to index and are not searched.` });
+  if (counts.pending + counts.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${counts.pending + counts.indexing} file(s) are still being indexed and are not searched yet.` });
+
+  const match = buildMatchExpression(body.query);
+  if (match === null) return respond([], null, 0);
+
+  const retrievalStarted = performance.now();
+  const wanted = offset + body.limit + 1;
+  const hits = keywordHits(s.db, {
+    collectionRid: col.rid,
+    match,
+    filter,
+    unit: body.result_unit,
+    perFile: EVIDENCE_PER_FILE,
+    maxRows: body.result_unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted,
+  });
+  const groups = body.result_unit === 'file' ? groupByFile(hits) : hits.map((h) => ({ fileRid: h.fileRid, score: h.score, passages: [h] }));
+  const pageGroups = groups.slice(offset, offset + body.limit);
+  const retrievalMs = performance.now() - retrievalStarted;
+
+  const passages = new Map(getPassages(s.db, pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid))).map((p) => [p.rid, p]));
+  const files = new Map<number, FileRow>();
+  for (const g of pageGroups) if (!files.has(g.fileRid)) files.set(g.fileRid, getFileByRid(s.db, g.fileRid)!);
+
+  const results: SearchResult[] = pageGroups.map((g, i) => {
+    const file = files.get(g.fileRid)!;
+    return {
+      file_id: file.id,
+      path: file.path,
+      content_type: file.content_type,
+      rank: offset + i + 1,
+      score: roundScore(g.score),
+      matched_by: ['keyword'],
+      evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!)),
+    };
+  });
+  if (body.sort?.length) sortWithinPage(results, body.sort, files);
+  const more = groups.length > offset + body.limit;
+  const next = more ? signCursor(s.cursorSecret, binding, offset + body.limit, SEARCH_CURSOR_TTL_MS) : null;
+  return respond(results, next, retrievalMs);
+}
+
+/** retrieval-api.md, Principals: required when enforced, invalid when off. */
+function checkPrincipals(col: CollectionRow, principals: string[] | null | undefined): void {
+  if (col.access_control === 'off' && principals !== undefined && principals !== null) {
+    throw new TroveError('invalid_request', 'principals are only accepted by collections with access_control "enforced".');
+  }
+  if (col.access_control === 'enforced' && (principals === undefined || principals === null)) {
+    throw new TroveError('invalid_request', 'This collection enforces access rules: send principals (an empty list yields no results).');
+  }
+}
+
+function groupByFile(hits: PassageHit[]): { fileRid: number; score: number; passages: PassageHit[] }[] {
+  const groups: { fileRid: number; score: number; passages: PassageHit[] }[] = [];
+  let current: (typeof groups)[number] | undefined;
+  for (const h of hits) {
+    if (!current || current.fileRid !== h.fileRid) {
+      current = { fileRid: h.fileRid, score: h.fileScore, passages: [] };
+      groups.push(current);
+    }
+    current.passages.push(h);
+  }
+  return groups;
+}
+
+function toEvidence(p: PassageRow): Evidence {
+  const location = p.location ? (JSON.parse(p.location) as Evidence['location']) : { char_start: p.char_start, char_end: p.char_end };
+  return { kind: p.evidence_kind as Evidence['kind'], text: p.text, location };
+}
+
+function roundScore(score: number): number {
+  return Math.round(score * 1e6) / 1e6;
+}
+
+type SortSpec = NonNullable<SearchBody['sort']>;
+
+/** "Order within each page only; relevance rank is unchanged"; unknown sizes sort last. */
+function sortWithinPage(results: SearchResult[], sort: SortSpec, files: Map<number, FileRow>): void {
+  const byId = new Map([...files.values()].map((f) => [f.id, f]));
+  const value = (r: SearchResult, field: SortSpec[number]['field']): string | number | null => {
+    const f = byId.get(r.file_id)!;
+    switch (field) {
+      case 'score':
+        return r.score;
+      case 'path':
+        return r.path;
+      case 'content_type':
+        return r.content_type;
+      case 'bytes':
+        return f.bytes;
+      case 'created_at':
+        return f.created_at;
+      case 'updated_at':
+        return f.updated_at;
+    }
+  };
+  results.sort((a, b) => {
+    for (const { field, order } of sort) {
+      const va = value(a, field);
+      const vb = value(b, field);
+      if (va === vb) continue;
+      if (va === null) return 1;
+      if (vb === null) return -1;
+      const cmp = va < vb ? -1 : 1;
+      return order === 'asc' ? cmp : -cmp;
+    }
+    return a.rank - b.rank;
+  });
+}

@@ -1,0 +1,290 @@
+// A route table and the request pipeline every route goes through: match → authenticate →
+// resolve the namespace/collection in the path (404 outside the key's scope) → authorize (403) →
+// read and validate the body and query → handler. Transport-free: `handle` takes and returns plain
+// objects, so tests run requests in-process without opening a port.
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { asTroveError, TroveError } from '../contract/errors.js';
+import type { Services } from '../domain/context.js';
+import { authenticate, authorize, type AuthenticatedKey, type Permission } from '../domain/keys.js';
+import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
+import type { CollectionRow } from '../store/collections.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+
+export interface AppRequest {
+  method: string;
+  /** Path and query string, as sent. */
+  url: string;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  body: Buffer | Readable | null;
+}
+
+export interface AppResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | string | null;
+}
+
+export interface RouteContext<B, Q> {
+  s: Services;
+  requestId: string;
+  key: AuthenticatedKey;
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+  /** Present when the route's path names a namespace, resolved and visible to the key. */
+  ns: NamespaceRow;
+  /** Present when the route's path names a collection. */
+  col: CollectionRow;
+  req: AppRequest;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Raw bytes instead of JSON (signed downloads). */
+  raw?: { bytes: Buffer; contentType: string };
+}
+
+export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  summary: string;
+  permission: Permission;
+  body?: B;
+  /** Shown in /openapi.json instead of `body` when validation is split (search filters). */
+  docBody?: z.ZodType;
+  query?: Q;
+  /** JSON body limit in bytes (retrieval-api.md, Limits). */
+  bodyLimit?: number;
+  /** The handler reads the body stream itself (signed upload PUT). */
+  streamBody?: boolean;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (ctx: RouteContext<z.output<B>, z.output<Q>>) => Reply | Promise<Reply>;
+}
+
+export { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
+import { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
+
+export function route<B extends z.ZodType = z.ZodNever, Q extends z.ZodType = z.ZodNever>(def: RouteDef<B, Q>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+interface CompiledRoute {
+  def: RouteDef;
+  segments: { literal?: string; param?: string; verb?: string }[];
+}
+
+function compile(def: RouteDef): CompiledRoute {
+  const segments = def.path
+    .split('/')
+    .slice(1)
+    .map((seg) => {
+      const m = /^(?:\{(\w+)\}|([\w.-]+))(?::(\w+))?$/.exec(seg);
+      if (!m) throw new Error(`bad route segment ${seg} in ${def.path}`);
+      const out: { literal?: string; param?: string; verb?: string } = {};
+      if (m[1]) out.param = m[1];
+      if (m[2]) out.literal = m[2];
+      if (m[3]) out.verb = m[3];
+      return out;
+    });
+  return { def, segments };
+}
+
+function matchSegments(route: CompiledRoute, raw: string[]): Record<string, string> | null {
+  if (route.segments.length !== raw.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < raw.length; i++) {
+    const seg = route.segments[i]!;
+    let value = raw[i]!;
+    if (seg.verb) {
+      if (!value.endsWith(`:${seg.verb}`)) return null;
+      value = value.slice(0, -(seg.verb.length + 1));
+    }
+    if (seg.literal !== undefined) {
+      if (value !== seg.literal) return null;
+    } else {
+      if (value === '') return null;
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(value);
+      } catch {
+        return null;
+      }
+      params[seg.param!] = decoded;
+    }
+  }
+  return params;
+}
+
+const REQUEST_ID_SHAPE = /^[\x21-\x7e]{1,200}$/;
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+function jsonReply(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): AppResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers },
+    body: status === 204 ? null : JSON.stringify(body),
+  };
+}
+
+export function errorResponse(err: TroveError, requestId: string, headers: Record<string, string> = {}): AppResponse {
+  return jsonReply(err.status, err.toBody(requestId), requestId, headers);
+}
+
+async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer> {
+  const tooLarge = () => new TroveError('request_too_large', `The JSON body is larger than this route's limit of ${limit} bytes.`, { limit_bytes: limit });
+  if (body === null) return Buffer.alloc(0);
+  if (Buffer.isBuffer(body)) {
+    if (body.length > limit) throw tooLarge();
+    return body;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function zodIssues(error: z.ZodError, where: string): { message: string; details: Record<string, unknown> } {
+  const issues = error.issues.map((i) => {
+    const path = i.path.length ? `${where}.${i.path.map(String).join('.')}` : where;
+    const message = i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message;
+    return { path, message };
+  });
+  const first = issues[0];
+  return { message: first ? `${first.path}: ${first.message}` : `${where} is invalid`, details: { issues } };
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const { message, details } = zodIssues(result.error, where);
+    throw new TroveError('invalid_request', message, details);
+  }
+  return result.data;
+}
+
+function isJsonContentType(ct: string | undefined): boolean {
+  if (!ct) return false;
+  const bare = ct.split(';')[0]!.trim().toLowerCase();
+  return bare === 'application/json' || (bare.startsWith('application/') && bare.endsWith('+json'));
+}
+
+export interface Logger {
+  error(message: string, fields: Record<string, unknown>): void;
+}
+
+export class Router {
+  private readonly compiled: CompiledRoute[];
+
+  constructor(
+    readonly routes: RouteDef[],
+    private readonly s: Services,
+    private readonly log: Logger,
+  ) {
+    // Verb routes (`{collection}:search`) first, so a verb is never read as part of a name.
+    this.compiled = routes.map(compile).sort((a, b) => Number(Boolean(b.segments.at(-1)?.verb)) - Number(Boolean(a.segments.at(-1)?.verb)));
+  }
+
+  async handle(req: AppRequest): Promise<AppResponse> {
+    const sent = req.headers['x-request-id'];
+    const requestId = sent && REQUEST_ID_SHAPE.test(sent) ? sent : newRequestId();
+    try {
+      return await this.dispatch(req, requestId);
+    } catch (err) {
+      const e = asTroveError(err);
+      if (e.code === 'internal_error') this.log.error('request failed', { request_id: requestId, method: req.method, cause: String((err as Error)?.stack ?? err) });
+      return errorResponse(e, requestId, e.code === 'request_too_large' ? { connection: 'close' } : {});
+    }
+  }
+
+  private async dispatch(req: AppRequest, requestId: string): Promise<AppResponse> {
+    const qIndex = req.url.indexOf('?');
+    const pathname = qIndex < 0 ? req.url : req.url.slice(0, qIndex);
+    const search = qIndex < 0 ? '' : req.url.slice(qIndex + 1);
+    const raw = pathname.split('/').slice(1);
+    if (!pathname.startsWith('/')) throw new TroveError('not_found', 'No such route.');
+
+    let matched: { route: CompiledRoute; params: Record<string, string> } | undefined;
+    const allowed = new Set<string>();
+    for (const route of this.compiled) {
+      const params = matchSegments(route, raw);
+      if (!params) continue;
+      if (route.def.method === req.method.toUpperCase()) {
+        matched = { route, params };
+        break;
+      }
+      allowed.add(route.def.method);
+    }
+    if (!matched) {
+      if (allowed.size > 0) {
+        const err = new TroveError('method_not_allowed', `${req.method} is not allowed here; use ${[...allowed].join(', ')}.`);
+        return errorResponse(err, requestId, { allow: [...allowed].join(', ') });
+      }
+      throw new TroveError('not_found', `No route for ${req.method} ${pathname}.`);
+    }
+
+    const { def } = matched.route;
+    if (!this.s.ready() && def.permission.kind !== 'none') throw new TroveError('temporarily_unavailable', 'The daemon is starting or stopping.');
+    let key = null as unknown as AuthenticatedKey;
+    let ns = undefined as unknown as NamespaceRow;
+    let col = undefined as unknown as CollectionRow;
+    if (def.permission.kind !== 'none') {
+      key = authenticate(this.s.db, bearer(req.headers));
+      if (matched.params.collection !== undefined && matched.params.namespace !== undefined) {
+        ({ ns, col } = resolveCollection(this.s.db, key, matched.params.namespace, matched.params.collection));
+      } else if (matched.params.namespace !== undefined) {
+        ns = resolveNamespace(this.s.db, key, matched.params.namespace);
+      }
+      authorize(key, def.permission);
+    }
+
+    let query: unknown = undefined;
+    if (def.query) query = parseWith(def.query, Object.fromEntries(new URLSearchParams(search)), 'query');
+    else if (search && new URLSearchParams(search).size > 0) throw new TroveError('invalid_request', 'This route takes no query parameters.');
+
+    let body: unknown = undefined;
+    if (!def.streamBody) {
+      const bytes = await readBody(req.body, def.bodyLimit ?? DEFAULT_BODY_LIMIT);
+      if (def.body) {
+        let value: unknown = {};
+        if (bytes.length > 0) {
+          if (!isJsonContentType(req.headers['content-type'])) throw new TroveError('invalid_request', 'Send the body as JSON with "Content-Type: application/json".');
+          try {
+            value = JSON.parse(bytes.toString('utf8'));
+          } catch (err) {
+            throw new TroveError('invalid_request', `The body is not valid JSON: ${(err as Error).message}`);
+          }
+        }
+        body = parseWith(def.body, value, 'body');
+      } else if (bytes.length > 0) {
+        throw new TroveError('invalid_request', 'This route takes no request body.');
+      }
+    }
+
+    const reply = await def.handler({ s: this.s, requestId, key, params: matched.params, body, query, ns, col, req });
+    if (reply.raw) {
+      return { status: reply.status, headers: { 'content-type': reply.raw.contentType, 'x-request-id': requestId, ...reply.headers }, body: reply.raw.bytes };
+    }
+    return jsonReply(reply.status, reply.body, requestId, reply.headers);
+  }
+}
+
+function bearer(headers: AppRequest['headers']): string | undefined {
+  const auth = headers.authorization;
+  if (auth) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m?.[1] ?? '';
+  }
+  return headers['x-api-key']?.trim() || undefined;
+}

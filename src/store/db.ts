@@ -1,0 +1,50 @@
+// Connection set-up: WAL, pragmas, sqlite-vec, versioned migrations. Only src/store writes SQL.
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Run migrations (the daemon's main connection); worker connections only open. */
+  migrate?: boolean;
+  readonly?: boolean;
+}
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  const db = new Database(file, { readonly: options.readonly ?? false });
+  db.pragma('journal_mode = WAL');
+  // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 10000');
+  db.pragma('cache_size = -32000');
+  db.pragma('temp_store = MEMORY');
+  sqliteVec.load(db);
+  if (options.migrate) migrate(db);
+  return db;
+}
+
+export function schemaVersion(db: Db): number {
+  const row = db.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name='schema_migrations'").get();
+  if (!row) return 0;
+  const v = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return v.v ?? 0;
+}
+
+export function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const current = schemaVersion(db);
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
+    }).immediate();
+  }
+}
+
+export function integrityCheck(db: Db): string {
+  const rows = db.pragma('integrity_check') as { integrity_check: string }[];
+  return rows.map((r) => r.integrity_check).join('; ');
+}

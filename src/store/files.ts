@@ -1,0 +1,126 @@
+import type { Db } from './db.js';
+import { stmt } from './statements.js';
+
+export type FileStatus = 'pending' | 'indexing' | 'ready' | 'failed' | 'deleting';
+
+export interface FileRow {
+  rid: number;
+  id: string;
+  collection_rid: number;
+  path: string;
+  status: FileStatus;
+  source_type: 'inline' | 'uri' | 'upload';
+  declared_content_type: string | null;
+  content_type: string;
+  bytes: number | null;
+  checksum: string | null;
+  uri: string | null;
+  metadata: string;
+  error_code: string | null;
+  error_message: string | null;
+  version_id: string;
+  indexed_version_id: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface FileVersionRow {
+  id: string;
+  file_rid: number;
+  inline_text: string | null;
+  blob_sha256: string | null;
+  upload_state: 'waiting' | 'received' | null;
+  created_at: string;
+}
+
+export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message'>;
+
+export function insertFile(db: Db, row: NewFile): FileRow {
+  return stmt(
+    db,
+    `INSERT INTO files (id, collection_rid, path, status, source_type, declared_content_type, content_type, bytes, checksum, uri, metadata, version_id, created_at, updated_at)
+     VALUES (@id, @collection_rid, @path, @status, @source_type, @declared_content_type, @content_type, @bytes, @checksum, @uri, @metadata, @version_id, @created_at, @updated_at)
+     RETURNING *`,
+  ).get(row) as FileRow;
+}
+
+export type SourceFields = Pick<FileRow, 'source_type' | 'declared_content_type' | 'content_type' | 'bytes' | 'checksum' | 'uri' | 'version_id'>;
+
+/** A new version of the bytes: back to pending, the old error cleared. */
+export function replaceFileSource(db: Db, rid: number, source: SourceFields, metadata: string | null, now: string): FileRow {
+  return stmt(
+    db,
+    `UPDATE files SET status = 'pending', source_type = @source_type, declared_content_type = @declared_content_type, content_type = @content_type,
+       bytes = @bytes, checksum = @checksum, uri = @uri, version_id = @version_id, metadata = coalesce(@metadata, metadata),
+       error_code = NULL, error_message = NULL, updated_at = @now
+     WHERE rid = @rid RETURNING *`,
+  ).get({ ...source, metadata, now, rid }) as FileRow;
+}
+
+export function insertFileVersion(db: Db, row: FileVersionRow): void {
+  stmt(db, 'INSERT INTO file_versions (id, file_rid, inline_text, blob_sha256, upload_state, created_at) VALUES (@id, @file_rid, @inline_text, @blob_sha256, @upload_state, @created_at)').run(row);
+}
+
+export function getFileVersion(db: Db, id: string): FileVersionRow | undefined {
+  return stmt(db, 'SELECT * FROM file_versions WHERE id = ?').get(id) as FileVersionRow | undefined;
+}
+
+export function markUploadReceived(db: Db, versionId: string, blobSha256: string): void {
+  stmt(db, "UPDATE file_versions SET upload_state = 'received', blob_sha256 = ? WHERE id = ?").run(blobSha256, versionId);
+}
+
+export function findLiveFileByPath(db: Db, collectionRid: number, path: string): FileRow | undefined {
+  return stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND path = ? AND deleted_at IS NULL').get(collectionRid, path) as FileRow | undefined;
+}
+
+export function findLiveFileById(db: Db, collectionRid: number, id: string): FileRow | undefined {
+  return stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND id = ? AND deleted_at IS NULL').get(collectionRid, id) as FileRow | undefined;
+}
+
+export function getFileByRid(db: Db, rid: number): FileRow | undefined {
+  return stmt(db, 'SELECT * FROM files WHERE rid = ?').get(rid) as FileRow | undefined;
+}
+
+export function listFiles(
+  db: Db,
+  opts: { collectionRid: number; afterRid: number; limit: number; path?: string | undefined; prefix?: string | undefined; status?: string | undefined },
+): FileRow[] {
+  return stmt(
+    db,
+    `SELECT * FROM files WHERE collection_rid = @c AND deleted_at IS NULL AND rid > @after
+       AND (@path IS NULL OR path = @path)
+       AND (@prefix IS NULL OR substr(path, 1, length(@prefix)) = @prefix)
+       AND (@status IS NULL OR status = @status)
+     ORDER BY rid LIMIT @limit`,
+  ).all({ c: opts.collectionRid, after: opts.afterRid, limit: opts.limit, path: opts.path ?? null, prefix: opts.prefix ?? null, status: opts.status ?? null }) as FileRow[];
+}
+
+export function updateFileMetadata(db: Db, rid: number, metadata: string, now: string): FileRow {
+  return stmt(db, 'UPDATE files SET metadata = ?, updated_at = ? WHERE rid = ? RETURNING *').get(metadata, now, rid) as FileRow;
+}
+
+export function setFileStatus(db: Db, rid: number, status: FileStatus, now: string, error: { code: string; message: string } | null = null): void {
+  stmt(db, 'UPDATE files SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ?').run(status, error?.code ?? null, error?.message ?? null, now, rid);
+}
+
+export function markFileIndexed(db: Db, rid: number, versionId: string, contentType: string, now: string): void {
+  stmt(db, "UPDATE files SET status = 'ready', indexed_version_id = ?, content_type = ?, error_code = NULL, error_message = NULL, updated_at = ? WHERE rid = ?").run(versionId, contentType, now, rid);
+}
+
+export function markFileDeleted(db: Db, rid: number, now: string): void {
+  stmt(db, "UPDATE files SET status = 'deleting', deleted_at = ?, updated_at = ? WHERE rid = ?").run(now, now, rid);
+}
+
+export function liveFileRids(db: Db, collectionRid: number, afterRid: number, limit: number): { rid: number; version_id: string }[] {
+  return stmt(db, "SELECT rid, version_id FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND rid > ? AND status IN ('ready','failed') ORDER BY rid LIMIT ?").all(
+    collectionRid,
+    afterRid,
+    limit,
+  ) as { rid: number; version_id: string }[];
+}
+
+/** Files a dead daemon left mid-indexing go back to pending; their jobs are re-queued alongside. */
+export function resetInterruptedFiles(db: Db, now: string): number {
+  return stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE status = 'indexing' AND deleted_at IS NULL").run(now).changes;
+}

@@ -1,0 +1,116 @@
+import type { Db } from './db.js';
+import { stmt } from './statements.js';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+export type JobType = 'index_file' | 'delete_file' | 'reindex_collection' | 'delete_collection' | 'delete_namespace' | 'apply_access_rule';
+
+export interface JobRow {
+  rid: number;
+  id: string;
+  type: JobType;
+  status: JobStatus;
+  namespace_rid: number | null;
+  collection_rid: number | null;
+  namespace: string | null;
+  collection: string | null;
+  file_rid: number | null;
+  file_id: string | null;
+  version_id: string | null;
+  runnable: number;
+  attempts: number;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type NewJob = Pick<JobRow, 'id' | 'type' | 'namespace_rid' | 'collection_rid' | 'namespace' | 'collection' | 'file_rid' | 'file_id' | 'version_id' | 'runnable' | 'created_at'>;
+
+export function insertJob(db: Db, job: NewJob): JobRow {
+  return stmt(
+    db,
+    `INSERT INTO jobs (id, type, status, namespace_rid, collection_rid, namespace, collection, file_rid, file_id, version_id, runnable, created_at, updated_at)
+     VALUES (@id, @type, 'queued', @namespace_rid, @collection_rid, @namespace, @collection, @file_rid, @file_id, @version_id, @runnable, @created_at, @created_at)
+     RETURNING *`,
+  ).get(job) as JobRow;
+}
+
+export function getJob(db: Db, id: string): JobRow | undefined {
+  return stmt(db, 'SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+}
+
+export function listJobs(
+  db: Db,
+  opts: { namespaceRid: number; afterRid: number; limit: number; status?: string | undefined; type?: string | undefined; collectionRids?: number[] | undefined },
+): JobRow[] {
+  return stmt(
+    db,
+    `SELECT * FROM jobs WHERE namespace_rid = @ns AND rid > @after
+       AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
+       AND (@cols IS NULL OR collection_rid IN (SELECT value FROM json_each(@cols)))
+     ORDER BY rid LIMIT @limit`,
+  ).all({
+    ns: opts.namespaceRid,
+    after: opts.afterRid,
+    limit: opts.limit,
+    status: opts.status ?? null,
+    type: opts.type ?? null,
+    cols: opts.collectionRids ? JSON.stringify(opts.collectionRids) : null,
+  }) as JobRow[];
+}
+
+/** Claims up to `limit` runnable queued jobs in one statement, so two claimers never share a job. */
+export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
+  return stmt(
+    db,
+    `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
+     WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 ORDER BY rid LIMIT ?)
+     RETURNING *`,
+  ).all(now, limit) as JobRow[];
+}
+
+export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: string; message: string } | null = null): boolean {
+  // Only a job still running (or queued, for cancel) can finish: a canceled job stays canceled.
+  const r = stmt(db, "UPDATE jobs SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ? AND status IN ('queued','running')").run(
+    status,
+    error?.code ?? null,
+    error?.message ?? null,
+    now,
+    rid,
+  );
+  return r.changes === 1;
+}
+
+export function jobStatus(db: Db, rid: number): JobStatus | undefined {
+  return (stmt(db, 'SELECT status FROM jobs WHERE rid = ?').get(rid) as { status: JobStatus } | undefined)?.status;
+}
+
+export function makeRunnable(db: Db, versionId: string, now: string): void {
+  stmt(db, "UPDATE jobs SET runnable = 1, updated_at = ? WHERE version_id = ? AND status = 'queued'").run(now, versionId);
+}
+
+/** Jobs left running by a daemon that died go back to the queue (DESIGN.md: "Jobs are rows"). */
+export function requeueInterruptedJobs(db: Db, now: string): number {
+  return stmt(db, "UPDATE jobs SET status = 'queued', updated_at = ? WHERE status = 'running'").run(now).changes;
+}
+
+/** Superseded work: a newer version or a delete makes older queued index jobs pointless. */
+export function cancelQueuedFileJobs(db: Db, fileRid: number, now: string, message: string): void {
+  stmt(db, "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = ?, updated_at = ? WHERE file_rid = ? AND type = 'index_file' AND status IN ('queued','running')").run(
+    message,
+    now,
+    fileRid,
+  );
+}
+
+export function cancelCollectionJobs(db: Db, collectionRid: number, now: string, exceptRid: number): void {
+  stmt(db, "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = 'The collection was deleted.', updated_at = ? WHERE collection_rid = ? AND rid != ? AND status IN ('queued','running')").run(
+    now,
+    collectionRid,
+    exceptRid,
+  );
+}
+
+export function hasRunnableJobs(db: Db): boolean {
+  return stmt(db, "SELECT 1 FROM jobs WHERE status = 'queued' AND runnable = 1 LIMIT 1").get() !== undefined;
+}

@@ -1,0 +1,133 @@
+// Versioned schema migrations. Append new versions; never edit one that has shipped.
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  prefix TEXT NOT NULL UNIQUE,
+  secret_hash BLOB NOT NULL,
+  scope TEXT NOT NULL,              -- JSON KeyScope; namespace refs stored as namespace IDs
+  created_by TEXT,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE UNIQUE INDEX api_keys_name ON api_keys(name);
+
+CREATE TABLE namespaces (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  display_name TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  deleted_at TEXT
+);
+CREATE UNIQUE INDEX namespaces_live_name ON namespaces(name) WHERE deleted_at IS NULL;
+
+CREATE TABLE collections (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  namespace_rid INTEGER NOT NULL REFERENCES namespaces(rid),
+  name TEXT NOT NULL,
+  display_name TEXT,
+  processing TEXT NOT NULL,
+  access_control TEXT NOT NULL,
+  generation INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  deleted_at TEXT
+);
+CREATE UNIQUE INDEX collections_live_name ON collections(namespace_rid, name) WHERE deleted_at IS NULL;
+
+CREATE TABLE files (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  collection_rid INTEGER NOT NULL REFERENCES collections(rid),
+  path TEXT NOT NULL,
+  status TEXT NOT NULL,
+  source_type TEXT NOT NULL,
+  declared_content_type TEXT,
+  content_type TEXT NOT NULL,
+  bytes INTEGER,
+  checksum TEXT,
+  uri TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  error_code TEXT,
+  error_message TEXT,
+  version_id TEXT NOT NULL,
+  indexed_version_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  deleted_at TEXT
+);
+CREATE UNIQUE INDEX files_live_path ON files(collection_rid, path) WHERE deleted_at IS NULL;
+CREATE INDEX files_collection_status ON files(collection_rid, status) WHERE deleted_at IS NULL;
+
+CREATE TABLE file_versions (
+  id TEXT PRIMARY KEY,
+  file_rid INTEGER NOT NULL REFERENCES files(rid),
+  inline_text TEXT,
+  blob_sha256 TEXT,
+  upload_state TEXT,                -- 'waiting' until the signed PUT lands, then 'received'
+  created_at TEXT NOT NULL
+);
+CREATE INDEX file_versions_file ON file_versions(file_rid);
+
+CREATE TABLE passages (
+  rid INTEGER PRIMARY KEY,
+  file_rid INTEGER NOT NULL REFERENCES files(rid),
+  ordinal INTEGER NOT NULL,
+  evidence_kind TEXT NOT NULL,
+  heading TEXT NOT NULL,
+  text TEXT NOT NULL,
+  char_start INTEGER NOT NULL,
+  char_end INTEGER NOT NULL,
+  location TEXT
+);
+CREATE INDEX passages_file ON passages(file_rid, ordinal);
+
+CREATE TABLE jobs (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  status TEXT NOT NULL,
+  namespace_rid INTEGER,
+  collection_rid INTEGER,
+  namespace TEXT,
+  collection TEXT,
+  file_rid INTEGER,
+  file_id TEXT,
+  version_id TEXT,
+  runnable INTEGER NOT NULL DEFAULT 1,   -- 0 while an upload job waits for its bytes
+  attempts INTEGER NOT NULL DEFAULT 0,
+  error_code TEXT,
+  error_message TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX jobs_claim ON jobs(status, runnable, rid);
+CREATE INDEX jobs_namespace ON jobs(namespace_rid, rid);
+CREATE INDEX jobs_file ON jobs(file_rid, status);
+`,
+  },
+];
+
+/** Each collection gets its own FTS5 table, so one tenant's documents never move another's BM25 statistics. */
+export function ftsTableName(collectionRid: number): string {
+  if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
+  return `fts_${collectionRid}`;
+}
+
+export function createFtsTableSql(collectionRid: number): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTableName(collectionRid)} USING fts5(
+    heading, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`;
+}

@@ -1,0 +1,64 @@
+import type { Db } from './db.js';
+import { stmt } from './statements.js';
+
+export interface NamespaceRow {
+  rid: number;
+  id: string;
+  name: string;
+  display_name: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export function insertNamespace(db: Db, row: Omit<NamespaceRow, 'rid' | 'deleted_at'>): NamespaceRow {
+  return stmt(db, `INSERT INTO namespaces (id, name, display_name, created_at, updated_at) VALUES (@id, @name, @display_name, @created_at, @updated_at) RETURNING *`).get(row) as NamespaceRow;
+}
+
+/** A living namespace by ID or name (the contract accepts both in URLs). */
+export function findNamespace(db: Db, ref: string): NamespaceRow | undefined {
+  return stmt(db, 'SELECT * FROM namespaces WHERE (id = @ref OR name = @ref) AND deleted_at IS NULL').get({ ref }) as NamespaceRow | undefined;
+}
+
+export function getNamespaceByRid(db: Db, rid: number): NamespaceRow | undefined {
+  return stmt(db, 'SELECT * FROM namespaces WHERE rid = ?').get(rid) as NamespaceRow | undefined;
+}
+
+export function listNamespaces(db: Db, opts: { afterRid: number; limit: number; onlyRids?: number[] | undefined }): NamespaceRow[] {
+  if (opts.onlyRids) {
+    if (opts.onlyRids.length === 0) return [];
+    return stmt(db, `SELECT * FROM namespaces WHERE deleted_at IS NULL AND rid > ? AND rid IN (SELECT value FROM json_each(?)) ORDER BY rid LIMIT ?`).all(opts.afterRid, JSON.stringify(opts.onlyRids), opts.limit) as NamespaceRow[];
+  }
+  return stmt(db, 'SELECT * FROM namespaces WHERE deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?').all(opts.afterRid, opts.limit) as NamespaceRow[];
+}
+
+export function updateNamespaceDisplayName(db: Db, rid: number, displayName: string | null, now: string): NamespaceRow {
+  return stmt(db, 'UPDATE namespaces SET display_name = ?, updated_at = ? WHERE rid = ? RETURNING *').get(displayName, now, rid) as NamespaceRow;
+}
+
+export function markNamespaceDeleted(db: Db, rid: number, now: string): void {
+  stmt(db, 'UPDATE namespaces SET deleted_at = ?, updated_at = ? WHERE rid = ?').run(now, now, rid);
+}
+
+export interface NamespaceUsage {
+  collections: number;
+  files: number;
+  source_bytes: bigint;
+}
+
+export function namespaceUsage(db: Db, rid: number): NamespaceUsage {
+  const c = stmt(db, 'SELECT count(*) AS n FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL').get(rid) as { n: number };
+  const f = stmt(
+    db,
+    `SELECT count(*) AS n, coalesce(sum(coalesce(f.bytes, 0)), 0) AS b FROM files f JOIN collections c ON c.rid = f.collection_rid
+     WHERE c.namespace_rid = ? AND c.deleted_at IS NULL AND f.deleted_at IS NULL`,
+  )
+    .safeIntegers(true)
+    .get(rid) as { n: bigint; b: bigint };
+  return { collections: c.n, files: Number(f.n), source_bytes: f.b };
+}
+
+/** Including deleted ones: jobs and keys keep pointing at a namespace after it is deleted. */
+export function findNamespaceById(db: Db, id: string): NamespaceRow | undefined {
+  return stmt(db, 'SELECT * FROM namespaces WHERE id = ?').get(id) as NamespaceRow | undefined;
+}

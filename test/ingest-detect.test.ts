@@ -1,0 +1,147 @@
+import t from 'tap';
+import { deflateRawSync } from 'node:zlib';
+import {
+  detectContentType,
+  isSupportedContentType,
+  normalizeContentType,
+  SUPPORTED_CONTENT_TYPES,
+} from '../src/domain/ingest/detect.js';
+
+const PNG = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
+  0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89,
+]);
+const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n', 'latin1');
+
+/** A one-entry ZIP archive holding `note.bin`. */
+function zipArchive(): Buffer {
+  const name = Buffer.from('note.bin');
+  const data = deflateRawSync(Buffer.from('hello zip'));
+  const header = Buffer.alloc(30);
+  header.writeUInt32LE(0x04034b50, 0);
+  header.writeUInt16LE(20, 4);
+  header.writeUInt16LE(8, 8);
+  header.writeUInt32LE(data.length, 18);
+  header.writeUInt32LE(9, 22);
+  header.writeUInt16LE(name.length, 26);
+  return Buffer.concat([header, name, data]);
+}
+
+t.test('the declared type wins, normalised', async (t) => {
+  const text = Buffer.from('# Title\n\nBody');
+  t.same(await detectContentType({ bytes: text, declared: 'Text/Markdown; charset=UTF-8', path: 'notes.txt' }), {
+    contentType: 'text/markdown',
+  });
+  t.same(await detectContentType({ bytes: text, declared: 'text/x-markdown', path: 'x' }), { contentType: 'text/markdown' });
+  t.same(await detectContentType({ bytes: Buffer.from('{}\n'), declared: 'application/jsonl', path: 'x' }), {
+    contentType: 'application/x-ndjson',
+  });
+  t.same(await detectContentType({ bytes: text, declared: 'application/pdf', path: 'a.md' }), { contentType: 'application/pdf' });
+  t.same(await detectContentType({ bytes: Buffer.from('a,b\n1,2'), declared: 'text/csv', path: 'data.txt' }), {
+    contentType: 'text/csv',
+  });
+});
+
+t.test('markdown labelled text/plain is recognised by its extension', async (t) => {
+  const result = await detectContentType({ bytes: Buffer.from('# Hi'), declared: 'text/plain', path: 'docs/README.md' });
+  t.same(result, { contentType: 'text/markdown' });
+});
+
+t.test('a textual declared type contradicted by binary magic numbers', async (t) => {
+  for (const [bytes, declared, expected] of [
+    [PDF, 'text/plain', 'application/pdf'],
+    [PNG, 'text/html; charset=utf-8', 'image/png'],
+    [zipArchive(), 'application/json', 'application/zip'],
+    [Buffer.from('%PDF-1.4\n1 0 obj\nendobj\n'), 'text/markdown', 'application/pdf'],
+  ] as const) {
+    const result = await detectContentType({ bytes, declared, path: 'upload.txt' });
+    t.equal(result.contentType, expected, `${declared} → ${expected}`);
+    t.match(result.note, /contradicted/, 'says the declared type was contradicted');
+    t.match(result.note, declared.split(';')[0] ?? '', 'names the declared type');
+  }
+});
+
+t.test('magic numbers come before the extension', async (t) => {
+  t.same(await detectContentType({ bytes: PNG, path: 'picture.txt' }), { contentType: 'image/png' });
+  t.same(await detectContentType({ bytes: PDF, declared: undefined, path: 'paper.md' }), { contentType: 'application/pdf' });
+});
+
+t.test('signatures that plain text can start with are not taken for binary formats', async (t) => {
+  t.same(await detectContentType({ bytes: Buffer.from('BMW sells cars.'), path: 'cars' }), { contentType: 'text/plain' });
+  t.same(await detectContentType({ bytes: Buffer.from('MZ is a prefix'), declared: 'text/plain', path: 'x' }), {
+    contentType: 'text/plain',
+  });
+  t.same(await detectContentType({ bytes: Buffer.from('ID3 tags explained'), path: 'id3.md' }), { contentType: 'text/markdown' });
+});
+
+t.test('the extension decides when nothing else does', async (t) => {
+  const cases: [string, string][] = [
+    ['a.txt', 'text/plain'],
+    ['a.md', 'text/markdown'],
+    ['a.MARKDOWN', 'text/markdown'],
+    ['a.html', 'text/html'],
+    ['a.htm', 'text/html'],
+    ['a.json', 'application/json'],
+    ['a.ndjson', 'application/x-ndjson'],
+    ['a.jsonl', 'application/x-ndjson'],
+    ['a.csv', 'text/csv'],
+    ['src/main.py', 'text/x-python'],
+    ['src/index.ts', 'text/x-typescript'],
+    ['lib/app.js', 'text/javascript'],
+    ['cmd/main.go', 'text/x-go'],
+    ['C:\\work\\notes.md', 'text/markdown'],
+    ['https://example.com/data.csv?download=1.txt#top', 'text/csv'],
+  ];
+  for (const [path, expected] of cases) {
+    t.same(await detectContentType({ bytes: Buffer.from('hello'), path }), { contentType: expected }, path);
+  }
+});
+
+t.test('an uninformative declared type falls through to sniffing', async (t) => {
+  t.same(await detectContentType({ bytes: Buffer.from('a,b'), declared: 'application/octet-stream', path: 'x.csv' }), {
+    contentType: 'text/csv',
+  });
+  t.same(await detectContentType({ bytes: PNG, declared: 'application/octet-stream', path: 'x' }), { contentType: 'image/png' });
+});
+
+t.test('unknown files: UTF-8 text is text/plain, anything else is octet-stream', async (t) => {
+  t.same(await detectContentType({ bytes: Buffer.from('Grüße, 世界 😀\nline two'), path: 'LICENSE' }), {
+    contentType: 'text/plain',
+  });
+  t.same(await detectContentType({ bytes: Buffer.alloc(0), path: 'empty' }), { contentType: 'text/plain' });
+  t.same(await detectContentType({ bytes: Buffer.from('text with a \0 NUL'), path: 'blob' }), {
+    contentType: 'application/octet-stream',
+  });
+  t.same(await detectContentType({ bytes: Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xff, 0xfe, 0x41]), path: 'blob.bin' }), {
+    contentType: 'application/octet-stream',
+  });
+  t.same(await detectContentType({ bytes: Buffer.from('\ufeffhi', 'utf16le'), path: 'windows-notes' }), {
+    contentType: 'text/plain',
+  });
+});
+
+t.test('a multi-byte character cut by the sniff window does not make text look binary', async (t) => {
+  const bytes = Buffer.from('a' + 'é'.repeat(40_000));
+  t.same(await detectContentType({ bytes, path: 'long' }), { contentType: 'text/plain' });
+});
+
+t.test('supported content types', async (t) => {
+  t.same([...SUPPORTED_CONTENT_TYPES].sort(), [
+    'application/json',
+    'application/x-ndjson',
+    'text/csv',
+    'text/html',
+    'text/markdown',
+    'text/plain',
+  ]);
+  for (const supported of ['text/plain', 'text/markdown', 'text/html', 'application/json', 'application/x-ndjson', 'text/csv']) {
+    t.ok(isSupportedContentType(supported), supported);
+  }
+  for (const plainText of ['text/x-python', 'text/javascript', 'text/xml', 'TEXT/PLAIN; charset=latin1']) {
+    t.ok(isSupportedContentType(plainText), `${plainText} is read as plain text`);
+  }
+  for (const unsupported of ['application/pdf', 'image/png', 'application/zip', 'application/octet-stream', 'application/xml', '']) {
+    t.notOk(isSupportedContentType(unsupported), `${unsupported || '(empty)'} is not supported`);
+  }
+  t.equal(normalizeContentType(' Application/JSON ; charset=utf-8'), 'application/json');
+});
