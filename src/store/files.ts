@@ -124,3 +124,8 @@ export function liveFileRids(db: Db, collectionRid: number, afterRid: number, li
 export function resetInterruptedFiles(db: Db, now: string): number {
   return stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE status = 'indexing' AND deleted_at IS NULL").run(now).changes;
 }
+
+export function getFilesByRid(db: Db, rids: number[]): FileRow[] {
+  if (rids.length === 0) return [];
+  return stmt(db, 'SELECT * FROM files WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as FileRow[];
+}

@@ -11,7 +11,6 @@ export interface PassageHit {
   passageRid: number;
   fileRid: number;
   score: number;
-  fileScore: number;
 }
 
 // BM25 column weights: the heading trail (a document's title, a section's heading) says more per word
@@ -19,27 +18,31 @@ export interface PassageHit {
 const HEADING_WEIGHT = 2.0;
 const BODY_WEIGHT = 1.0;
 
+/** Candidate windows grow by this factor; past FULL_SCAN_AFTER the scan has no window at all. */
+const WINDOW_GROWTH = 4;
+const FULL_SCAN_AFTER = 20_000;
+
 /**
- * Keyword matches over ready files, filtered inside the query so top-k is taken over what matches.
- * Returns up to `perFile` passages of each of the best files, best file first, until `maxRows`.
+ * Keyword matches over ready files, best first. Exact top-k over what the filter selects: the FTS
+ * index ranks a window of its best passages on its own (cheap), the join then drops passages of files
+ * that are not ready or not selected; when that leaves fewer than `limit` while the window was full,
+ * the window grows, ending in a full scan. Filtering never happens after the cut.
  */
-export function keywordHits(
-  db: Db,
-  opts: { collectionRid: number; match: string; filter: SqlFragment | null; unit: 'file' | 'passage'; perFile: number; maxRows: number },
-): PassageHit[] {
+export function keywordPassageHits(db: Db, opts: { collectionRid: number; match: string; filter: SqlFragment | null; limit: number }): PassageHit[] {
   const fts = ftsTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
-  const base = `SELECT p.rid AS pid, p.file_rid AS fr, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS s
-    FROM ${fts} JOIN passages p ON p.rid = ${fts}.rowid JOIN files f ON f.rid = p.file_rid
-    WHERE ${fts} MATCH ? AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`;
-  const params = [opts.match, ...(opts.filter?.params ?? [])];
-  if (opts.unit === 'passage') {
-    const rows = stmt(db, `${base} ORDER BY s DESC, pid ASC LIMIT ?`).all(...params, opts.maxRows) as { pid: number; fr: number; s: number }[];
-    return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s, fileScore: r.s }));
+  const filterParams = opts.filter?.params ?? [];
+  for (let window = Math.max(opts.limit * 2, 64); ; window *= WINDOW_GROWTH) {
+    const full = window > FULL_SCAN_AFTER;
+    const sql = `SELECT p.rid AS pid, p.file_rid AS fr, -m.r AS s
+      FROM (SELECT rowid, bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS r FROM ${fts} WHERE ${fts} MATCH ? ORDER BY r ${full ? '' : 'LIMIT ?'}) m
+      JOIN passages p ON p.rid = m.rowid JOIN files f ON f.rid = p.file_rid
+      WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
+      ORDER BY m.r ASC, p.rid ASC LIMIT ?`;
+    const params = full ? [opts.match, ...filterParams, opts.limit] : [opts.match, window, ...filterParams, opts.limit];
+    const rows = stmt(db, sql).all(...params) as { pid: number; fr: number; s: number }[];
+    if (full || rows.length >= opts.limit) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
+    const windowCount = (stmt(db, `SELECT count(*) AS n FROM (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT ?)`).get(opts.match, window) as { n: number }).n;
+    if (windowCount < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
   }
-  const sql = `WITH m AS (${base}),
-    r AS (SELECT pid, fr, s, row_number() OVER (PARTITION BY fr ORDER BY s DESC, pid) AS rn, max(s) OVER (PARTITION BY fr) AS fs FROM m)
-    SELECT pid, fr, s, fs FROM r WHERE rn <= ? ORDER BY fs DESC, fr ASC, rn ASC LIMIT ?`;
-  const rows = stmt(db, sql).all(...params, opts.perFile, opts.maxRows) as { pid: number; fr: number; s: number; fs: number }[];
-  return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s, fileScore: r.fs }));
 }

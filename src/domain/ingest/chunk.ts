@@ -107,8 +107,8 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
 function toPassages(text: string, drafts: readonly Draft[]): Passage[] {
   const passages: Passage[] = [];
   for (const draft of drafts) {
-    let start = draft.start;
-    let end = draft.end;
+    let start = Math.max(0, draft.start);
+    let end = Math.min(text.length, draft.end);
     while (start < end && isWhitespace(text.charCodeAt(start))) start++;
     while (end > start && isWhitespace(text.charCodeAt(end - 1))) end--;
     if (start === end) continue;

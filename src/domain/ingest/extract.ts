@@ -212,7 +212,7 @@ function extractMarkdown(source: string): ExtractedDocument {
     paragraph = [];
   };
 
-  let index = skipFrontMatter(lines, rendered);
+  let index = readFrontMatter(lines, rendered);
   while (index < lines.length) {
     const line = lines[index] ?? '';
     index++;
@@ -267,7 +267,7 @@ function extractMarkdown(source: string): ExtractedDocument {
 }
 
 /** YAML front matter becomes a paragraph (it often holds the title and tags); returns the first body line. */
-function skipFrontMatter(lines: readonly string[], rendered: RenderedBlock[]): number {
+function readFrontMatter(lines: readonly string[], rendered: RenderedBlock[]): number {
   if (lines[0]?.trim() !== '---') return 0;
   for (let index = 1; index < lines.length; index++) {
     const line = lines[index]?.trim();

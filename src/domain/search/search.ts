@@ -5,15 +5,16 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
-import { getFileByRid, type FileRow } from '../../store/files.js';
+import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
-import { keywordHits, type PassageHit } from '../../store/search.js';
+import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
-import { buildMatchExpression } from './query-text.js';
+import { buildMatchExpression, queryTerms } from './query-text.js';
+import { bestSnippet } from './snippet.js';
 
 type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
@@ -69,21 +70,13 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
 
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;
-  const hits = keywordHits(s.db, {
-    collectionRid: col.rid,
-    match,
-    filter,
-    unit: body.result_unit,
-    perFile: EVIDENCE_PER_FILE,
-    maxRows: body.result_unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted,
-  });
-  const groups = body.result_unit === 'file' ? groupByFile(hits) : hits.map((h) => ({ fileRid: h.fileRid, score: h.score, passages: [h] }));
+  const groups = body.result_unit === 'file' ? topFiles(s, col, match, filter, wanted) : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: wanted }).map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
   const retrievalMs = performance.now() - retrievalStarted;
+  const terms = queryTerms(body.query);
 
   const passages = new Map(getPassages(s.db, pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid))).map((p) => [p.rid, p]));
-  const files = new Map<number, FileRow>();
-  for (const g of pageGroups) if (!files.has(g.fileRid)) files.set(g.fileRid, getFileByRid(s.db, g.fileRid)!);
+  const files = new Map(getFilesByRid(s.db, [...new Set(pageGroups.map((g) => g.fileRid))]).map((f) => [f.rid, f]));
 
   const results: SearchResult[] = pageGroups.map((g, i) => {
     const file = files.get(g.fileRid)!;
@@ -94,7 +87,7 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
       rank: offset + i + 1,
       score: roundScore(g.score),
       matched_by: ['keyword'],
-      evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!)),
+      evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms)),
     };
   });
   if (body.sort?.length) sortWithinPage(results, body.sort, files);
@@ -113,22 +106,39 @@ function checkPrincipals(col: CollectionRow, principals: string[] | null | undef
   }
 }
 
-function groupByFile(hits: PassageHit[]): { fileRid: number; score: number; passages: PassageHit[] }[] {
-  const groups: { fileRid: number; score: number; passages: PassageHit[] }[] = [];
-  let current: (typeof groups)[number] | undefined;
-  for (const h of hits) {
-    if (!current || current.fileRid !== h.fileRid) {
-      current = { fileRid: h.fileRid, score: h.fileScore, passages: [] };
-      groups.push(current);
-    }
-    current.passages.push(h);
-  }
-  return groups;
+interface FileGroup {
+  fileRid: number;
+  score: number;
+  passages: PassageHit[];
 }
 
-function toEvidence(p: PassageRow): Evidence {
-  const location = p.location ? (JSON.parse(p.location) as Evidence['location']) : { char_start: p.char_start, char_end: p.char_end };
-  return { kind: p.evidence_kind as Evidence['kind'], text: p.text, location };
+const singlePassageGroup = (h: PassageHit): FileGroup => ({ fileRid: h.fileRid, score: h.score, passages: [h] });
+
+/**
+ * The best `wanted` files, each scored by its best passage and carrying up to EVIDENCE_PER_FILE
+ * passages. Passages come best first; when a few files hold most of the top passages, the window
+ * grows until enough distinct files are seen or the matches run out.
+ */
+function topFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number): FileGroup[] {
+  for (let window = wanted * 2; ; window *= 4) {
+    const hits = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: window });
+    const groups = new Map<number, FileGroup>();
+    for (const h of hits) {
+      const g = groups.get(h.fileRid);
+      if (!g) groups.set(h.fileRid, { fileRid: h.fileRid, score: h.score, passages: [h] });
+      else if (g.passages.length < EVIDENCE_PER_FILE) g.passages.push(h);
+    }
+    if (groups.size >= wanted || hits.length < window) return [...groups.values()];
+  }
+}
+
+function toEvidence(p: PassageRow, terms: string[]): Evidence {
+  const cut = bestSnippet(p.text, terms);
+  const text = p.text.slice(cut.start, cut.end);
+  const stored = p.location ? (JSON.parse(p.location) as NonNullable<Evidence['location']>) : null;
+  // A char-span location narrows to the snippet shown; other locations (JSON path, page) still hold.
+  const location = !stored || 'char_start' in stored ? { char_start: p.char_start + cut.start, char_end: p.char_start + cut.end } : stored;
+  return { kind: p.evidence_kind as Evidence['kind'], text, location };
 }
 
 function roundScore(score: number): number {

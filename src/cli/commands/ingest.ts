@@ -1,0 +1,388 @@
+// `trove ingest <folder> -n NS -c COL`: make a collection mirror a folder. Walk and hash locally, list
+// the collection, plan, upload what is new or changed, delete what is gone, then wait for indexing.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
+import { looksLikeId } from '../../contract/ids.js';
+import { ResourceName } from '../../contract/schemas.js';
+import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, reportError } from '../client.js';
+import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { planIngest, sha256Checksum, type IngestPlan, type LocalFile, type RemoteFile } from '../ingest-plan.js';
+import { walkFolder, type SkippedEntry, type WalkedFile } from '../walk.js';
+
+export interface IngestOptions {
+  namespace?: string;
+  collection?: string;
+  dryRun?: boolean;
+  /** Commander's `--no-wait` sets this to false. */
+  wait?: boolean;
+  json?: boolean;
+}
+
+/** Exit status when every request succeeded but some files could not be uploaded or indexed. */
+export const EXIT_FILES_FAILED = 8;
+
+const CONCURRENCY = 8;
+const LINE_PROGRESS_INTERVAL_MS = 5000;
+
+/** API errors that concern one file only; any other error stops the run. */
+const PER_FILE_ERROR_CODES = new Set(['invalid_request', 'request_too_large', 'limit_exceeded']);
+
+type Local = WalkedFile & LocalFile;
+
+interface Remote extends RemoteFile {
+  sourceType: string;
+}
+
+interface FileResource {
+  id: string;
+  path: string;
+  status: string;
+  source: { type: string; checksum?: string };
+  error?: { code: string; message: string };
+}
+
+interface FileCounts {
+  pending: number;
+  indexing: number;
+  ready: number;
+  failed: number;
+}
+
+interface CollectionResource {
+  status: string;
+  file_counts: FileCounts;
+}
+
+interface FileFailure {
+  path: string;
+  code: string;
+  message: string;
+}
+
+export async function runIngest(folder: string, globalOpts: GlobalOptions, opts: IngestOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  const note = (line: string) => {
+    if (!json) process.stderr.write(line + '\n');
+  };
+  try {
+    const namespace = checkName(opts.namespace, 'namespace');
+    const collection = checkName(opts.collection, 'collection');
+    const folderStat = await stat(folder).catch(() => null);
+    if (!folderStat?.isDirectory()) throw new CliError(`${folder} is not a folder.`, 2);
+    const { url, key } = await resolveConnection(globalOpts);
+    const client = new ApiClient(url, key);
+    const colPath = collectionPath(namespace, collection);
+
+    const walked = await walkFolder(folder);
+    const skipped: SkippedEntry[] = [...walked.skipped];
+    const hashed = await mapLimit(walked.files, CONCURRENCY, async (file): Promise<Local | null> => {
+      try {
+        return { ...file, ...(await hashFile(file.absPath)) };
+      } catch (err) {
+        skipped.push({ path: file.path, reason: `cannot be read: ${(err as Error).message}` });
+        return null;
+      }
+    });
+    const local = hashed.filter((file): file is Local => file !== null);
+    for (const entry of skipped) note(`skipped ${entry.path}: ${entry.reason}`);
+
+    if (!opts.dryRun) await ensureCollection(client, namespace, collection);
+    const remote = await listRemote(client, colPath, Boolean(opts.dryRun));
+    // A file we could not read this time is left alone rather than deleted.
+    const skippedPaths = new Set(skipped.map((entry) => entry.path));
+    const localPaths = new Set(local.map((file) => file.path));
+    await markStuckUploads(client, colPath, remote.filter((file) => localPaths.has(file.path)));
+    const plan = planIngest(local, remote.filter((file) => !skippedPaths.has(file.path)));
+
+    if (opts.dryRun) {
+      if (json) process.stdout.write(JSON.stringify(planJson(namespace, collection, plan, skipped)) + '\n');
+      else process.stdout.write(planLines(plan) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
+      return 0;
+    }
+    if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) process.stdout.write(planLines(plan));
+
+    const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note);
+    let counts: FileCounts;
+    let failedFiles: FileFailure[] = [];
+    const wait = opts.wait !== false;
+    if (wait) {
+      counts = await waitForIndexing(client, colPath, progressMode(json));
+      failedFiles = (await client.listAll<FileResource>(`${colPath}/files`, { status: 'failed' })).map((file) => ({
+        path: file.path,
+        code: file.error?.code ?? 'unknown',
+        message: file.error?.message ?? '',
+      }));
+    } else {
+      counts = (await client.request<CollectionResource>('GET', colPath)).file_counts;
+    }
+
+    const summary = {
+      namespace,
+      collection,
+      added: uploaded.add,
+      updated: uploaded.update,
+      removed: plan.remove.length,
+      unchanged: plan.unchanged.length,
+      waited: wait,
+      ready: counts.ready,
+      failed: counts.failed,
+      pending: counts.pending + counts.indexing,
+      failed_files: failedFiles,
+      upload_failures: failures,
+      skipped,
+    };
+    if (json) {
+      process.stdout.write(JSON.stringify(summary) + '\n');
+    } else {
+      const lines = [
+        `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
+        wait
+          ? `indexed: ${counts.ready} ready, ${counts.failed} failed`
+          : `not waiting for indexing: ${counts.ready} ready, ${summary.pending} pending, ${counts.failed} failed (see \`trove status\`)`,
+      ];
+      for (const failure of failures) lines.push(`upload failed ${failure.path}: ${failure.code}: ${failure.message}`);
+      for (const failure of failedFiles) lines.push(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
+      process.stdout.write(lines.join('\n') + '\n');
+    }
+    return failures.length > 0 || (wait && counts.failed > 0) ? EXIT_FILES_FAILED : 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+function checkName(value: string | undefined, what: 'namespace' | 'collection'): string {
+  if (!value) throw new CliError(`Name the ${what} with --${what} <name>.`, 2);
+  const parsed = ResourceName.safeParse(value);
+  if (!parsed.success && !looksLikeId(value)) {
+    throw new CliError(`The ${what} name '${value}' is invalid: ${parsed.error.issues[0]?.message ?? 'bad name'}.`, 2);
+  }
+  return value;
+}
+
+async function hashFile(absPath: string): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(absPath)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+/** Looked up before created, so that keys allowed to write but not to create (scoped keys) still work. */
+async function ensureCollection(client: ApiClient, namespace: string, collection: string): Promise<void> {
+  if (!(await exists(client, namespacePath(namespace)))) {
+    await client.request('POST', '/namespaces', { name: namespace, exist_ok: true });
+  }
+  if (!(await exists(client, collectionPath(namespace, collection)))) {
+    await client.request('POST', `${namespacePath(namespace)}/collections`, { name: collection, exist_ok: true });
+  }
+}
+
+async function exists(client: ApiClient, path: string): Promise<boolean> {
+  try {
+    await client.request('GET', path);
+    return true;
+  } catch (err) {
+    if (err instanceof CliApiError && err.code === 'not_found') return false;
+    throw err;
+  }
+}
+
+async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
+  try {
+    const files = await client.listAll<FileResource>(`${colPath}/files`);
+    return files.map((file) => ({ id: file.id, path: file.path, checksum: file.source.checksum, status: file.status, sourceType: file.source.type }));
+  } catch (err) {
+    // A dry run creates nothing, so a collection that does not exist yet is simply empty.
+    if (collectionMayBeMissing && err instanceof CliApiError && err.code === 'not_found') return [];
+    throw err;
+  }
+}
+
+/** A pending upload whose bytes never arrived (an interrupted run) must be uploaded again, or it stays pending forever. */
+async function markStuckUploads(client: ApiClient, colPath: string, remote: Remote[]): Promise<void> {
+  const candidates = remote.filter((file) => file.status === 'pending' && file.sourceType === 'upload');
+  await mapLimit(candidates, CONCURRENCY, async (file) => {
+    try {
+      await client.request('GET', `${colPath}/files/${encodeURIComponent(file.id)}/content`);
+    } catch (err) {
+      if (err instanceof CliApiError && err.code === 'operation_in_progress') file.awaitingUpload = true;
+      else if (!(err instanceof CliApiError && err.code === 'not_found')) throw err;
+    }
+  });
+}
+
+async function applyPlan(
+  client: ApiClient,
+  colPath: string,
+  plan: IngestPlan<Local, Remote>,
+  mode: ProgressMode,
+  note: (line: string) => void,
+): Promise<{ uploaded: { add: number; update: number }; failures: FileFailure[] }> {
+  const work = [...plan.add.map((file) => ({ file, kind: 'add' as const })), ...plan.update.map(({ local }) => ({ file: local, kind: 'update' as const }))];
+  const uploaded = { add: 0, update: 0 };
+  const failures: FileFailure[] = [];
+  const progress = createProgress('uploading', mode);
+  let done = 0;
+  if (work.length > 0) progress.update(0, work.length);
+  try {
+    await mapLimit(work, CONCURRENCY, async ({ file, kind }) => {
+      try {
+        await uploadFile(client, colPath, file);
+        uploaded[kind]++;
+      } catch (err) {
+        if (err instanceof CliApiError && PER_FILE_ERROR_CODES.has(err.code)) failures.push({ path: file.path, code: err.code, message: err.message });
+        else if (err instanceof CliError || err instanceof CliApiError) throw err;
+        else failures.push({ path: file.path, code: 'local_read_failed', message: (err as Error).message });
+      }
+      progress.update(++done, work.length);
+    });
+  } finally {
+    progress.stop();
+  }
+  for (const failure of failures) note(`upload failed ${failure.path}: ${failure.code}: ${failure.message}`);
+
+  await mapLimit(plan.remove, CONCURRENCY, async (file) => {
+    try {
+      await client.request('DELETE', `${colPath}/files/${encodeURIComponent(file.id)}`);
+    } catch (err) {
+      if (!(err instanceof CliApiError && err.code === 'not_found')) throw err;
+    }
+  });
+  return { uploaded, failures };
+}
+
+async function uploadFile(client: ApiClient, colPath: string, file: Local): Promise<void> {
+  const added = await client.request<{ file: { id: string }; upload?: { url: string; headers: Record<string, string> } }>('POST', `${colPath}/files`, {
+    path: file.path,
+    source: { type: 'upload', content_type: file.contentType, bytes: file.size, checksum: sha256Checksum(file.sha256) },
+  });
+  if (!added.upload) throw new CliError(`The daemon accepted ${file.path} without an upload URL.`);
+  try {
+    await client.upload(added.upload.url, added.upload.headers, createReadStream(file.absPath));
+  } catch (err) {
+    // Without its bytes the file would stay pending forever; the next run adds it again.
+    await client.request('DELETE', `${colPath}/files/${encodeURIComponent(added.file.id)}`).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function waitForIndexing(client: ApiClient, colPath: string, mode: ProgressMode): Promise<FileCounts> {
+  const progress = createProgress('indexing', mode);
+  let delay = 200;
+  try {
+    for (;;) {
+      const { file_counts: counts } = await client.request<CollectionResource>('GET', colPath);
+      const total = counts.pending + counts.indexing + counts.ready + counts.failed;
+      progress.update(counts.ready + counts.failed, total, counts.failed > 0 ? `(${counts.failed} failed)` : '');
+      if (counts.pending + counts.indexing === 0) return counts;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 1.5, 1000);
+    }
+  } finally {
+    progress.stop();
+  }
+}
+
+// ---------------------------------------------------------------- output
+
+function planLines(plan: IngestPlan<Local, Remote>): string {
+  const lines = [...plan.add.map((f) => `+ ${f.path}`), ...plan.update.map((u) => `~ ${u.local.path}`), ...plan.remove.map((f) => `- ${f.path}`)];
+  return lines.length > 0 ? lines.join('\n') + '\n' : '';
+}
+
+function planCounts(plan: IngestPlan<Local, Remote>): string {
+  return `${plan.add.length} to add, ${plan.update.length} to update, ${plan.remove.length} to remove, ${plan.unchanged.length} unchanged`;
+}
+
+function planJson(namespace: string, collection: string, plan: IngestPlan<Local, Remote>, skipped: SkippedEntry[]) {
+  return {
+    dry_run: true,
+    namespace,
+    collection,
+    add: plan.add.map((f) => ({ path: f.path, bytes: f.size, content_type: f.contentType })),
+    update: plan.update.map(({ local, remote }) => ({ path: local.path, bytes: local.size, content_type: local.contentType, file_id: remote.id })),
+    remove: plan.remove.map((f) => ({ path: f.path, file_id: f.id })),
+    unchanged: plan.unchanged.map(({ local }) => local.path),
+    counts: { add: plan.add.length, update: plan.update.length, remove: plan.remove.length, unchanged: plan.unchanged.length },
+    skipped,
+  };
+}
+
+type ProgressMode = 'bar' | 'lines' | 'none';
+
+function progressMode(json: boolean): ProgressMode {
+  if (json) return 'none';
+  return process.stderr.isTTY ? 'bar' : 'lines';
+}
+
+interface Progress {
+  update(done: number, total: number, suffix?: string): void;
+  stop(): void;
+}
+
+/** A bar on a terminal, an occasional plain line in logs, nothing for --json. */
+function createProgress(label: string, mode: ProgressMode): Progress {
+  if (mode === 'none') return { update() {}, stop() {} };
+  if (mode === 'bar') {
+    const bar = new cliProgress.SingleBar(
+      { stream: process.stderr, format: `${label.padEnd(9)} |{bar}| {value}/{total} {suffix}`, hideCursor: false, clearOnComplete: false },
+      cliProgress.Presets.shades_classic,
+    );
+    let started = false;
+    return {
+      update(done, total, suffix = '') {
+        if (!started) {
+          bar.start(total, done, { suffix });
+          started = true;
+        } else {
+          bar.setTotal(total);
+          bar.update(done, { suffix });
+        }
+      },
+      stop() {
+        if (started) bar.stop();
+      },
+    };
+  }
+  let last: { done: number; total: number; suffix: string } | null = null;
+  let printedAt = 0;
+  let printed = '';
+  const print = () => {
+    if (!last) return;
+    const line = `${label}: ${last.done}/${last.total} ${last.suffix}`.trimEnd();
+    if (line !== printed) process.stderr.write(line + '\n');
+    printed = line;
+    printedAt = Date.now();
+  };
+  return {
+    update(done, total, suffix = '') {
+      last = { done, total, suffix };
+      if (Date.now() - printedAt >= LINE_PROGRESS_INTERVAL_MS) print();
+    },
+    stop: print,
+  };
+}
+
+/** Runs fn over items with at most `limit` at once; after a failure no new item starts, and the first error is thrown. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const worker = async () => {
+    while (failure === null && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await fn(items[index]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+  return results;
+}

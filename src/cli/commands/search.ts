@@ -1,0 +1,134 @@
+// `trove search <collection> <query>`: one POST :search, printed for a human or as the raw response.
+import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
+import { resolveConnection, type GlobalOptions } from '../connection.js';
+
+export interface SearchOptions {
+  namespace?: string;
+  mode?: string;
+  unit?: string;
+  limit?: string;
+  filter?: string;
+  json?: boolean;
+}
+
+const DEFAULT_NAMESPACE = 'default';
+const SNIPPET_CHARS = 200;
+
+type EvidenceLocation =
+  | { start_ms: number; end_ms: number }
+  | { page: number; bbox?: number[] | null }
+  | { json_path: string }
+  | { char_start: number; char_end: number };
+
+interface Evidence {
+  kind: string;
+  text: string;
+  location?: EvidenceLocation | null;
+}
+
+interface SearchResult {
+  file_id: string;
+  path: string;
+  rank: number;
+  score: number;
+  evidence: Evidence[];
+}
+
+interface SearchResponse {
+  request_id: string;
+  results: SearchResult[];
+  warnings: { code: string; message: string }[];
+  next_cursor: string | null;
+}
+
+export async function runSearch(collection: string, query: string, globalOpts: GlobalOptions, opts: SearchOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    const target = parseTarget(collection, opts.namespace);
+    const body: Record<string, unknown> = {
+      query,
+      mode: opts.mode ?? 'keyword',
+      limit: parseLimit(opts.limit),
+      result_unit: opts.unit ?? 'file',
+    };
+    if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
+
+    const { url, key } = await resolveConnection(globalOpts);
+    const client = new ApiClient(url, key);
+    const response = await client.request<SearchResponse>('POST', `${collectionPath(target.namespace, target.collection)}:search`, body);
+    if (json) process.stdout.write(JSON.stringify(response) + '\n');
+    else process.stdout.write(formatResults(response));
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+/** `ns/col` names both; a bare name uses --namespace or "default". */
+function parseTarget(collection: string, namespaceOption: string | undefined): { namespace: string; collection: string } {
+  const slash = collection.indexOf('/');
+  if (slash < 0) return { namespace: namespaceOption ?? DEFAULT_NAMESPACE, collection };
+  const namespace = collection.slice(0, slash);
+  const name = collection.slice(slash + 1);
+  if (!namespace || !name || name.includes('/')) throw new CliError(`'${collection}' is not a collection: use <collection> or <namespace>/<collection>.`, 2);
+  if (namespaceOption !== undefined && namespaceOption !== namespace) {
+    throw new CliError(`'${collection}' names namespace '${namespace}' but --namespace says '${namespaceOption}': give one of them.`, 2);
+  }
+  return { namespace, collection: name };
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 10;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError(`--limit must be an integer from 1 to 100, got '${value}'.`, 2);
+  return limit;
+}
+
+function parseFilter(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(
+      `--filter is not valid JSON (${(err as Error).message}). Example: --filter '{"field":"path","op":"prefix","value":"/docs/"}'`,
+      2,
+    );
+  }
+}
+
+export function formatResults(response: SearchResponse): string {
+  const lines: string[] = [];
+  if (response.results.length === 0) lines.push('No results.');
+  for (const result of response.results) {
+    lines.push(`${String(result.rank).padStart(3)}. ${result.path}  (score ${formatScore(result.score)})`);
+    const located = result.evidence.map((e) => ({ where: formatLocation(e), text: oneLine(e.text) }));
+    const width = Math.max(0, ...located.map((e) => e.where.length));
+    for (const e of located) lines.push(`       ${e.where.padEnd(width)}  ${e.text}`);
+  }
+  if (response.next_cursor) lines.push(`(more results: raise --limit, or page with the API's next_cursor)`);
+  for (const warning of response.warnings) lines.push(`warning ${warning.code}: ${warning.message}`);
+  return lines.join('\n') + '\n';
+}
+
+function formatScore(score: number): string {
+  return Math.abs(score) >= 100 ? score.toFixed(1) : score.toPrecision(3);
+}
+
+export function formatLocation(evidence: Evidence): string {
+  const location = evidence.location;
+  if (!location) return evidence.kind;
+  if ('char_start' in location) return `chars ${location.char_start}-${location.char_end}`;
+  if ('json_path' in location) return location.json_path;
+  if ('page' in location) return `page ${location.page}`;
+  return `${seconds(location.start_ms)}-${seconds(location.end_ms)}`;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+/** Evidence collapsed to one line and cut to about SNIPPET_CHARS characters. */
+export function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= SNIPPET_CHARS) return flat;
+  const cut = flat.slice(0, SNIPPET_CHARS);
+  const lastSpace = cut.lastIndexOf(' ');
+  return (lastSpace > SNIPPET_CHARS * 0.7 ? cut.slice(0, lastSpace) : cut) + '…';
+}

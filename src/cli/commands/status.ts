@@ -1,0 +1,99 @@
+// `trove status`: is the daemon up, and what namespaces and collections does it hold.
+import { ApiClient, namespacePath, reportError } from '../client.js';
+import { resolveKey, resolveUrl, type GlobalOptions } from '../connection.js';
+
+export interface StatusOptions {
+  json?: boolean;
+}
+
+interface FileCounts {
+  pending: number;
+  indexing: number;
+  ready: number;
+  failed: number;
+}
+
+interface CollectionItem {
+  id: string;
+  name: string;
+  status: string;
+  file_counts: FileCounts;
+}
+
+interface NamespaceItem {
+  id: string;
+  name: string;
+  usage: { collections: number; files: number; source_bytes: string };
+}
+
+interface InfoDocument {
+  api_version: string;
+  search_modes: string[];
+}
+
+export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  let url: string;
+  try {
+    url = resolveUrl(globalOpts);
+  } catch (err) {
+    return reportError(err, json);
+  }
+
+  let health: { status: string };
+  try {
+    health = await new ApiClient(url).request<{ status: string }>('GET', '/health', undefined, { auth: false });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (json) process.stdout.write(JSON.stringify({ url, up: false, error: message }) + '\n');
+    else process.stderr.write(`trove daemon at ${url}: down\n${message}\n`);
+    return 1;
+  }
+
+  try {
+    const client = new ApiClient(url, await resolveKey(globalOpts));
+    const info = await client.request<InfoDocument>('GET', '/info');
+    const namespaces = await client.listAll<NamespaceItem>('/namespaces');
+    const detailed = await Promise.all(
+      namespaces.map(async (ns) => ({ ns, collections: await client.listAll<CollectionItem>(`${namespacePath(ns.id)}/collections`) })),
+    );
+
+    if (json) {
+      const body = {
+        url,
+        up: true,
+        health: health.status,
+        api_version: info.api_version,
+        search_modes: info.search_modes,
+        namespaces: detailed.map(({ ns, collections }) => ({
+          id: ns.id,
+          name: ns.name,
+          usage: ns.usage,
+          collections: collections.map((c) => ({ id: c.id, name: c.name, status: c.status, file_counts: c.file_counts })),
+        })),
+      };
+      process.stdout.write(JSON.stringify(body) + '\n');
+      return 0;
+    }
+
+    const lines = [`trove daemon at ${url}: up (health ${health.status}, API ${info.api_version}, search modes: ${info.search_modes.join(', ') || 'none'})`];
+    if (detailed.length === 0) lines.push('No namespaces yet: try `trove ingest <folder> -n <namespace> -c <collection>`.');
+    for (const { ns, collections } of detailed) {
+      lines.push('', `namespace ${ns.name}  (${plural(collections.length, 'collection')}, ${plural(ns.usage.files, 'file')})`);
+      if (collections.length === 0) lines.push('  (no collections)');
+      const width = Math.max(0, ...collections.map((c) => c.name.length));
+      for (const c of collections) {
+        const n = c.file_counts;
+        lines.push(`  ${c.name.padEnd(width)}  ${c.status.padEnd(8)}  ${n.ready} ready, ${n.pending} pending, ${n.indexing} indexing, ${n.failed} failed`);
+      }
+    }
+    process.stdout.write(lines.join('\n') + '\n');
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,148 @@
+// Lists the files of a folder the way `git add .` would see them: .git skipped, .gitignore honoured
+// at every level, symlinks followed only while they stay inside the folder.
+import { open, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import ignore from 'ignore';
+import { filePathProblem } from '../contract/paths.js';
+import { contentTypeFromPath } from '../domain/ingest/detect.js';
+
+/** The daemon's limit on indexed files (daemon/runtime.ts maxFileBytes). */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+const SNIFF_BYTES = 8192;
+
+export interface WalkedFile {
+  absPath: string;
+  /** Collection path: '/' + the path relative to the folder, with forward slashes. */
+  path: string;
+  size: number;
+  contentType: string;
+}
+
+export interface SkippedEntry {
+  path: string;
+  reason: string;
+}
+
+export interface WalkResult {
+  files: WalkedFile[];
+  /** Entries left out for a reason the user may want to hear about (ignored files are not listed). */
+  skipped: SkippedEntry[];
+}
+
+/** The rules of one .gitignore, which apply to paths relative to the folder holding it. */
+interface IgnoreLayer {
+  base: string;
+  rules: ignore.Ignore;
+}
+
+export async function walkFolder(folder: string, options: { maxFileBytes?: number } = {}): Promise<WalkResult> {
+  const maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
+  const root = await realpath(resolve(folder));
+  if (!(await stat(root)).isDirectory()) throw new Error(`${folder} is not a folder.`);
+  const files: WalkedFile[] = [];
+  const skipped: SkippedEntry[] = [];
+
+  const visit = async (absDir: string, relDir: string, inherited: IgnoreLayer[], ancestors: Set<string>): Promise<void> => {
+    const entries = await readdir(absDir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const layers = [...inherited];
+    if (entries.some((e) => e.name === '.gitignore' && (e.isFile() || e.isSymbolicLink()))) {
+      const text = await readFile(join(absDir, '.gitignore'), 'utf8').catch(() => null);
+      if (text !== null) layers.push({ base: relDir, rules: ignore({ ignorecase: false }).add(text) });
+    }
+
+    for (const entry of entries) {
+      if (entry.name === '.git') continue;
+      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+      const abs = join(absDir, entry.name);
+      let kind: 'file' | 'dir' | 'other';
+      let realDir = abs;
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(abs).catch(() => null);
+        if (target === null) {
+          skipped.push({ path: `/${rel}`, reason: 'broken symlink' });
+          continue;
+        }
+        if (target !== root && !target.startsWith(root + sep)) {
+          skipped.push({ path: `/${rel}`, reason: `symlink leads outside the folder (to ${target})` });
+          continue;
+        }
+        const targetStat = await stat(target);
+        kind = targetStat.isDirectory() ? 'dir' : targetStat.isFile() ? 'file' : 'other';
+        realDir = target;
+      } else {
+        kind = entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+      }
+      if (isIgnored(layers, rel, kind === 'dir')) continue;
+
+      if (kind === 'other') {
+        skipped.push({ path: `/${rel}`, reason: 'not a regular file' });
+      } else if (kind === 'dir') {
+        if (entry.isSymbolicLink()) {
+          if (ancestors.has(realDir)) {
+            skipped.push({ path: `/${rel}`, reason: 'symlink loops back to a folder that contains it' });
+            continue;
+          }
+        } else {
+          realDir = await realpath(abs);
+        }
+        await visit(abs, rel, layers, new Set([...ancestors, realDir]));
+      } else {
+        const path = `/${rel}`;
+        const problem = filePathProblem(path);
+        if (problem) {
+          skipped.push({ path, reason: `not a valid collection path: ${problem}` });
+          continue;
+        }
+        const { size } = await stat(abs);
+        if (size > maxFileBytes) {
+          skipped.push({ path, reason: `larger than ${formatBytes(maxFileBytes)} (${formatBytes(size)})` });
+          continue;
+        }
+        files.push({ absPath: abs, path, size, contentType: contentTypeFromPath(rel) ?? (await sniffContentType(abs)) });
+      }
+    }
+  };
+
+  await visit(root, '', [], new Set([root]));
+  return { files, skipped };
+}
+
+/**
+ * Git's precedence: the .gitignore nearest the path wins, and within one file the last matching rule.
+ * A directory whose rules say nothing defers to its parent's.
+ */
+function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean): boolean {
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const layer = layers[i]!;
+    const local = layer.base ? rel.slice(layer.base.length + 1) : rel;
+    const verdict = layer.rules.test(isDir ? `${local}/` : local);
+    if (verdict.ignored) return true;
+    if (verdict.unignored) return false;
+  }
+  return false;
+}
+
+/** For names without a known extension: text unless the first bytes hold a NUL; the daemon refines binary types. */
+async function sniffContentType(absPath: string): Promise<string> {
+  const handle = await open(absPath, 'r');
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead).includes(0) ? 'application/octet-stream' : 'text/plain';
+  } finally {
+    await handle.close();
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
+}
