@@ -344,16 +344,3 @@ t.test('property: arbitrary text chunks into exact slices', (t) => {
   t.end();
 });
 
-t.test('chunking 5,000 documents of 300 words takes well under a second', (t) => {
-  const docs = Array.from({ length: 5000 }, (_, i) => {
-    const body = wordList(300, i).join(' ');
-    return extract(`# Document ${i}\n\n${body.slice(0, body.length / 2)}\n\n${body.slice(body.length / 2)}`, 'text/markdown');
-  });
-  const started = performance.now();
-  let count = 0;
-  for (const doc of docs) count += chunkDocument(doc, DEFAULTS).length;
-  const elapsed = performance.now() - started;
-  t.ok(count >= 5000);
-  t.ok(elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
-  t.end();
-});
