@@ -6,7 +6,7 @@ import * as S from '../src/contract/schemas.js';
 import { signCursor } from '../src/domain/cursors.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
-function conforms(tt: { ok: (value: unknown, message?: string) => unknown }, schema: z.ZodType, value: unknown, what: string) {
+function conforms(tt: { ok: (value: unknown, message: string) => unknown }, schema: z.ZodType, value: unknown, what: string) {
   const r = schema.safeParse(value);
   tt.ok(r.success, `${what} matches the contract${r.success ? '' : ': ' + JSON.stringify(r.error.issues.slice(0, 3))}`);
 }

@@ -67,6 +67,9 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
 
   const match = buildMatchExpression(body.query);
   if (match === null) return respond([], null, 0);
+  // In an enforced collection a file is visible only through a rule that governs it; without access
+  // rules no file is governed, so no principal may retrieve anything (retrieval-api.md, Principals).
+  if (col.access_control === 'enforced') return respond([], null, 0);
 
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;

@@ -1,0 +1,264 @@
+// End to end: the built CLI against a real daemon process (`npm test` builds before tap runs).
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = path.join(ROOT, 'bin', 'trove');
+const KEY = `trove_e2e_${randomBytes(24).toString('hex')}`;
+
+/** The environment without the caller's TROVE_* settings, so only the flags below count. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('TROVE_')) env[name] = value;
+  return { ...env, ...extra };
+}
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[]): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function parseJson<T = Record<string, unknown>>(run: CliRun): T {
+  try {
+    return JSON.parse(run.stdout) as T;
+  } catch {
+    throw new Error(`expected JSON on stdout, got: ${run.stdout}\nstderr: ${run.stderr}`);
+  }
+}
+
+interface Daemon {
+  url: string;
+  dataDir: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+async function startDaemon(): Promise<Daemon> {
+  const child = spawn(process.execPath, [BIN, 'daemon', 'start', '--ephemeral', '--port', '0', '--json'], {
+    cwd: ROOT,
+    env: cleanEnv({ TROVE_CLUSTER_KEY: KEY }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then(({ code }) => Promise.reject(new Error(`daemon exited (${code}) before listening: ${stderr}`))),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30_000).unref()),
+  ]);
+  const event = JSON.parse(first) as { event: string; url: string; data_dir: string };
+  if (event.event !== 'listening') throw new Error(`unexpected first line: ${first}`);
+  return { url: event.url, dataDir: event.data_dir, child, exited, stderr: () => stderr };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface FileItem {
+  path: string;
+  status: string;
+}
+
+interface SearchBody {
+  results: { rank: number; path: string; evidence: { text: string; location?: Record<string, unknown> | null }[] }[];
+  warnings: { code: string }[];
+}
+
+interface IngestSummary {
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+  ready: number;
+  failed: number;
+  failed_files: { path: string; code: string }[];
+}
+
+t.test('trove ingest, search and status against a running daemon', async (t) => {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'trove-e2e-'));
+  t.teardown(() => rm(work, { recursive: true, force: true }));
+  const folder = path.join(work, 'notes');
+  const write = async (rel: string, content: string | Buffer) => {
+    await mkdir(path.dirname(path.join(folder, rel)), { recursive: true });
+    await writeFile(path.join(folder, rel), content);
+  };
+  await write('.gitignore', 'private.md\n');
+  await write('aurora.md', '# Northern lights\n\nThe aurora borealis shimmered green over the harbour of Tromsø at midnight.\n');
+  await write('garden.txt', 'Tomatoes need staking before the first summer storm arrives.\n');
+  await write('recipe.json', JSON.stringify({ recipe: { name: 'saffron risotto', minutes: 35 } }));
+  await write('deep/trail.md', 'The switchback trail climbs past a frozen waterfall.\n');
+  await write('private.md', 'The quokka smiled for the camera.\n');
+
+  const daemon = await startDaemon();
+  t.teardown(() => {
+    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGKILL');
+  });
+  const conn = ['--url', daemon.url, '--key', KEY];
+  const listFiles = async (): Promise<FileItem[]> => {
+    const res = await fetch(`${daemon.url}/namespaces/demo/collections/notes/files?limit=100`, { headers: { authorization: `Bearer ${KEY}` } });
+    t.equal(res.status, 200, 'list files');
+    return ((await res.json()) as { items: FileItem[] }).items.sort((a, b) => a.path.localeCompare(b.path));
+  };
+  const search = async (query: string) => {
+    const run = await runCli([...conn, 'search', 'notes', query, '-n', 'demo', '--json']);
+    t.equal(run.code, 0, `search "${query}" exits 0 (${run.stderr})`);
+    return parseJson<SearchBody>(run);
+  };
+
+  await t.test('first ingest uploads every file git would track', async (t) => {
+    const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    t.equal(run.code, 0, `exit 0 (${run.stderr})`);
+    t.equal(run.stderr, '', '--json writes no progress');
+    const summary = parseJson<IngestSummary>(run);
+    t.match(summary, { added: 5, updated: 0, removed: 0, unchanged: 0, ready: 5, failed: 0, failed_files: [] });
+    const files = await listFiles();
+    t.same(
+      files.map((f) => f.path),
+      ['/.gitignore', '/aurora.md', '/deep/trail.md', '/garden.txt', '/recipe.json'],
+    );
+    t.ok(files.every((f) => f.status === 'ready'), 'every file is ready');
+  });
+
+  await t.test('search finds the right file with evidence', async (t) => {
+    const body = await search('aurora borealis');
+    t.equal(body.results[0]?.rank, 1);
+    t.equal(body.results[0]?.path, '/aurora.md');
+    t.ok(body.results[0]!.evidence.length > 0, 'has evidence');
+    t.match(body.results[0]!.evidence[0]!.text, /aurora/i);
+
+    t.same((await search('quokka')).results, [], 'a gitignored file is not indexed');
+
+    const human = await runCli([...conn, 'search', 'demo/notes', 'saffron risotto']);
+    t.equal(human.code, 0, human.stderr);
+    t.match(human.stdout, /^\s*1\. \/recipe\.json \(score [-\d.e+]+\)\n\s+\$\.recipe\S*\s+.*saffron/m, 'rank, path, score and a JSON path location');
+
+    const text = await runCli([...conn, 'search', 'notes', 'frozen waterfall', '--namespace', 'demo']);
+    t.equal(text.code, 0, text.stderr);
+    t.match(text.stdout, /1\. \/deep\/trail\.md .*\n\s+chars \d+-\d+\s+The switchback trail/);
+  });
+
+  await t.test('a changed folder: dry run changes nothing, then the re-run mirrors it', async (t) => {
+    await write('garden.txt', 'Courgettes multiply faster than anyone can eat them.\n');
+    await unlink(path.join(folder, 'recipe.json'));
+    await write('deep/new.md', 'A lighthouse keeper logged every passing ship.\n');
+    const before = await listFiles();
+
+    const dryJson = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--json']);
+    t.equal(dryJson.code, 0, dryJson.stderr);
+    const plan = parseJson<{ counts: Record<string, number>; add: { path: string }[]; update: { path: string }[]; remove: { path: string }[] }>(dryJson);
+    t.same(plan.counts, { add: 1, update: 1, remove: 1, unchanged: 3 });
+    t.same([plan.add[0]?.path, plan.update[0]?.path, plan.remove[0]?.path], ['/deep/new.md', '/garden.txt', '/recipe.json']);
+
+    const dryHuman = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run']);
+    t.equal(dryHuman.code, 0, dryHuman.stderr);
+    t.match(dryHuman.stdout, /^\+ \/deep\/new\.md$/m);
+    t.match(dryHuman.stdout, /^~ \/garden\.txt$/m);
+    t.match(dryHuman.stdout, /^- \/recipe\.json$/m);
+    t.match(dryHuman.stdout, /1 to add, 1 to update, 1 to remove, 3 unchanged/);
+    t.same(await listFiles(), before, 'a dry run changes nothing');
+
+    const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    t.equal(run.code, 0, run.stderr);
+    t.match(parseJson<IngestSummary>(run), { added: 1, updated: 1, removed: 1, unchanged: 3, ready: 5, failed: 0 });
+    t.same(
+      (await listFiles()).map((f) => f.path),
+      ['/.gitignore', '/aurora.md', '/deep/new.md', '/deep/trail.md', '/garden.txt'],
+    );
+    t.same((await search('saffron')).results, [], 'the deleted file is gone from search');
+    t.equal((await search('courgettes')).results[0]?.path, '/garden.txt', 'the updated file is searched with its new text');
+    t.same((await search('tomatoes')).results, [], 'its old text is gone');
+
+    const again = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    t.equal(again.code, 0, again.stderr);
+    t.match(parseJson<IngestSummary>(again), { added: 0, updated: 0, removed: 0, unchanged: 5 });
+  });
+
+  await t.test('a file that fails to index makes ingest exit non-zero and is named', async (t) => {
+    await write('photo.bin', Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00, 0x10]));
+    const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes']);
+    t.not(run.code, 0, 'non-zero exit');
+    t.match(run.stdout, /1 added/);
+    t.match(run.stdout, /^failed \/photo\.bin: \w+/m);
+
+    await unlink(path.join(folder, 'photo.bin'));
+    const cleaned = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    t.equal(cleaned.code, 0, cleaned.stderr);
+    t.match(parseJson<IngestSummary>(cleaned), { removed: 1, failed: 0 });
+  });
+
+  await t.test('status', async (t) => {
+    const run = await runCli([...conn, 'status', '--json']);
+    t.equal(run.code, 0, run.stderr);
+    const status = parseJson<{ up: boolean; namespaces: { name: string; collections: { name: string; status: string; file_counts: Record<string, number> }[] }[] }>(run);
+    t.equal(status.up, true);
+    const demo = status.namespaces.find((ns) => ns.name === 'demo');
+    t.match(demo?.collections, [{ name: 'notes', status: 'ready', file_counts: { ready: 5, pending: 0, indexing: 0, failed: 0 } }]);
+
+    const fromKeyFile = await runCli(['--url', daemon.url, '--data-dir', daemon.dataDir, 'status']);
+    t.equal(fromKeyFile.code, 0, `the key is read from <data-dir>/cluster-key (${fromKeyFile.stderr})`);
+    t.match(fromKeyFile.stdout, /namespace demo[\s\S]*notes\s+ready\s+5 ready/);
+
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const downRun = await runCli(['--url', down, '--key', KEY, 'status']);
+    t.equal(downRun.code, 1, 'exit 1 when the daemon is down');
+    t.match(downRun.stderr, `No daemon at ${down}: start one with \`trove daemon start\``);
+    const downJson = await runCli(['--url', down, '--key', KEY, 'status', '--json']);
+    t.equal(downJson.code, 1);
+    t.match(parseJson(downJson), { url: down, up: false });
+  });
+
+  await t.test('errors map to exit codes', async (t) => {
+    const badJson = await runCli([...conn, 'search', 'notes', 'x', '-n', 'demo', '--filter', '{not json']);
+    t.equal(badJson.code, 2, 'unparseable --filter exits 2');
+    t.match(badJson.stderr, /--filter is not valid JSON/);
+
+    const badField = await runCli([...conn, 'search', 'notes', 'x', '-n', 'demo', '--filter', '{"field":"colour","op":"eq","value":"red"}']);
+    t.equal(badField.code, 2, 'invalid_filter exits 2');
+    t.match(badField.stderr, /^error invalid_filter: .* \(request req_\w+\)$/m);
+
+    const wrongKey = await runCli(['--url', daemon.url, '--key', 'trove_wrong_key', 'search', 'notes', 'aurora', '-n', 'demo']);
+    t.equal(wrongKey.code, 3, 'unauthenticated exits 3');
+    t.match(wrongKey.stderr, /^error unauthenticated: .+ \(request req_\w+\)$/m);
+    const wrongKeyJson = await runCli(['--url', daemon.url, '--key', 'trove_wrong_key', 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    t.equal(wrongKeyJson.code, 3);
+    t.match(JSON.parse(wrongKeyJson.stderr), { error: { code: 'unauthenticated', request_id: /^req_/ } });
+
+    const missing = await runCli([...conn, 'search', 'nope', 'x', '-n', 'demo']);
+    t.equal(missing.code, 5, 'not_found exits 5');
+  });
+
+  await t.test('the daemon stops cleanly on SIGTERM', async (t) => {
+    daemon.child.kill('SIGTERM');
+    const { code, signal } = await daemon.exited;
+    t.equal(signal, null);
+    t.equal(code, 0, `exit 0 (${daemon.stderr()})`);
+  });
+});
