@@ -9,6 +9,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'bin', 'trove');
 const KEY = `trove_e2e_${randomBytes(24).toString('hex')}`;
@@ -122,12 +124,12 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGKILL');
   });
   const conn = ['--url', daemon.url, '--key', KEY];
-  const listFiles = async (): Promise<FileItem[]> => {
+  const listFiles = async (t: TestContext): Promise<FileItem[]> => {
     const res = await fetch(`${daemon.url}/namespaces/demo/collections/notes/files?limit=100`, { headers: { authorization: `Bearer ${KEY}` } });
     t.equal(res.status, 200, 'list files');
     return ((await res.json()) as { items: FileItem[] }).items.sort((a, b) => a.path.localeCompare(b.path));
   };
-  const search = async (query: string) => {
+  const search = async (t: TestContext, query: string) => {
     const run = await runCli([...conn, 'search', 'notes', query, '-n', 'demo', '--json']);
     t.equal(run.code, 0, `search "${query}" exits 0 (${run.stderr})`);
     return parseJson<SearchBody>(run);
@@ -139,7 +141,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.equal(run.stderr, '', '--json writes no progress');
     const summary = parseJson<IngestSummary>(run);
     t.match(summary, { added: 5, updated: 0, removed: 0, unchanged: 0, ready: 5, failed: 0, failed_files: [] });
-    const files = await listFiles();
+    const files = await listFiles(t);
     t.same(
       files.map((f) => f.path),
       ['/.gitignore', '/aurora.md', '/deep/trail.md', '/garden.txt', '/recipe.json'],
@@ -148,17 +150,17 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
   });
 
   await t.test('search finds the right file with evidence', async (t) => {
-    const body = await search('aurora borealis');
+    const body = await search(t, 'aurora borealis');
     t.equal(body.results[0]?.rank, 1);
     t.equal(body.results[0]?.path, '/aurora.md');
     t.ok(body.results[0]!.evidence.length > 0, 'has evidence');
     t.match(body.results[0]!.evidence[0]!.text, /aurora/i);
 
-    t.same((await search('quokka')).results, [], 'a gitignored file is not indexed');
+    t.same((await search(t, 'quokka')).results, [], 'a gitignored file is not indexed');
 
     const human = await runCli([...conn, 'search', 'demo/notes', 'saffron risotto']);
     t.equal(human.code, 0, human.stderr);
-    t.match(human.stdout, /^\s*1\. \/recipe\.json \(score [-\d.e+]+\)\n\s+\$\.recipe\S*\s+.*saffron/m, 'rank, path, score and a JSON path location');
+    t.match(human.stdout, /^\s*1\. \/recipe\.json +\(score [-\d.e+]+\)\n\s+\$\.recipe\S*\s+.*saffron/m, 'rank, path, score and a JSON path location');
 
     const text = await runCli([...conn, 'search', 'notes', 'frozen waterfall', '--namespace', 'demo']);
     t.equal(text.code, 0, text.stderr);
@@ -169,7 +171,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     await write('garden.txt', 'Courgettes multiply faster than anyone can eat them.\n');
     await unlink(path.join(folder, 'recipe.json'));
     await write('deep/new.md', 'A lighthouse keeper logged every passing ship.\n');
-    const before = await listFiles();
+    const before = await listFiles(t);
 
     const dryJson = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--json']);
     t.equal(dryJson.code, 0, dryJson.stderr);
@@ -183,18 +185,18 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.match(dryHuman.stdout, /^~ \/garden\.txt$/m);
     t.match(dryHuman.stdout, /^- \/recipe\.json$/m);
     t.match(dryHuman.stdout, /1 to add, 1 to update, 1 to remove, 3 unchanged/);
-    t.same(await listFiles(), before, 'a dry run changes nothing');
+    t.same(await listFiles(t), before, 'a dry run changes nothing');
 
     const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
     t.equal(run.code, 0, run.stderr);
     t.match(parseJson<IngestSummary>(run), { added: 1, updated: 1, removed: 1, unchanged: 3, ready: 5, failed: 0 });
     t.same(
-      (await listFiles()).map((f) => f.path),
+      (await listFiles(t)).map((f) => f.path),
       ['/.gitignore', '/aurora.md', '/deep/new.md', '/deep/trail.md', '/garden.txt'],
     );
-    t.same((await search('saffron')).results, [], 'the deleted file is gone from search');
-    t.equal((await search('courgettes')).results[0]?.path, '/garden.txt', 'the updated file is searched with its new text');
-    t.same((await search('tomatoes')).results, [], 'its old text is gone');
+    t.same((await search(t, 'saffron')).results, [], 'the deleted file is gone from search');
+    t.equal((await search(t, 'courgettes')).results[0]?.path, '/garden.txt', 'the updated file is searched with its new text');
+    t.same((await search(t, 'tomatoes')).results, [], 'its old text is gone');
 
     const again = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
     t.equal(again.code, 0, again.stderr);

@@ -26,7 +26,7 @@ export interface SkippedEntry {
 
 export interface WalkResult {
   files: WalkedFile[];
-  /** Entries left out for a reason the user may want to hear about (ignored files are not listed). */
+  /** Files and folders left out for a reason the user may want to hear about (ignored ones are not listed). */
   skipped: SkippedEntry[];
 }
 
@@ -44,7 +44,14 @@ export async function walkFolder(folder: string, options: { maxFileBytes?: numbe
   const skipped: SkippedEntry[] = [];
 
   const visit = async (absDir: string, relDir: string, inherited: IgnoreLayer[], ancestors: Set<string>): Promise<void> => {
-    const entries = await readdir(absDir, { withFileTypes: true });
+    let entries;
+    try {
+      entries = await readdir(absDir, { withFileTypes: true });
+    } catch (err) {
+      if (relDir === '') throw err;
+      skipped.push({ path: `/${relDir}`, reason: `folder cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
+      return;
+    }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const layers = [...inherited];
     if (entries.some((e) => e.name === '.gitignore' && (e.isFile() || e.isSymbolicLink()))) {

@@ -90,11 +90,15 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
 
     if (!opts.dryRun) await ensureCollection(client, namespace, collection);
     const remote = await listRemote(client, colPath, Boolean(opts.dryRun));
-    // A file we could not read this time is left alone rather than deleted.
+    // What we could not read this time (a file, or a whole folder) is left alone rather than deleted.
     const skippedPaths = new Set(skipped.map((entry) => entry.path));
+    const wasSkipped = (path: string) => {
+      for (let prefix = path; prefix !== ''; prefix = prefix.slice(0, prefix.lastIndexOf('/'))) if (skippedPaths.has(prefix)) return true;
+      return false;
+    };
     const localPaths = new Set(local.map((file) => file.path));
     await markStuckUploads(client, colPath, remote.filter((file) => localPaths.has(file.path)));
-    const plan = planIngest(local, remote.filter((file) => !skippedPaths.has(file.path)));
+    const plan = planIngest(local, remote.filter((file) => !wasSkipped(file.path)));
 
     if (opts.dryRun) {
       if (json) process.stdout.write(JSON.stringify(planJson(namespace, collection, plan, skipped)) + '\n');

@@ -1,0 +1,116 @@
+// `npm run bench`: prints the performance figures issues ask for. Never run by `npm test`.
+//   npm run bench                 start-up, chunking, and SciFact keyword through the HTTP API
+//   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chunkDocument } from '../src/domain/ingest/chunk.js';
+import { extractDocument } from '../src/domain/ingest/extract.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    data: { type: 'string', default: resolve(root, '..', 'shared', 'data', 'scifact') },
+    eval: { type: 'string', default: resolve(root, '..', 'shared', 'eval', 'beir.mjs') },
+    runs: { type: 'string', default: '10' },
+  },
+});
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+interface Started {
+  url: string;
+  stop(): Promise<void>;
+  startedMs: number;
+}
+
+/** Starts the built CLI's daemon and measures spawn → first answered /health. */
+async function startDaemon(env: Record<string, string> = {}): Promise<Started> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [join(root, 'bin', 'trove'), 'daemon', 'start', '--ephemeral', '--port', '0', '--json'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const line = buf.split('\n').find((l) => l.includes('"listening"'));
+      if (line) resolveUrl((JSON.parse(line) as { url: string }).url);
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
+  });
+  const res = await fetch(`${url}/health`);
+  if (res.status !== 200) throw new Error(`health answered ${res.status}`);
+  const startedMs = performance.now() - t0;
+  return {
+    url,
+    startedMs,
+    stop: () =>
+      new Promise<void>((done) => {
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function benchStartup(): Promise<void> {
+  const runs = Number(args.runs);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const d = await startDaemon();
+    times.push(d.startedMs);
+    await d.stop();
+  }
+  console.log(JSON.stringify({ bench: 'startup', what: 'spawn `trove daemon start --ephemeral --port 0 --json` → /health answered', runs, median_ms: round(median(times)), min_ms: round(Math.min(...times)), max_ms: round(Math.max(...times)) }));
+}
+
+function benchChunk(): void {
+  const corpusFile = join(args.data!, 'corpus.jsonl');
+  if (!existsSync(corpusFile)) return void console.log(JSON.stringify({ bench: 'chunk', skipped: `no ${corpusFile}` }));
+  const docs = readFileSync(corpusFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { title?: string; text?: string })
+    .map((d) => Buffer.from(`# ${d.title ?? ''}\n\n${d.text ?? ''}`));
+  const times: number[] = [];
+  let passages = 0;
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    passages = 0;
+    for (const bytes of docs) passages += chunkDocument(extractDocument(bytes, 'text/markdown'), { chunkTokens: 400, chunkOverlap: 40 }).length;
+    times.push(performance.now() - t0);
+  }
+  const ms = median(times);
+  console.log(JSON.stringify({ bench: 'extract+chunk', docs: docs.length, passages, median_ms: round(ms), docs_per_second: Math.round(docs.length / (ms / 1000)) }));
+}
+
+async function benchBeir(): Promise<void> {
+  if (!existsSync(args.eval!) || !existsSync(args.data!)) return void console.log(JSON.stringify({ bench: 'beir', skipped: `need ${args.eval} and ${args.data}` }));
+  const key = 'bench-cluster-key-0123456789';
+  const d = await startDaemon({ TROVE_CLUSTER_KEY: key });
+  try {
+    const out = await new Promise<string>((done, reject) => {
+      const child = spawn(process.execPath, [args.eval!, '--url', d.url, '--key', key, '--data', args.data!, '--mode', 'keyword'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let buf = '';
+      child.stdout.on('data', (c: Buffer) => (buf += c.toString()));
+      child.on('exit', (code) => (code === 0 ? done(buf) : reject(new Error(`beir.mjs exited with ${code}`))));
+    });
+    const json = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as Record<string, unknown>;
+    console.log(JSON.stringify({ bench: 'beir-keyword', ...json }));
+  } finally {
+    await d.stop();
+  }
+}
+
+const only = args.only;
+if (!only || only === 'startup') await benchStartup();
+if (!only || only === 'chunk') benchChunk();
+if (!only || only === 'beir') await benchBeir();
