@@ -298,3 +298,165 @@ export const InfoResponse = z.object({
 });
 
 export const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });
+
+// ---------------------------------------------------------------- access rules (retrieval-api.md, Access rule)
+
+const Reader = z.string().refine((r) => Buffer.byteLength(r, 'utf8') <= 256, 'each reader must be at most 256 UTF-8 bytes');
+const Readers = z.array(Reader).max(1024);
+
+export const AccessRuleSchema = z.object({
+  id: z.string(),
+  folder: z.string().nullable(),
+  file: z.string().nullable(),
+  readers: z.array(z.string()),
+  sealed: z.boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const CreateAccessRuleRequest = z
+  .strictObject({ folder: FolderPath.optional(), file: FilePath.optional(), readers: Readers, sealed: z.boolean().default(false) })
+  .refine((b) => (b.folder === undefined) !== (b.file === undefined), 'set exactly one of folder and file')
+  .refine((b) => !b.sealed || b.folder !== undefined, { message: 'only folder rules can be sealed', path: ['sealed'] });
+export const UpdateAccessRuleRequest = z
+  .strictObject({ readers: Readers.nullable().optional(), add_readers: Readers.optional(), remove_readers: Readers.optional(), sealed: z.boolean().nullable().optional() })
+  .refine((b) => !(b.readers != null && (b.add_readers !== undefined || b.remove_readers !== undefined)), 'readers cannot accompany add_readers or remove_readers')
+  .refine((b) => !(b.add_readers ?? []).some((r) => (b.remove_readers ?? []).includes(r)), 'the same principal cannot be both added and removed');
+export const AccessRuleBatchRequest = z.strictObject({
+  operations: z
+    .array(
+      z.strictObject({
+        op: z.enum(['upsert', 'update', 'delete']),
+        folder: FolderPath.nullable().optional(),
+        file: FilePath.nullable().optional(),
+        readers: Readers.nullable().optional(),
+        add_readers: Readers.nullable().optional(),
+        remove_readers: Readers.nullable().optional(),
+        sealed: z.boolean().nullable().optional(),
+      }),
+    )
+    .min(1)
+    .max(1000),
+});
+
+// ---------------------------------------------------------------- keys (retrieval-api.md, Key)
+
+export const KeySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scope: KeyScope,
+  created_at: Timestamp,
+  revoked_at: Timestamp.optional(),
+  secret: z.string().optional(),
+});
+export const CreateKeyRequest = z.strictObject({ name: ResourceName, scope: KeyScope });
+
+// ---------------------------------------------------------------- answers and research
+
+export const HistoryMessage = z.strictObject({ role: z.enum(['user', 'assistant']), content: z.string().max(32000) });
+export const QueryImage = z.strictObject({ data: z.string().min(1), media_type: z.enum(['image/png', 'image/jpeg', 'image/webp']) });
+export const AnswerRequest = z.strictObject({
+  query: QueryText,
+  mode: z.enum(['standard', 'ultra', 'recall']).default('standard'),
+  history: z.array(HistoryMessage).max(32).optional(),
+  filter: z.unknown().nullable().optional(),
+  principals: Principals.nullable().optional(),
+  return_sources: z.boolean().default(true),
+  web_search: z.enum(['never', 'use_if_needed']).default('never'),
+  query_image: QueryImage.nullable().optional(),
+});
+export const SourceEntry = z.object({ file_id: z.string(), path: z.string(), score: z.number(), is_cited: z.boolean(), evidence: z.array(EvidenceSchema) });
+export const AnswerResponse = z.object({
+  answer: z.string(),
+  image_description: z.string().nullable(),
+  mode: z.enum(['standard', 'ultra', 'recall']),
+  request_id: z.string(),
+  sources: z.record(z.string(), SourceEntry).optional(),
+  usage: z.object({ retrieval_ms: z.number().int(), generation_ms: z.number().int(), passages_considered: z.number().int(), sources_cited: z.number().int(), credits: z.number().int() }),
+});
+export const ResearchRunSchema = z.object({
+  id: z.string(),
+  namespace: z.string(),
+  collection: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled']),
+  mode: z.enum(['standard', 'ultra', 'recall']),
+  progress: z.object({ stage: z.string(), label: z.string(), step: z.number().int().min(1), total_steps: z.number().int() }).nullable(),
+  answer: z.string().nullable(),
+  sources: z.record(z.string(), SourceEntry).nullable(),
+  image_description: z.string().nullable(),
+  usage: z.object({ credits: z.number().int() }).nullable(),
+  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean() }).nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+});
+
+// ---------------------------------------------------------------- workspace API (workspace-api.md; camelCase)
+
+export const WorkspaceRole = z.enum(['viewer', 'editor', 'admin']);
+export const BucketScope = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('all') }),
+  z.strictObject({ mode: z.literal('selected'), bucketIds: z.array(z.string().min(1)).min(1) }),
+]);
+export const WorkspaceApiKeySchema = z.object({
+  id: z.string(),
+  workspaceId: z.string(),
+  name: z.string(),
+  accessKeyId: z.string(),
+  ownerKind: z.string(),
+  ownerId: z.string(),
+  role: WorkspaceRole,
+  kind: z.string(),
+  bucketScope: BucketScope,
+  createdAt: Timestamp,
+  lastUsedAt: Timestamp.nullable(),
+  expiresAt: Timestamp.nullable(),
+  revokedAt: Timestamp.nullable(),
+  revision: z.number().int(),
+});
+export const PatchWorkspaceApiKeyRequest = z.strictObject({ name: z.string().min(1).max(63).optional(), role: WorkspaceRole.optional(), bucketScope: BucketScope.optional() });
+export const RestoreResponse = z.object({ id: z.string() });
+
+export const WebhookSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  eventTypes: z.array(z.string()).nullable(),
+  bucketIds: z.array(z.string()).nullable(),
+  enabled: z.boolean(),
+  ownerKind: z.enum(['me', 'workspace']),
+  disabledReason: z.string().optional(),
+  signing: z.object({ secretFingerprint: z.string() }),
+});
+export const CreateWebhookRequest = z.strictObject({
+  name: z.string().min(1).max(256),
+  url: z.string().min(1).max(2048),
+  eventTypes: z.array(z.string()).nullable().optional(),
+  bucketIds: z.array(z.string()).nullable().optional(),
+  enabled: z.boolean().default(true),
+  owner: z.enum(['me', 'workspace']).optional(),
+});
+export const UpdateWebhookRequest = z.strictObject({
+  name: z.string().min(1).max(256).optional(),
+  url: z.string().min(1).max(2048).optional(),
+  eventTypes: z.array(z.string()).nullable().optional(),
+  bucketIds: z.array(z.string()).nullable().optional(),
+  enabled: z.boolean().optional(),
+});
+export const RotateWebhookSecretRequest = z.strictObject({ previousSecretExpiresInSeconds: z.number().int().min(0).max(604800).optional() });
+export const ReplayWebhookRequest = z.strictObject({
+  since: Timestamp.optional(),
+  until: Timestamp.optional(),
+  onlyFailed: z.boolean().optional(),
+  eventIds: z.array(z.string()).min(1).max(1000).optional(),
+});
+export const WebhookDeliverySchema = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  attempts: z.number().int(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export const EventSchema = z.object({ id: z.string(), type: z.string(), timestamp: Timestamp, data: z.record(z.string(), z.unknown()) });
