@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
+import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import type { Logger } from '../src/http/router.js';
@@ -22,6 +23,8 @@ export interface RuntimeOptions {
   clusterKey?: string | undefined;
   fileRoots?: string[];
   allowPrivateSources?: boolean;
+  /** Lifetime of signed upload URLs (default one hour); tests shorten it. */
+  uploadTtlMs?: number;
   log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -114,6 +117,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       blobsDir,
       fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
       allowPrivateSources: options.allowPrivateSources ?? false,
+      uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       maxFileBytes: 256 * 1024 * 1024,
       fetchTimeoutMs: 60_000,
       batchSize: 64,
@@ -126,6 +130,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       urlSecret: getOrCreateSecret(db, 'url_secret'),
       fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
       allowPrivateSources: options.allowPrivateSources ?? false,
+      uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,

@@ -306,3 +306,22 @@ t.test('info, health, ready, auth', async (t) => {
   t.match(gen.headers['x-request-id'], /^req_/, 'one is generated otherwise');
   t.equal(gen.body.error.request_id, gen.headers['x-request-id']);
 });
+
+t.test('a file whose upload never arrives fails when its URL expires', async (t) => {
+  const g = await startFixture({ uploadTtlMs: 300 });
+  t.teardown(() => g.close());
+  const { base } = await seedCollection(g, 'late', 'docs');
+  const added = await g.call('POST', `${base}/files`, { path: '/never.txt', source: { type: 'upload', content_type: 'text/plain' } });
+  t.equal(added.status, 202);
+  const col = await g.waitForIdle('late', 'docs', 10_000);
+  t.equal(col.status, 'failed', 'the collection no longer waits for it');
+  const file = await g.call('GET', `${base}/files/${added.body.file.id}`);
+  t.match(file.body, { status: 'failed', error: { code: 'upload_expired' } });
+  const job = await g.call('GET', `/jobs/${added.body.job.id}`);
+  t.match(job.body, { status: 'failed', error: { code: 'upload_expired' } });
+  const late = await g.raw('PUT', new URL(added.body.upload.url).pathname, 'too late', { authorization: undefined });
+  t.equal(late.status, 404, 'the expired URL is refused');
+  const again = await g.call('POST', `${base}/files`, { path: '/never.txt', source: { type: 'inline', text: 'arrived after all' } });
+  t.equal(again.body.file.id, added.body.file.id);
+  t.equal((await g.waitForIdle('late', 'docs')).status, 'ready', 'adding the path again starts over');
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { chunkDocument } from '../src/domain/ingest/chunk.js';
+import { chunkDocument, commonJsonPath } from '../src/domain/ingest/chunk.js';
 import { extractDocument } from '../src/domain/ingest/extract.js';
 import type { ChunkOptions, ExtractedDocument, Passage } from '../src/domain/ingest/types.js';
 
@@ -213,12 +213,12 @@ t.test('long code is split at line breaks', (t) => {
   t.end();
 });
 
-t.test('json passages carry the path of their first block', (t) => {
+t.test('json passages carry the path of the values they hold', (t) => {
   const doc = extract(JSON.stringify({ title: 'Trove', version: 2, tags: ['search', 'sqlite'] }), 'application/json');
   const passages = chunkDocument(doc, DEFAULTS);
   t.equal(passages.length, 1, 'a small object is one passage');
   t.equal(passages[0]?.evidenceKind, 'json_path');
-  t.same(passages[0]?.location, { json_path: '$.title' });
+  t.same(passages[0]?.location, { json_path: '$' }, 'several top-level members: the root');
   t.equal(passages[0]?.text, 'title: Trove\nversion: 2\ntags: search\ntags: sqlite');
   t.equal(passages[0]?.heading, '');
   t.end();
@@ -236,9 +236,9 @@ t.test('each element of a top-level array gets its own passage where it fits', (
   t.same(
     passages.map((passage) => passage.location),
     [
-      { json_path: '$[0].id' },
-      { json_path: '$[1].id' },
-      { json_path: '$[2].id' },
+      { json_path: '$[0]' },
+      { json_path: '$[1]' },
+      { json_path: '$[2]' },
       { json_path: '$[2].body' },
       { json_path: '$[2].body' },
     ],
@@ -252,7 +252,7 @@ t.test('each element of a top-level array gets its own passage where it fits', (
     chunkDocument(ndjson, DEFAULTS).map((passage) => [passage.location, passage.text]),
     [
       [{ json_path: '$[0].a' }, 'a: x'],
-      [{ json_path: '$[1].a' }, 'a: y\nb: z'],
+      [{ json_path: '$[1]' }, 'a: y\nb: z'],
     ],
   );
 
@@ -272,7 +272,7 @@ t.test('a top-level object member that would straddle two passages starts a new 
   const passages = chunkDocument(doc, opts);
   t.same(
     passages.map((passage) => passage.location),
-    [{ json_path: '$.summary' }, { json_path: '$.details.a' }],
+    [{ json_path: '$.summary' }, { json_path: '$.details' }],
   );
   expectInvariants(t, doc, passages, opts);
   t.end();
@@ -344,3 +344,14 @@ t.test('property: arbitrary text chunks into exact slices', (t) => {
   t.end();
 });
 
+
+t.test('a passage of several JSON values is located at their common ancestor', (t) => {
+  t.equal(commonJsonPath('$.recipe.name', '$.recipe.minutes'), '$.recipe');
+  t.equal(commonJsonPath('$[0].a', '$[0]["b c"].d'), '$[0]');
+  t.equal(commonJsonPath('$.a[10]', '$.a[1]'), '$.a', 'array indices compare whole');
+  t.equal(commonJsonPath('$.x', '$.y'), '$');
+  const passages = chunkDocument(extract(JSON.stringify({ recipe: { name: 'saffron risotto', minutes: 35 } }), 'application/json'), DEFAULTS);
+  t.equal(passages.length, 1);
+  t.same(passages[0]!.location, { json_path: '$.recipe' }, 'the location covers every value in the evidence text');
+  t.end();
+});

@@ -13,6 +13,8 @@ export interface Services {
   fileRoots: string[];
   /** http(s) sources may reach private addresses (--allow-private-sources). */
   allowPrivateSources: boolean;
+  /** Lifetime of signed upload URLs. */
+  uploadTtlMs: number;
   /** Wakes the indexing worker after jobs were queued. */
   notifyWork: () => void;
   /** Tells the indexing worker to abandon a job that was canceled while running. */

@@ -30,7 +30,7 @@ import { enqueue } from './jobs.js';
 import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
 import { presentFile } from './present.js';
-import { DOWNLOAD_URL_TTL_MS, signTarget, UPLOAD_URL_TTL_MS, verifyTarget } from './signed-urls.js';
+import { DOWNLOAD_URL_TTL_MS, signTarget, verifyTarget } from './signed-urls.js';
 
 /** Largest upload accepted through a signed URL. */
 export const MAX_UPLOAD_BYTES = 512 * 1024 * 1024;
@@ -98,7 +98,7 @@ function prepareSource(s: Services, source: SourceRequest, path: string): Prepar
 }
 
 function uploadInstructions(s: Services, versionId: string, contentType: string): UploadInstructions {
-  const expiresAt = Date.now() + UPLOAD_URL_TTL_MS;
+  const expiresAt = Date.now() + s.uploadTtlMs;
   const token = signTarget(s.urlSecret, { action: 'upload', versionId, expiresAt });
   return { url: `${s.publicBaseUrl()}/uploads/${token}`, method: 'PUT', headers: { 'content-type': contentType }, expires_at: new Date(expiresAt).toISOString() };
 }
@@ -255,6 +255,7 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   const version = getFileVersion(s.db, target.versionId);
   const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
   if (!version || !file || file.deleted_at || file.version_id !== version.id) throw new TroveError('not_found', 'This upload URL is no longer valid: the file was deleted or replaced.');
+  if (version.upload_state === 'expired') throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
   if (version.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
   const limit = file.bytes ?? MAX_UPLOAD_BYTES;
   if (contentLength !== null && contentLength > limit) {

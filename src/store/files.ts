@@ -30,7 +30,7 @@ export interface FileVersionRow {
   file_rid: number;
   inline_text: string | null;
   blob_sha256: string | null;
-  upload_state: 'waiting' | 'received' | null;
+  upload_state: 'waiting' | 'received' | 'expired' | null;
   created_at: string;
 }
 
@@ -128,4 +128,17 @@ export function resetInterruptedFiles(db: Db, now: string): number {
 export function getFilesByRid(db: Db, rids: number[]): FileRow[] {
   if (rids.length === 0) return [];
   return stmt(db, 'SELECT * FROM files WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as FileRow[];
+}
+
+/** Versions whose signed upload URL expired before the bytes arrived. */
+export function expiredWaitingUploads(db: Db, createdBefore: string): { version_id: string; file_rid: number }[] {
+  return stmt(
+    db,
+    `SELECT v.id AS version_id, f.rid AS file_rid FROM file_versions v JOIN files f ON f.rid = v.file_rid AND f.version_id = v.id
+     WHERE v.upload_state = 'waiting' AND v.created_at < ? AND f.deleted_at IS NULL`,
+  ).all(createdBefore) as { version_id: string; file_rid: number }[];
+}
+
+export function markUploadExpired(db: Db, versionId: string): void {
+  stmt(db, "UPDATE file_versions SET upload_state = 'expired' WHERE id = ? AND upload_state = 'waiting'").run(versionId);
 }

@@ -96,6 +96,8 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
     } else {
       open.end = block.charEnd;
       open.words += words;
+      // A passage of several JSON values is located at their nearest common ancestor.
+      if (open.jsonPath !== undefined && block.jsonPath !== undefined) open.jsonPath = commonJsonPath(open.jsonPath, block.jsonPath);
     }
   });
   flush();
@@ -149,6 +151,17 @@ function findUnits(blocks: readonly Block[], blockWords: readonly number[]): (Un
     units.push(current);
   });
   return units;
+}
+
+const JSON_PATH_STEP = /\.[^.[]+|\["(?:[^"\\]|\\.)*"\]|\[\d+\]/g;
+
+/** The deepest path both paths lie under: `$.a.b` and `$.a.c` give `$.a`. */
+export function commonJsonPath(a: string, b: string): string {
+  const stepsA = a.slice(1).match(JSON_PATH_STEP) ?? [];
+  const stepsB = b.slice(1).match(JSON_PATH_STEP) ?? [];
+  let i = 0;
+  while (i < stepsA.length && i < stepsB.length && stepsA[i] === stepsB[i]) i++;
+  return '$' + stepsA.slice(0, i).join('');
 }
 
 /** The first step of a JSON path after `$`: `[3]`, `.name` or `["a key"]`; '' for the root itself. */

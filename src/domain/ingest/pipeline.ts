@@ -4,8 +4,8 @@ import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
 import type { Db } from '../../store/db.js';
 import { allCollectionRids, bumpGeneration, getCollectionByRid, type CollectionRow } from '../../store/collections.js';
-import { getFileByRid, getFileVersion, liveFileRids, markFileIndexed, setFileStatus, type FileRow } from '../../store/files.js';
-import { cancelCollectionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
+import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, markUploadExpired, setFileStatus, type FileRow } from '../../store/files.js';
+import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
 import { deletePassages, replacePassages, type NewPassage } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
@@ -19,7 +19,9 @@ export interface PipelineConfig {
   blobsDir: string;
   fileRoots: string[];
   allowPrivateSources: boolean;
-  /** Per-file limits (docs/limits.md). */
+  /** How long a signed upload URL lives; a file whose bytes never came fails after it. */
+  uploadTtlMs: number;
+  /** Per-file limits (docs/decisions.md). */
   maxFileBytes: number;
   fetchTimeoutMs: number;
 }
@@ -185,4 +187,25 @@ export function runDeleteContainerJob(db: Db, job: JobRow): void {
     }
     finishJob(db, job.rid, 'succeeded', now);
   }).immediate();
+}
+
+/**
+ * A file whose upload URL expired before its bytes arrived would stay pending forever and keep its
+ * collection `indexing`; it fails instead, and a new upload (adding the path again) starts over.
+ */
+export function expireUploads(db: Db, uploadTtlMs: number): number {
+  const cutoff = new Date(Date.now() - uploadTtlMs).toISOString();
+  const expired = expiredWaitingUploads(db, cutoff);
+  if (expired.length === 0) return 0;
+  const now = nowIso();
+  const error = { code: 'upload_expired', message: 'The upload URL expired before the bytes arrived; add the file again to get a new one.' };
+  db.transaction(() => {
+    for (const { version_id, file_rid } of expired) {
+      markUploadExpired(db, version_id);
+      failVersionJobs(db, version_id, now, error);
+      const file = getFileByRid(db, file_rid);
+      if (file && !file.deleted_at && file.version_id === version_id) setFileStatus(db, file_rid, 'failed', now, error);
+    }
+  }).immediate();
+  return expired.length;
 }

@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
-import { runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type PipelineConfig } from './pipeline.js';
+import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type PipelineConfig } from './pipeline.js';
 
 export interface WorkerInit extends PipelineConfig {
   dbFile: string;
@@ -43,11 +43,16 @@ function sleep(ms: number): Promise<void> {
 const isCanceled = (id: string) => canceled.has(id);
 
 async function loop(): Promise<void> {
+  let lastExpiry = 0;
   while (!stopping) {
+    if (Date.now() - lastExpiry > Math.min(init.uploadTtlMs / 4, 60_000)) {
+      lastExpiry = Date.now();
+      expireUploads(db, init.uploadTtlMs);
+    }
     const jobs = claimJobs(db, init.batchSize, nowIso());
     if (jobs.length === 0) {
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
-      await sleep(2000);
+      await sleep(Math.min(2000, init.uploadTtlMs / 4));
       continue;
     }
     const indexJobs = jobs.filter((j) => j.type === 'index_file');
