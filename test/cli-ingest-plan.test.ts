@@ -88,7 +88,7 @@ async function tree(t: TestContext, files: Record<string, string>): Promise<stri
   return root;
 }
 
-t.test('walkFolder honours .gitignore files at every level', async (t) => {
+t.test('walkFolder honours .gitignore files at every level and does not ingest them', async (t) => {
   const root = await tree(t, {
     '.gitignore': '*.log\n!keep.log\nbuild/\n/top-only.md\n',
     'readme.md': '# hi',
@@ -113,9 +113,6 @@ t.test('walkFolder honours .gitignore files at every level', async (t) => {
   await writeFile(path.join(root, '.gitignore'), '*.log\n!keep.log\nbuild/\n/top-only.md\nexcluded/\n!excluded/inner.md\n');
   const { files, skipped } = await walkFolder(root);
   t.same(paths(files), [
-    '/.gitignore',
-    '/docs/.gitignore',
-    '/docs/deep/.gitignore',
     '/docs/deep/a.tmp',
     '/docs/guide.md',
     '/docs/important.log',

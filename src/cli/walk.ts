@@ -60,7 +60,8 @@ export async function walkFolder(folder: string, options: { maxFileBytes?: numbe
     }
 
     for (const entry of entries) {
-      if (entry.name === '.git') continue;
+      // Git's own files are repository plumbing, not documents.
+      if (entry.name === '.git' || entry.name === '.gitignore') continue;
       const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
       const abs = join(absDir, entry.name);
       let kind: 'file' | 'dir' | 'other';
