@@ -135,6 +135,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
       ready: () => ready,
+      indexerAlive: () => worker.alive(),
     };
     const app = createApp(services, log);
     ready = true;
@@ -166,34 +167,50 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
 
 interface WorkerHandle {
   post(msg: ToWorker): void;
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
 /** The indexing worker thread; restarted if it dies, stopped cleanly on close. */
 function startWorker(init: WorkerInit, log: NonNullable<RuntimeOptions['log']>): WorkerHandle {
   let worker: Worker;
+  let running = false;
   let stopping = false;
   let stopped: (() => void) | null = null;
+  let respawn: NodeJS.Timeout | null = null;
   const spawn = () => {
-    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init });
+    respawn = null;
+    // The worker is a module of ours, whatever flags the embedding process runs with
+    // (e.g. `node --input-type=module -e …`, which a worker must not inherit).
+    const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type') && arg !== '-e' && arg !== '--eval');
+    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init, execArgv });
+    running = true;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });
     });
     worker.on('error', (err) => log.error('indexing worker crashed', { cause: String(err.stack ?? err) }));
     worker.on('exit', () => {
+      running = false;
       if (stopping) stopped?.();
       else {
         log.warn('indexing worker exited; restarting it');
-        setTimeout(spawn, 500).unref();
+        respawn = setTimeout(spawn, 500);
+        respawn.unref();
       }
     });
   };
   spawn();
   return {
-    post: (msg) => worker.postMessage(msg),
+    post: (msg) => {
+      if (running) worker.postMessage(msg);
+    },
+    alive: () => running,
     stop: () =>
       new Promise<void>((resolveStop) => {
         stopping = true;
+        if (respawn) clearTimeout(respawn);
+        // A worker already down (crashed, waiting to respawn) has nothing to stop.
+        if (!running) return resolveStop();
         stopped = resolveStop;
         worker.postMessage({ type: 'stop' } satisfies ToWorker);
         // A job stuck in a long fetch must not hold shutdown forever; its job is re-queued at next start.

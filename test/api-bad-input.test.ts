@@ -6,7 +6,7 @@
 //     ERROR_TABLE and the status and retryable flag that table gives it;
 //   - header x-request-id is present, equals error.request_id, and echoes a sent X-Request-Id;
 //   - the specific documented code wherever the contract names one.
-// Known daemon bugs are separate families asserted with `todo`, so the suite stays green until fixed.
+// A family may be marked `todo` while a known daemon bug waits for its fix, so the suite stays green.
 import t from 'tap';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -71,6 +71,7 @@ must(await addInline(f, base, '/b.md', 'a quick second note', 'text/markdown'), 
 await f.waitForIdle('demo', 'notes');
 
 await seedCollection(f, 'demo', 'victim');
+must(await f.call('POST', '/namespaces', { name: 'victim-ns' }), 201, 'create an empty namespace');
 const victimFile = must(await addInline(f, '/namespaces/demo/collections/victim', '/victim.md', 'victim text'), 202, 'add victim').body.file.id as string;
 await seedCollection(f, 'other', 'oc');
 const fileO = must(await addInline(f, '/namespaces/other/collections/oc', '/o.md', 'other namespace quick text'), 202, 'add /o.md').body;
@@ -98,6 +99,7 @@ const deepTarget = must(await addInline(f, '/namespaces/demo/collections/deep', 
 
 const nsDemo = must(await f.call('GET', '/namespaces/demo'), 200, 'get demo').body;
 const nsOther = must(await f.call('GET', '/namespaces/other'), 200, 'get other').body;
+const nsVictim = must(await f.call('GET', '/namespaces/victim-ns'), 200, 'get victim-ns').body;
 const colNotes = must(await f.call('GET', base), 200, 'get notes').body;
 const colVictim = must(await f.call('GET', '/namespaces/demo/collections/victim'), 200, 'get victim').body;
 const colOther = must(await f.call('GET', '/namespaces/other/collections/oc'), 200, 'get oc').body;
@@ -106,6 +108,7 @@ const content = must(await f.call('GET', `${base}/files/${fileA.file.id}/content
 const W = {
   nsId: nsDemo.id as string,
   otherNsId: nsOther.id as string,
+  victimNsId: nsVictim.id as string,
   colId: colNotes.id as string,
   victimColId: colVictim.id as string,
   otherColId: colOther.id as string,
@@ -123,7 +126,7 @@ const W = {
 };
 assert.ok(W.listCursor && W.jobsCursor && W.searchCursor, 'setup: every cursor is present');
 
-const EXISTING_NAMESPACES = ['demo', 'other'];
+const EXISTING_NAMESPACES = ['demo', 'other', 'victim-ns'];
 const EXISTING_COLLECTIONS = ['notes', 'victim', 'uploads', 'ext', 'deep', 'oc'];
 const EXISTING_PATHS = ['/a.md', '/b.md', '/victim.md', '/o.md', '/up.txt', '/remote.md', '/deep-target.md'];
 
@@ -363,13 +366,14 @@ function fill(path: string, params: Record<string, string>): string {
 }
 
 /** Destructive routes act on expendable targets, so a regression cannot take the shared fixtures down. */
-const DESTRUCTIVE = new Set(['DELETE /namespaces/{namespace}/collections/{collection}', 'DELETE /namespaces/{namespace}/collections/{collection}/files/{file}', 'POST /namespaces/{namespace}/collections/{collection}:reindex']);
+const DESTRUCTIVE = new Set(['DELETE /namespaces/{namespace}', 'DELETE /namespaces/{namespace}/collections/{collection}', 'DELETE /namespaces/{namespace}/collections/{collection}/files/{file}', 'POST /namespaces/{namespace}/collections/{collection}:reindex']);
 
 function validParam(def: RouteDef, name: string): fc.Arbitrary<string> {
   const destructive = DESTRUCTIVE.has(keyOf(def));
   switch (name) {
     case 'namespace':
-      return fc.constantFrom('demo', W.nsId);
+      // DELETE /namespaces/{ns} acts on an empty namespace: a request wrongly accepted would delete it.
+      return keyOf(def) === 'DELETE /namespaces/{namespace}' ? fc.constantFrom('victim-ns', W.victimNsId) : fc.constantFrom('demo', W.nsId);
     case 'collection':
       return destructive ? fc.constantFrom('victim', W.victimColId) : fc.constantFrom('notes', W.colId);
     case 'file':
@@ -417,6 +421,16 @@ function shapeKeys(schema: z.ZodType | undefined): string[] {
   return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
 }
 
+/** Body routes with a required field (PATCH collection takes only optional ones; DELETE namespace defaults force). */
+const REQUIRES_FIELDS = new Set([
+  'POST /namespaces',
+  'PATCH /namespaces/{namespace}',
+  'POST /namespaces/{namespace}/collections',
+  'POST /namespaces/{namespace}/collections/{collection}:search',
+  'POST /namespaces/{namespace}/collections/{collection}/files',
+  'PATCH /namespaces/{namespace}/collections/{collection}/files/{file}',
+]);
+
 const json = (value: unknown) => JSON.stringify(value);
 const JSON_CT = { 'content-type': 'application/json' };
 
@@ -460,7 +474,7 @@ function genericFamilies(def: RouteDef): Family[] {
     });
   }
 
-  // Wrong methods. On a `:verb` path, the methods of the plain path are a known bug (todo family).
+  // Wrong methods, including on `:verb` paths (where the plain path's methods must not leak through).
   const served = methodsAt(def.path);
   const verbSibling = /:\w+$/.test(def.path) ? methodsAt(def.path.replace(/:\w+$/, '')) : new Set<string>();
   const wrongMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'PROPFIND'].filter((m) => !served.has(m) && !verbSibling.has(m));
@@ -479,7 +493,6 @@ function genericFamilies(def: RouteDef): Family[] {
     families.push({
       name: `a method the :verb path does not serve (${[...verbSibling].join(', ')}) → 405 method_not_allowed`,
       runs: 20,
-      todo: `daemon bug: ${[...verbSibling].join('/')} on ${def.path} falls through to ${def.path.replace(/:\w+$/, '')} and answers 404 not_found (the :verb is read as part of the name) instead of 405`,
       arb: fc.tuple(fc.constantFrom(...verbSibling), params).map(([method, p]) => ({ req: request(def, p, { method }), expect: ['method_not_allowed'] })),
     });
   }
@@ -519,6 +532,15 @@ function genericFamilies(def: RouteDef): Family[] {
         runs: 40,
         arb: fc.tuple(params, wrongContentType).map(([p, ct]) => ({ req: request(def, p, { body: json(baseBody(def)), headers: { 'content-type': ct } }), expect: codes(def, 'invalid_request') })),
       },
+      ...(REQUIRES_FIELDS.has(keyOf(def))
+        ? [
+            {
+              name: 'an empty body (required fields missing) → 400 invalid_request',
+              runs: 20,
+              arb: fc.tuple(params, fc.constantFrom<Headers>(JSON_CT, {}, { 'content-type': 'text/plain' })).map(([p, headers]) => ({ req: request(def, p, { body: '', headers }), expect: codes(def, 'invalid_request') })),
+            },
+          ]
+        : []),
       {
         name: 'a JSON body that is not an object → 400 invalid_request',
         runs: 30,
@@ -603,9 +625,14 @@ function genericFamilies(def: RouteDef): Family[] {
   }
   if (keyed && def.path === '/jobs/{job}:cancel') {
     families.push({
-      name: "a read-only key cancelling its namespace's job → 403 forbidden; another namespace's job → 404",
+      name: "a read-only key cancelling its own namespace's job → 403 forbidden",
       runs: 10,
-      arb: fc.constantFrom({ job: W.otherJob, expect: ['forbidden'] }, { job: W.jobA, expect: ['not_found', 'forbidden'] }).map((c) => ({ req: request(def, { job: c.job }, { headers: SCOPED_AUTH }), expect: c.expect })),
+      arb: fc.constant({ req: request(def, { job: W.otherJob }, { headers: SCOPED_AUTH }), expect: ['forbidden'] }),
+    });
+    families.push({
+      name: "a read-only namespace key cancelling another namespace's job or an unknown job → 404 not_found",
+      runs: 10,
+      arb: fc.oneof(fc.constant(W.jobA), idOf('job')).map((job) => ({ req: request(def, { job }, { headers: SCOPED_AUTH }), expect: ['not_found'] })),
     });
   }
   if (keyed && def.path === '/jobs/{job}') {
@@ -812,7 +839,7 @@ function specificFamilies(def: RouteDef): Family[] {
           // decisions.md §2: a namespace with collections needs force: true, else 400 invalid_request.
           name: 'deleting a namespace that has collections without force → 400 invalid_request',
           runs: 20,
-          arb: fc.tuple(params, fc.constantFrom<string | null>(null, '{}', '{"force":false}')).map(([p, body]) => ({ req: request(def, p, { body, headers: body === null ? {} : JSON_CT }), expect: ['invalid_request'] })),
+          arb: fc.tuple(validParams(def, { namespace: fc.constantFrom('demo', W.nsId) }), fc.constantFrom<string | null>(null, '{}', '{"force":false}')).map(([p, body]) => ({ req: request(def, p, { body, headers: body === null ? {} : JSON_CT }), expect: ['invalid_request'] })),
         },
       ];
     case 'GET /namespaces/{namespace}/jobs':
@@ -1027,20 +1054,18 @@ await t.test('refused uploads left the signed URL usable', async (tt) => {
   tt.ok(['invalid_request', 'not_found'].includes(checkEnvelope(again, 'reuse-1')), 'a used upload URL is refused (400 or 404 envelope)');
 });
 
-await t.test('known daemon bugs (todo until fixed)', async (tt) => {
+await t.test('regressions: invalid file paths and encodings, deep nesting, __proto__ keys', async (tt) => {
   const fileRoutes = APP_ROUTES.filter((r) => r.path.endsWith('{file}') || r.path.endsWith('{file}/content'));
   for (const def of fileRoutes) {
     await runFamily(tt, {
       name: `${keyOf(def)}: an encoded file path the contract calls invalid → 400 invalid_request`,
       runs: 30,
-      todo: 'daemon bug: resolveFile looks up any string starting with "/" and answers 404 not_found for paths the contract calls invalid ("..", ".", empty or control-character segments, trailing /, over 1,024 bytes); the query ?path= of the same route answers 400 invalid_request',
       arb: fc.tuple(validParams(def), invalidPathNoSurrogate.filter((p) => p.startsWith('/') && p !== '/')).map(([p, path]) => ({ req: withBody(def, { ...p, file: enc(path) }), expect: ['invalid_request'] })),
     });
   }
   await runFamily(tt, {
     name: 'invalid percent-encoding in a path segment → 400 invalid_request',
     runs: 40,
-    todo: 'daemon bug: a path segment that is not valid percent-encoding (%ZZ, a lone %, truncated or overlong UTF-8) matches no route and answers 404 not_found "No route for …" instead of 400 invalid_request',
     arb: fc
       .tuple(fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%C0%AF', '%F0%9F', 'a%2', '%%41'), fc.constantFrom('ns', 'col', 'file'))
       .map(([junk, where]) => ({
@@ -1058,7 +1083,6 @@ await t.test('known daemon bugs (todo until fixed)', async (tt) => {
     await runFamily(tt, {
       name: `${method} file with metadata nested thousands of levels deep → never a 5xx`,
       runs: 6,
-      todo: 'daemon bug: metadata nested ~2,500+ levels (a 10 KB body) overflows the stack in zod z.json() validation (RangeError: Maximum call stack size exceeded) and answers 500 internal_error',
       arb: fc.tuple(fc.integer({ min: 3_000, max: 60_000 }), fc.boolean()).map(([n, arrays]) => {
         const deep = arrays ? '['.repeat(n) + ']'.repeat(n) : '{"a":'.repeat(n) + '1' + '}'.repeat(n);
         const body = method === 'POST' ? `{"path":"/deep.md","source":{"type":"inline","text":"deep"},"metadata":{"k":${deep}}}` : `{"metadata":{"k":${deep}}}`;
@@ -1074,9 +1098,34 @@ await t.test('known daemon bugs (todo until fixed)', async (tt) => {
   // metadata is "map of string to any JSON value": a key is stored as sent, or the request refused.
   const added = await f.call('POST', '/namespaces/demo/collections/deep/files', { path: '/proto.md', source: { type: 'inline', text: 'proto' }, metadata: JSON.parse('{"__proto__":{"x":1},"k":2}') });
   const kept = added.status === 202 ? Object.hasOwn(added.body.file.metadata, '__proto__') : added.status === 400;
-  tt.ok(kept, 'a metadata key "__proto__" is stored or refused, never silently dropped', {
-    todo: 'daemon bug: POST …/files with metadata {"__proto__": {...}, "k": 2} answers 202 with metadata {"k": 2}: the "__proto__" key is silently dropped (same for PATCH …/files/{file})',
-  });
+  tt.ok(kept, 'a metadata key "__proto__" is stored or refused, never silently dropped');
+});
+
+await t.test('ERROR_TABLE agrees with the contract (retrieval-api.md "Errors", decisions.md §4)', async (tt) => {
+  const contract: Record<string, [number, boolean]> = {
+    invalid_request: [400, false],
+    invalid_filter: [400, false],
+    invalid_cursor: [400, false],
+    unauthenticated: [401, false],
+    forbidden: [403, false],
+    not_found: [404, false],
+    already_exists: [409, false],
+    idempotency_conflict: [409, false],
+    collection_empty: [409, false],
+    collection_not_ready: [409, true],
+    operation_in_progress: [409, true],
+    limit_exceeded: [409, false],
+    external_source: [409, false],
+    request_too_large: [413, false],
+    temporarily_unavailable: [503, true],
+    internal_error: [500, false],
+    webhook_disabled: [409, false],
+  };
+  for (const [code, [status, retryable]] of Object.entries(contract)) {
+    const row = ERROR_TABLE[code as ErrorCode];
+    tt.same(row && [row.status, row.retryable], [status, retryable], code);
+  }
+  tt.same(ERROR_TABLE.method_not_allowed && [ERROR_TABLE.method_not_allowed.status, ERROR_TABLE.method_not_allowed.retryable], [405, false], 'method_not_allowed (added by the daemon)');
 });
 
 await t.test('every data-plane route got hundreds of bad requests', async (tt) => {

@@ -140,11 +140,11 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.equal(run.code, 0, `exit 0 (${run.stderr})`);
     t.equal(run.stderr, '', '--json writes no progress');
     const summary = parseJson<IngestSummary>(run);
-    t.match(summary, { added: 5, updated: 0, removed: 0, unchanged: 0, ready: 5, failed: 0, failed_files: [] });
+    t.match(summary, { added: 4, updated: 0, removed: 0, unchanged: 0, ready: 4, failed: 0, failed_files: [] });
     const files = await listFiles(t);
     t.same(
       files.map((f) => f.path),
-      ['/.gitignore', '/aurora.md', '/deep/trail.md', '/garden.txt', '/recipe.json'],
+      ['/aurora.md', '/deep/trail.md', '/garden.txt', '/recipe.json'],
     );
     t.ok(files.every((f) => f.status === 'ready'), 'every file is ready');
   });
@@ -176,7 +176,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     const dryJson = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--json']);
     t.equal(dryJson.code, 0, dryJson.stderr);
     const plan = parseJson<{ counts: Record<string, number>; add: { path: string }[]; update: { path: string }[]; remove: { path: string }[] }>(dryJson);
-    t.same(plan.counts, { add: 1, update: 1, remove: 1, unchanged: 3 });
+    t.same(plan.counts, { add: 1, update: 1, remove: 1, unchanged: 2 });
     t.same([plan.add[0]?.path, plan.update[0]?.path, plan.remove[0]?.path], ['/deep/new.md', '/garden.txt', '/recipe.json']);
 
     const dryHuman = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run']);
@@ -184,15 +184,15 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.match(dryHuman.stdout, /^\+ \/deep\/new\.md$/m);
     t.match(dryHuman.stdout, /^~ \/garden\.txt$/m);
     t.match(dryHuman.stdout, /^- \/recipe\.json$/m);
-    t.match(dryHuman.stdout, /1 to add, 1 to update, 1 to remove, 3 unchanged/);
+    t.match(dryHuman.stdout, /1 to add, 1 to update, 1 to remove, 2 unchanged/);
     t.same(await listFiles(t), before, 'a dry run changes nothing');
 
     const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
     t.equal(run.code, 0, run.stderr);
-    t.match(parseJson<IngestSummary>(run), { added: 1, updated: 1, removed: 1, unchanged: 3, ready: 5, failed: 0 });
+    t.match(parseJson<IngestSummary>(run), { added: 1, updated: 1, removed: 1, unchanged: 2, ready: 4, failed: 0 });
     t.same(
       (await listFiles(t)).map((f) => f.path),
-      ['/.gitignore', '/aurora.md', '/deep/new.md', '/deep/trail.md', '/garden.txt'],
+      ['/aurora.md', '/deep/new.md', '/deep/trail.md', '/garden.txt'],
     );
     t.same((await search(t, 'saffron')).results, [], 'the deleted file is gone from search');
     t.equal((await search(t, 'courgettes')).results[0]?.path, '/garden.txt', 'the updated file is searched with its new text');
@@ -200,7 +200,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
 
     const again = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
     t.equal(again.code, 0, again.stderr);
-    t.match(parseJson<IngestSummary>(again), { added: 0, updated: 0, removed: 0, unchanged: 5 });
+    t.match(parseJson<IngestSummary>(again), { added: 0, updated: 0, removed: 0, unchanged: 4 });
   });
 
   await t.test('a file that fails to index makes ingest exit non-zero and is named', async (t) => {
@@ -222,11 +222,11 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     const status = parseJson<{ up: boolean; namespaces: { name: string; collections: { name: string; status: string; file_counts: Record<string, number> }[] }[] }>(run);
     t.equal(status.up, true);
     const demo = status.namespaces.find((ns) => ns.name === 'demo');
-    t.match(demo?.collections, [{ name: 'notes', status: 'ready', file_counts: { ready: 5, pending: 0, indexing: 0, failed: 0 } }]);
+    t.match(demo?.collections, [{ name: 'notes', status: 'ready', file_counts: { ready: 4, pending: 0, indexing: 0, failed: 0 } }]);
 
     const fromKeyFile = await runCli(['--url', daemon.url, '--data-dir', daemon.dataDir, 'status']);
     t.equal(fromKeyFile.code, 0, `the key is read from <data-dir>/cluster-key (${fromKeyFile.stderr})`);
-    t.match(fromKeyFile.stdout, /namespace demo[\s\S]*notes\s+ready\s+5 ready/);
+    t.match(fromKeyFile.stdout, /namespace demo[\s\S]*notes\s+ready\s+4 ready/);
 
     const down = `http://127.0.0.1:${await freePort()}`;
     const downRun = await runCli(['--url', down, '--key', KEY, 'status']);

@@ -23,4 +23,6 @@ export interface Services {
   publicBaseUrl: () => string;
   /** False while the store is not ready to serve (start-up, shutdown). */
   ready: () => boolean;
+  /** False while the indexing worker is down (crashed and about to restart). */
+  indexerAlive: () => boolean;
 }

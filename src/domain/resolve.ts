@@ -7,6 +7,7 @@ import { findLiveFileById, findLiveFileByPath, type FileRow } from '../store/fil
 import { findNamespace, type NamespaceRow } from '../store/namespaces.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 import { hasPrefix } from '../contract/ids.js';
+import { filePathProblem } from '../contract/paths.js';
 
 export function resolveNamespace(db: Db, key: AuthenticatedKey, ref: string): NamespaceRow {
   const ns = findNamespace(db, ref);
@@ -23,7 +24,14 @@ export function resolveCollection(db: Db, key: AuthenticatedKey, nsRef: string, 
 
 /** A file route segment is a `fil_` ID or the path encoded as one URL segment. */
 export function resolveFile(db: Db, col: CollectionRow, ref: string): FileRow {
-  const file = hasPrefix(ref, 'fil') && !ref.startsWith('/') ? findLiveFileById(db, col.rid, ref) : ref.startsWith('/') ? findLiveFileByPath(db, col.rid, ref) : undefined;
+  if (ref.startsWith('/')) {
+    // retrieval-api.md, Conventions: such paths are invalid, not merely absent.
+    const problem = filePathProblem(ref);
+    if (problem) throw new TroveError('invalid_request', `The file path ${problem}.`);
+  } else if (!hasPrefix(ref, 'fil')) {
+    throw new TroveError('invalid_request', "A file is named by its 'fil_' ID or by its path encoded as one URL segment (each '/' as %2F).");
+  }
+  const file = ref.startsWith('/') ? findLiveFileByPath(db, col.rid, ref) : findLiveFileById(db, col.rid, ref);
   if (!file) throw new TroveError('not_found', `File '${ref}' not found.`);
   return file;
 }

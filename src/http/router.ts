@@ -38,6 +38,8 @@ export interface RouteContext<B, Q> {
   ns: NamespaceRow;
   /** Present when the route's path names a collection. */
   col: CollectionRow;
+  /** What the route's `target` hook resolved (e.g. a job), visible to the key. */
+  target: unknown;
   req: AppRequest;
 }
 
@@ -60,6 +62,11 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   query?: Q;
   /** JSON body limit in bytes (retrieval-api.md, Limits). */
   bodyLimit?: number;
+  /**
+   * Resolves a target the path names by ID (a job), with the key's visibility (404 outside its
+   * scope), before the permission check, so an out-of-scope target is 404 and never 403.
+   */
+  target?: (s: Services, key: AuthenticatedKey, params: Record<string, string>) => unknown;
   /** The handler reads the body stream itself (signed upload PUT). */
   streamBody?: boolean;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
@@ -108,16 +115,41 @@ function matchSegments(route: CompiledRoute, raw: string[]): Record<string, stri
       if (value !== seg.literal) return null;
     } else {
       if (value === '') return null;
-      let decoded: string;
-      try {
-        decoded = decodeURIComponent(value);
-      } catch {
-        return null;
-      }
-      params[seg.param!] = decoded;
+      params[seg.param!] = decodeSegment(value);
     }
   }
   return params;
+}
+
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new TroveError('invalid_request', `The URL path segment '${raw.slice(0, 100)}' is not valid percent-encoding.`);
+  }
+}
+
+/** JSON nesting accepted in a body; deeper is refused before validation recurses into it. */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * One iterative walk over a parsed body: refuses nesting deeper than MAX_JSON_DEPTH (validators
+ * recurse and would overflow the stack) and the key "__proto__", which object spreading and
+ * schema parsing would silently turn into a prototype instead of keeping as data.
+ */
+function checkJsonShape(value: unknown): void {
+  const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 1 }];
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_JSON_DEPTH) throw new TroveError('invalid_request', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push({ v: item, depth: depth + 1 });
+      continue;
+    }
+    if (Object.hasOwn(v, '__proto__')) throw new TroveError('invalid_request', 'The key "__proto__" is not accepted in request bodies.');
+    for (const item of Object.values(v)) stack.push({ v: item, depth: depth + 1 });
+  }
 }
 
 const REQUEST_ID_SHAPE = /^[\x21-\x7e]{1,200}$/;
@@ -215,17 +247,14 @@ export class Router {
     const raw = pathname.split('/').slice(1);
     if (!pathname.startsWith('/')) throw new TroveError('not_found', 'No such route.');
 
-    let matched: { route: CompiledRoute; params: Record<string, string> } | undefined;
-    const allowed = new Set<string>();
-    for (const route of this.compiled) {
+    let candidates = this.compiled.flatMap((route) => {
       const params = matchSegments(route, raw);
-      if (!params) continue;
-      if (route.def.method === req.method.toUpperCase()) {
-        matched = { route, params };
-        break;
-      }
-      allowed.add(route.def.method);
-    }
+      return params ? [{ route, params }] : [];
+    });
+    // A path that ends in a known :verb belongs to the verb's routes, never to a name with a colon.
+    if (candidates.some((c) => c.route.segments.at(-1)?.verb)) candidates = candidates.filter((c) => c.route.segments.at(-1)?.verb);
+    const matched = candidates.find((c) => c.route.def.method === req.method.toUpperCase());
+    const allowed = new Set(candidates.map((c) => c.route.def.method));
     if (!matched) {
       if (allowed.size > 0) {
         const err = new TroveError('method_not_allowed', `${req.method} is not allowed here; use ${[...allowed].join(', ')}.`);
@@ -239,6 +268,7 @@ export class Router {
     let key = null as unknown as AuthenticatedKey;
     let ns = undefined as unknown as NamespaceRow;
     let col = undefined as unknown as CollectionRow;
+    let target: unknown = undefined;
     if (def.permission.kind !== 'none') {
       key = authenticate(this.s.db, bearer(req.headers));
       if (matched.params.collection !== undefined && matched.params.namespace !== undefined) {
@@ -246,6 +276,7 @@ export class Router {
       } else if (matched.params.namespace !== undefined) {
         ns = resolveNamespace(this.s.db, key, matched.params.namespace);
       }
+      if (def.target) target = def.target(this.s, key, matched.params);
       authorize(key, def.permission);
     }
 
@@ -265,6 +296,7 @@ export class Router {
           } catch (err) {
             throw new TroveError('invalid_request', `The body is not valid JSON: ${(err as Error).message}`);
           }
+          checkJsonShape(value);
         }
         body = parseWith(def.body, value, 'body');
       } else if (bytes.length > 0) {
@@ -272,7 +304,7 @@ export class Router {
       }
     }
 
-    const reply = await def.handler({ s: this.s, requestId, key, params: matched.params, body, query, ns, col, req });
+    const reply = await def.handler({ s: this.s, requestId, key, params: matched.params, body, query, ns, col, target, req });
     if (reply.raw) {
       return { status: reply.status, headers: { 'content-type': reply.raw.contentType, 'x-request-id': requestId, ...reply.headers }, body: reply.raw.bytes };
     }

@@ -13,6 +13,7 @@ import { FilterClauseSchema } from '../domain/search/filter.js';
 import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
 import { route, type RouteDef } from './router.js';
+import type { JobRow } from '../store/jobs.js';
 import { Readable } from 'node:stream';
 
 const NS = '/namespaces/{namespace}';
@@ -45,6 +46,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       responses: { 200: { description: 'ready', schema: S.HealthResponse }, 503: err('temporarily_unavailable') },
       handler: ({ s }) => {
         if (!s.ready()) throw new TroveError('temporarily_unavailable', 'The store is not ready.');
+        if (!s.indexerAlive()) throw new TroveError('temporarily_unavailable', 'The indexing worker is restarting.');
         return { status: 200, body: { status: 'ready' } };
       },
     }),
@@ -283,16 +285,18 @@ export function dataPlaneRoutes(): RouteDef[] {
       path: '/jobs/{job}',
       summary: 'Get a job',
       permission: read,
+      target: (s, key, params) => resolveJob(s.db, key, params.job!),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: presentJob(resolveJob(s.db, key, params.job!)) }),
+      handler: ({ target }) => ({ status: 200, body: presentJob(target as JobRow) }),
     }),
     route({
       method: 'POST',
       path: '/jobs/{job}:cancel',
       summary: 'Cancel a queued or running job',
       permission: write,
+      target: (s, key, params) => resolveJob(s.db, key, params.job!),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: presentJob(cancelJob(s, resolveJob(s.db, key, params.job!))) }),
+      handler: ({ s, target }) => ({ status: 200, body: presentJob(cancelJob(s, target as JobRow)) }),
     }),
   ];
 }
