@@ -8,6 +8,10 @@ import { nowIso } from '../src/contract/ids.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
+import { createEmbedder, modelId, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
+import type { EmbeddingProvider } from '../src/domain/embed/provider.js';
+import { allCollectionRidsEverywhere } from '../src/store/collections.js';
+import { ensureVectorTable } from '../src/store/vectors.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import type { Logger } from '../src/http/router.js';
@@ -23,6 +27,8 @@ export interface RuntimeOptions {
   clusterKey?: string | undefined;
   fileRoots?: string[];
   allowPrivateSources?: boolean;
+  /** The embedding provider; default from `<data-dir>/config.json` and TROVE_EMBEDDING_* (src/domain/embed/config.ts). */
+  embedding?: EmbeddingConfig;
   /** Lifetime of signed upload URLs (default one hour); tests shorten it. */
   uploadTtlMs?: number;
   log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
@@ -110,9 +116,25 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       chmodSync(clusterKeyFile, 0o600);
     }
 
+    // Collections made before vectors existed get their (empty) vector table.
+    for (const rid of allCollectionRidsEverywhere(db)) ensureVectorTable(db, rid);
+    const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
+    let provider: Promise<EmbeddingProvider> | null = null;
+    const embedding: Services['embedding'] = {
+      config: embeddingConfig,
+      modelId: modelId(embeddingConfig),
+      // Loaded on the first semantic query, not at start-up (start-up must stay fast).
+      get: () =>
+        (provider ??= createEmbedder(embeddingConfig).catch((err: unknown) => {
+          provider = null;
+          throw err;
+        })),
+    };
+
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const worker = startWorker({
+      embedding: embeddingConfig,
       dbFile,
       blobsDir,
       fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
@@ -131,6 +153,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
       allowPrivateSources: options.allowPrivateSources ?? false,
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
+      embedding,
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,

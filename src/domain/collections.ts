@@ -28,6 +28,8 @@ export function createCollection(s: Services, ns: NamespaceRow, body: z.output<t
       display_name: body.display_name ?? null,
       processing: JSON.stringify(processing),
       access_control: body.access_control,
+      // Recorded when the first vectors are written (src/domain/ingest/pipeline.ts).
+      embedding_model: null,
       created_at: now,
       updated_at: now,
     });
@@ -56,7 +58,8 @@ export function patchCollection(
     const needsReindex =
       (processing.chunk_tokens ?? null) !== (before.chunk_tokens ?? null) ||
       (processing.chunk_overlap ?? null) !== (before.chunk_overlap ?? null) ||
-      (processing.keyword && !before.keyword);
+      (processing.keyword && !before.keyword) ||
+      (processing.semantic && !before.semantic);
     const updated = updateCollection(
       s.db,
       col.rid,

@@ -1,4 +1,6 @@
 import type { Db } from '../store/db.js';
+import type { EmbeddingConfig } from './embed/config.js';
+import type { EmbeddingProvider } from './embed/provider.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
@@ -13,6 +15,8 @@ export interface Services {
   fileRoots: string[];
   /** http(s) sources may reach private addresses (--allow-private-sources). */
   allowPrivateSources: boolean;
+  /** The daemon's embedding model: its config, the id collections record, and the loaded provider. */
+  embedding: { config: EmbeddingConfig; modelId: string; get(): Promise<EmbeddingProvider> };
   /** Lifetime of signed upload URLs. */
   uploadTtlMs: number;
   /** Wakes the indexing worker after jobs were queued. */

@@ -1,16 +1,19 @@
+import type { Services } from './context.js';
+import { expectedDimensions } from './embed/config.js';
 import { DEFAULT_BODY_LIMIT } from './limits.js';
 
 export const API_VERSION = '1';
 
 /** GET /info: the contract's fields plus decisions.md §3's embedding, generation, web_search and limits. */
-export function infoDocument() {
+export function infoDocument(s: Services) {
+  const { config } = s.embedding;
   return {
     api_version: API_VERSION,
-    search_modes: ['keyword'],
+    search_modes: ['keyword', 'semantic'],
     query_modes: [] as string[],
     uri_schemes: ['file', 'http', 'https'],
     event_types: [] as string[],
-    embedding: null,
+    embedding: { provider: config.provider, model: s.embedding.modelId, dimensions: expectedDimensions(config) },
     generation: null,
     web_search: { enabled: false },
     limits: {

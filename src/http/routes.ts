@@ -56,7 +56,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Cluster capabilities',
       permission: { kind: 'any_key' },
       responses: { 200: { description: 'info', schema: S.InfoResponse }, 401: err('unauthenticated') },
-      handler: () => ({ status: 200, body: infoDocument() }),
+      handler: ({ s }) => ({ status: 200, body: infoDocument(s) }),
     }),
 
     // ------------------------------------------------------------ namespaces
@@ -191,7 +191,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       docBody: S.SearchRequest.extend({ filter: FilterClauseSchema.nullable().optional() }),
       bodyLimit: SEARCH_BODY_LIMIT,
       responses: { 200: { description: 'results', schema: S.SearchResponse }, 409: err('collection_not_ready'), 413: err('request_too_large'), ...common },
-      handler: ({ s, key, col, body, requestId }) => ({ status: 200, body: search(s, key, col, body, requestId) }),
+      handler: async ({ s, key, col, body, requestId }) => ({ status: 200, body: await search(s, key, col, body, requestId) }),
     }),
 
     // ------------------------------------------------------------ files

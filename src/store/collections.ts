@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { createFtsTableSql } from './migrations.js';
+import { createFtsTableSql, createVectorTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
 export interface CollectionRow {
@@ -11,6 +11,7 @@ export interface CollectionRow {
   processing: string;
   access_control: 'off' | 'enforced';
   generation: number;
+  embedding_model: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
@@ -19,10 +20,11 @@ export interface CollectionRow {
 export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'deleted_at' | 'generation'>): CollectionRow {
   const created = stmt(
     db,
-    `INSERT INTO collections (id, namespace_rid, name, display_name, processing, access_control, created_at, updated_at)
-     VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @created_at, @updated_at) RETURNING *`,
+    `INSERT INTO collections (id, namespace_rid, name, display_name, processing, access_control, embedding_model, created_at, updated_at)
+     VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
   ).get(row) as CollectionRow;
   db.exec(createFtsTableSql(created.rid));
+  db.exec(createVectorTableSql(created.rid));
   return created;
 }
 
@@ -90,4 +92,12 @@ export function fileCounts(db: Db, collectionRid: number): FileCounts {
 /** Every collection of a namespace, deleted ones included (namespace deletion stops their work). */
 export function allCollectionRids(db: Db, namespaceRid: number): number[] {
   return (stmt(db, 'SELECT rid FROM collections WHERE namespace_rid = ?').all(namespaceRid) as { rid: number }[]).map((r) => r.rid);
+}
+
+export function setEmbeddingModel(db: Db, rid: number, model: string | null): void {
+  stmt(db, 'UPDATE collections SET embedding_model = ? WHERE rid = ?').run(model, rid);
+}
+
+export function allCollectionRidsEverywhere(db: Db): number[] {
+  return (stmt(db, 'SELECT rid FROM collections').all() as { rid: number }[]).map((r) => r.rid);
 }

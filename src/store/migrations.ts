@@ -119,7 +119,24 @@ CREATE INDEX jobs_namespace ON jobs(namespace_rid, rid);
 CREATE INDEX jobs_file ON jobs(file_rid, status);
 `,
   },
+  {
+    version: 2,
+    sql: `
+-- The embedding model a collection's vectors come from; mixing models is refused (needs :reindex).
+ALTER TABLE collections ADD COLUMN embedding_model TEXT;
+`,
+  },
 ];
+
+/** Passage vectors of one collection: float32 blobs keyed by passage rid, compared with sqlite-vec. */
+export function vectorTableName(collectionRid: number): string {
+  if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
+  return `vec_${collectionRid}`;
+}
+
+export function createVectorTableSql(collectionRid: number): string {
+  return `CREATE TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`;
+}
 
 /** Each collection gets its own FTS5 table, so one tenant's documents never move another's BM25 statistics. */
 export function ftsTableName(collectionRid: number): string {

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { ftsTableName } from './migrations.js';
+import { ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';
 
 export interface NewPassage {
@@ -17,8 +17,8 @@ export interface PassageRow extends NewPassage {
   file_rid: number;
 }
 
-/** Replaces a file's passages and their FTS rows; call inside a transaction. */
-export function replacePassages(db: Db, collectionRid: number, fileRid: number, passages: NewPassage[]): void {
+/** Replaces a file's passages, their FTS rows and vectors; call inside a transaction. Returns the new rids in order. */
+export function replacePassages(db: Db, collectionRid: number, fileRid: number, passages: NewPassage[]): number[] {
   deletePassages(db, collectionRid, fileRid);
   const fts = ftsTableName(collectionRid);
   const insertPassage = stmt(
@@ -26,14 +26,18 @@ export function replacePassages(db: Db, collectionRid: number, fileRid: number, 
     'INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid',
   );
   const insertFts = stmt(db, `INSERT INTO ${fts} (rowid, heading, body) VALUES (?, ?, ?)`);
+  const rids: number[] = [];
   for (const p of passages) {
     const { rid } = insertPassage.get(fileRid, p.ordinal, p.evidence_kind, p.heading, p.text, p.char_start, p.char_end, p.location) as { rid: number };
     insertFts.run(rid, p.heading, p.text);
+    rids.push(rid);
   }
+  return rids;
 }
 
 export function deletePassages(db: Db, collectionRid: number, fileRid: number): void {
   const fts = ftsTableName(collectionRid);
+  stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
   stmt(db, `DELETE FROM ${fts} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid = ?').run(fileRid);
 }

@@ -3,7 +3,10 @@
 import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
 import type { Db } from '../../store/db.js';
-import { allCollectionRids, bumpGeneration, getCollectionByRid, type CollectionRow } from '../../store/collections.js';
+import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
+import { deleteAllVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
+import type { EmbeddingProvider } from '../embed/provider.js';
+import { createHash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, markUploadExpired, setFileStatus, type FileRow } from '../../store/files.js';
 import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
 import { deletePassages, replacePassages, type NewPassage } from '../../store/passages.js';
@@ -26,10 +29,63 @@ export interface PipelineConfig {
   fetchTimeoutMs: number;
 }
 
-export type Indexed = { ok: true; contentType: string; passages: NewPassage[] } | { ok: false; code: string; message: string };
+export type Indexed = { ok: true; contentType: string; passages: NewPassage[]; vectors?: EmbeddedPassage[] } | { ok: false; code: string; message: string };
+
+export interface EmbeddedPassage {
+  textHash: string;
+  embedding: Float32Array;
+}
+
+/** What the worker knows about embedding: the model in use, loaded on first need. */
+export interface Embedding {
+  modelId: string;
+  get(): Promise<EmbeddingProvider>;
+}
+
+/** The text a passage's vector stands for: its heading trail gives a short passage its topic. */
+export function embeddingText(p: Pick<NewPassage, 'heading' | 'text'>): string {
+  return p.heading ? `${p.heading}\n${p.text}` : p.text;
+}
+
+const hashText = (text: string) => createHash('sha1').update(text).digest('base64url');
+
+/**
+ * Vectors for a file's passages. Passages whose text is unchanged since the last version keep
+ * their vectors (when they came from the same model); only the rest are embedded, in one batch.
+ */
+async function embedPassages(db: Db, col: CollectionRow, fileRid: number, passages: NewPassage[], embedding: Embedding): Promise<EmbeddedPassage[]> {
+  const reusable = col.embedding_model === embedding.modelId ? vectorsByHash(db, col.rid, fileRid) : new Map<string, Float32Array>();
+  const items = passages.map((p) => {
+    const text = embeddingText(p);
+    const textHash = hashText(text);
+    return { text, textHash, embedding: reusable.get(textHash) };
+  });
+  const missing = items.filter((i) => i.embedding === undefined);
+  if (missing.length > 0) {
+    let vectors: Float32Array[];
+    try {
+      vectors = await (await embedding.get()).embed(missing.map((i) => i.text));
+    } catch (err) {
+      throw new IngestFailure('embedding_failed', `Embedding with ${embedding.modelId} failed: ${(err as Error).message}`);
+    }
+    missing.forEach((item, i) => (item.embedding = vectors[i]!));
+  }
+  return items.map((i) => ({ textHash: i.textHash, embedding: i.embedding! }));
+}
+
+/** A collection's vectors all come from one model: a different one needs :reindex. */
+function checkModel(col: CollectionRow, embedding: Embedding): void {
+  if (col.embedding_model && col.embedding_model !== embedding.modelId) {
+    throw new IngestFailure(
+      'embedding_model_mismatch',
+      `The collection's vectors come from ${col.embedding_model} but the daemon now uses ${embedding.modelId}; reindex the collection (POST …:reindex) to switch.`,
+    );
+  }
+}
 
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
-export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, processing: Processing): Promise<Indexed> {
+export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, col: CollectionRow, embedding: Embedding | null): Promise<Indexed> {
+  const processing = processingOf(col);
   try {
     const bytes = await versionBytes(db, cfg, file, versionId);
     if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
@@ -48,10 +104,7 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
       chunkTokens: processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS,
       chunkOverlap: processing.chunk_overlap ?? Math.min(DEFAULT_CHUNK_OVERLAP, Math.floor((processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS) / 4)),
     });
-    return {
-      ok: true,
-      contentType: detected.contentType,
-      passages: passages.map((p) => ({
+    const rows: NewPassage[] = passages.map((p) => ({
         ordinal: p.ordinal,
         evidence_kind: p.evidenceKind,
         heading: p.heading,
@@ -59,8 +112,10 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
         char_start: p.charStart,
         char_end: p.charEnd,
         location: JSON.stringify(p.location),
-      })),
-    };
+      }));
+    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, passages: rows };
+    checkModel(col, embedding);
+    return { ok: true, contentType: detected.contentType, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding) };
   } catch (err) {
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
@@ -83,6 +138,15 @@ function processingOf(col: CollectionRow): Processing {
   return JSON.parse(col.processing) as Processing;
 }
 
+/** Writes an indexed version: passages, FTS rows and vectors, recording the model on first use. */
+function commitIndexed(db: Db, col: CollectionRow, fileRid: number, result: Extract<Indexed, { ok: true }>, embedding: Embedding | null): void {
+  const rids = replacePassages(db, col.rid, fileRid, result.passages);
+  if (result.vectors && embedding) {
+    insertVectors(db, col.rid, result.vectors.map((v, i) => ({ passageRid: rids[i]!, textHash: v.textHash, embedding: v.embedding })));
+    if (col.embedding_model !== embedding.modelId) setEmbeddingModel(db, col.rid, embedding.modelId);
+  }
+}
+
 /** Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly. */
 export function startIndexJobs(db: Db, jobs: JobRow[]): void {
   const now = nowIso();
@@ -96,13 +160,13 @@ export function startIndexJobs(db: Db, jobs: JobRow[]): void {
 }
 
 /** Runs a batch of index_file jobs and commits their results in one transaction. */
-export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean): Promise<void> {
+export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean, embedding: Embedding | null): Promise<void> {
   const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
   for (const job of jobs) {
     const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
     const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
     const current = file && col && !file.deleted_at && !col.deleted_at && file.version_id === job.version_id;
-    const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, processingOf(col)) : null;
+    const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, col, embedding) : null;
     results.push({ job, file, result });
   }
   const now = nowIso();
@@ -114,8 +178,9 @@ export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], 
         finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
         continue;
       }
+      const col = getCollectionByRid(db, fresh.collection_rid)!;
       if (result.ok) {
-        replacePassages(db, fresh.collection_rid, fresh.rid, result.passages);
+        commitIndexed(db, col, fresh.rid, result, embedding);
         markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now);
         bumpGeneration(db, fresh.collection_rid);
         finishJob(db, job.rid, 'succeeded', now);
@@ -141,8 +206,24 @@ export function runDeleteFileJob(db: Db, job: JobRow): void {
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
-export async function runReindexJob(db: Db, cfg: PipelineConfig, job: JobRow, isCanceled: (jobId: string) => boolean, isStopping: () => boolean): Promise<'done' | 'interrupted'> {
+export async function runReindexJob(
+  db: Db,
+  cfg: PipelineConfig,
+  job: JobRow,
+  isCanceled: (jobId: string) => boolean,
+  isStopping: () => boolean,
+  embedding: Embedding | null,
+): Promise<'done' | 'interrupted'> {
   let after = 0;
+  const start = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+  // A reindex is how a collection moves to the daemon's current model: vectors of another model are
+  // dropped (never reused), and new files are accepted under the new model from now on.
+  if (start && embedding && processingOf(start).semantic && start.embedding_model !== embedding.modelId) {
+    db.transaction(() => {
+      deleteAllVectors(db, start.rid);
+      setEmbeddingModel(db, start.rid, embedding.modelId);
+    }).immediate();
+  }
   for (;;) {
     if (isCanceled(job.id) || jobStatus(db, job.rid) !== 'running') return 'done';
     if (isStopping()) return 'interrupted';
@@ -154,7 +235,7 @@ export async function runReindexJob(db: Db, cfg: PipelineConfig, job: JobRow, is
     const results: { rid: number; versionId: string; result: Indexed }[] = [];
     for (const { rid, version_id } of batch) {
       const file = getFileByRid(db, rid)!;
-      results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, processingOf(col)) });
+      results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, col, embedding) });
     }
     const now = nowIso();
     db.transaction(() => {
@@ -162,7 +243,7 @@ export async function runReindexJob(db: Db, cfg: PipelineConfig, job: JobRow, is
         const fresh = getFileByRid(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         if (result.ok) {
-          replacePassages(db, col.rid, rid, result.passages);
+          commitIndexed(db, col, rid, result, embedding);
           markFileIndexed(db, rid, versionId, result.contentType, now);
         } else {
           deletePassages(db, col.rid, rid);

@@ -4,9 +4,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
-import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type PipelineConfig } from './pipeline.js';
+import { createEmbedder, modelId, type EmbeddingConfig } from '../embed/config.js';
+import type { EmbeddingProvider } from '../embed/provider.js';
+import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type Embedding, type PipelineConfig } from './pipeline.js';
 
 export interface WorkerInit extends PipelineConfig {
+  embedding: EmbeddingConfig;
   dbFile: string;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
   batchSize: number;
@@ -42,6 +45,17 @@ function sleep(ms: number): Promise<void> {
 
 const isCanceled = (id: string) => canceled.has(id);
 
+// The model loads on first need (the builtin one converts its package once, then reads a cache).
+let provider: Promise<EmbeddingProvider> | null = null;
+const embedding: Embedding = {
+  modelId: modelId(init.embedding),
+  get: () =>
+    (provider ??= createEmbedder(init.embedding).catch((err: unknown) => {
+      provider = null;
+      throw err;
+    })),
+};
+
 async function loop(): Promise<void> {
   let lastExpiry = 0;
   while (!stopping) {
@@ -58,12 +72,12 @@ async function loop(): Promise<void> {
     const indexJobs = jobs.filter((j) => j.type === 'index_file');
     if (indexJobs.length > 0) {
       startIndexJobs(db, indexJobs);
-      await runIndexJobs(db, init, indexJobs, isCanceled);
+      await runIndexJobs(db, init, indexJobs, isCanceled, embedding);
     }
     for (const job of jobs) {
       if (job.type === 'delete_file') runDeleteFileJob(db, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') runDeleteContainerJob(db, job);
-      else if (job.type === 'reindex_collection') await runReindexJob(db, init, job, isCanceled, () => stopping);
+      else if (job.type === 'reindex_collection') await runReindexJob(db, init, job, isCanceled, () => stopping, embedding);
     }
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
   }

@@ -8,6 +8,7 @@ import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { denseHits, similarities } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
@@ -24,7 +25,7 @@ type Warning = { code: string; message: string };
 /** Passages of evidence a file result carries. */
 const EVIDENCE_PER_FILE = 3;
 
-export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string): z.infer<typeof SearchResponse> {
+export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string): Promise<z.infer<typeof SearchResponse>> {
   const started = performance.now();
   const processing = JSON.parse(col.processing) as Processing;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
@@ -36,17 +37,15 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
   const offset = body.cursor ? readCursor(s.cursorSecret, body.cursor, binding) : 0;
 
   const warnings: Warning[] = [];
-  // Semantic retrieval arrives with the embedding issue; until then a semantic request runs the
-  // keyword stage and says so, and execution.stages reports what actually ran.
-  if (body.mode === 'semantic') warnings.push({ code: 'semantic_unavailable', message: 'Semantic retrieval is not available in this build; results come from keyword retrieval only.' });
   if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
 
   const counts = fileCounts(s.db, col.rid);
   const status = collectionStatus(col, counts);
+  const stages: ('keyword' | 'semantic')[] = [];
   const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
     request_id: requestId,
     index_generation: indexGeneration(col, counts),
-    execution: { mode: body.mode, interpretation: body.interpretation, stages: ['keyword' as const] },
+    execution: { mode: body.mode, interpretation: body.interpretation, stages },
     results,
     timing_ms: { retrieval: Math.round(retrievalMs), total: Math.round(performance.now() - started) },
     warnings,
@@ -62,18 +61,36 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
   if (counts.ready === 0) {
     throw new TroveError('collection_not_ready', 'The collection has no indexed file yet; retry shortly.', { retry_after_seconds: 2 });
   }
+  if (body.mode === 'semantic' && col.embedding_model && col.embedding_model !== s.embedding.modelId) {
+    throw new TroveError(
+      'collection_not_ready',
+      `The collection's vectors come from ${col.embedding_model} but the daemon uses ${s.embedding.modelId}; reindex the collection (POST …:reindex) or search with mode "keyword".`,
+      { reason: 'embedding_model_mismatch', collection_model: col.embedding_model, daemon_model: s.embedding.modelId },
+      { retryable: false },
+    );
+  }
   if (counts.failed > 0) warnings.push({ code: 'files_failed', message: `${counts.failed} file(s) in the collection failed to index and are not searched.` });
   if (counts.pending + counts.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${counts.pending + counts.indexing} file(s) are still being indexed and are not searched yet.` });
 
-  const match = buildMatchExpression(body.query);
-  if (match === null) return respond([], null, 0);
   // In an enforced collection a file is visible only through a rule that governs it; without access
   // rules no file is governed, so no principal may retrieve anything (retrieval-api.md, Principals).
   if (col.access_control === 'enforced') return respond([], null, 0);
 
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;
-  const groups = body.result_unit === 'file' ? topFiles(s, col, match, filter, wanted) : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: wanted }).map(singlePassageGroup);
+  const match = buildMatchExpression(body.query);
+  let ranked: RankedPassage[];
+  if (body.mode === 'keyword') {
+    stages.push('keyword');
+    if (match === null) return respond([], null, 0);
+    ranked =
+      body.result_unit === 'file'
+        ? topFiles(s, col, match, filter, wanted).flatMap((g) => g.passages.map((h) => ({ ...h, fileScore: g.score, matchedBy: KEYWORD_ONLY })))
+        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: wanted }).map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
+  } else {
+    ranked = await hybridPassages(s, col, body.query, match, filter, wanted, body.result_unit, stages);
+  }
+  const groups = body.result_unit === 'file' ? groupByFile(ranked) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
   const retrievalMs = performance.now() - retrievalStarted;
   const terms = queryTerms(body.query);
@@ -89,7 +106,7 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
       content_type: file.content_type,
       rank: offset + i + 1,
       score: roundScore(g.score),
-      matched_by: ['keyword'],
+      matched_by: g.matchedBy,
       evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms)),
     };
   });
@@ -97,6 +114,89 @@ export function search(s: Services, key: AuthenticatedKey, col: CollectionRow, b
   const more = groups.length > offset + body.limit;
   const next = more ? signCursor(s.cursorSecret, binding, offset + body.limit, SEARCH_CURSOR_TTL_MS) : null;
   return respond(results, next, retrievalMs);
+}
+
+const KEYWORD_ONLY: ('keyword' | 'semantic')[] = ['keyword'];
+
+/** A ranked passage, best first: its own score, its file's score, and the stages that found it. */
+interface RankedPassage {
+  passageRid: number;
+  fileRid: number;
+  score: number;
+  fileScore: number;
+  matchedBy: ('keyword' | 'semantic')[];
+}
+
+// Hybrid fusion, calibrated to the builtin static embedder (bench/embed-research.mjs; docs/ranking.md).
+// BM25 finds the candidates and dominates; the embedding adds a bounded, scale-free bonus and
+// contributes a few candidates of its own. Rank fusion (RRF) gives a much weaker ranker an equal
+// vote and loses score gaps: on SciFact it fell from 0.69 to 0.50 nDCG@10.
+/** Weight of the min-max-scaled cosine next to the min-max-scaled BM25 score (plateau 0.1-0.5). */
+export const SEMANTIC_WEIGHT = 0.2;
+/** BM25 candidates considered at least; the dense stage adds its own top DENSE_DEPTH. */
+const KEYWORD_DEPTH = 100;
+const DENSE_DEPTH = 20;
+
+async function hybridPassages(
+  s: Services,
+  col: CollectionRow,
+  query: string,
+  match: string | null,
+  filter: SqlFragment | null,
+  wanted: number,
+  unit: 'file' | 'passage',
+  stages: ('keyword' | 'semantic')[],
+): Promise<RankedPassage[]> {
+  let queryVector: Float32Array | undefined;
+  try {
+    queryVector = (await (await s.embedding.get()).embed([query]))[0];
+  } catch (err) {
+    throw new TroveError('temporarily_unavailable', `The embedding model ${s.embedding.modelId} is unavailable: ${(err as Error).message}`, { reason: 'embedding_unavailable' });
+  }
+  const keywordDepth = Math.max(KEYWORD_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
+  const keyword = match === null ? [] : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
+  stages.push('keyword');
+  // A query made only of words the model does not know has no direction to search in.
+  const usable = queryVector !== undefined && queryVector.some((x) => x !== 0);
+  // When keywords find too little, the dense stage fills the page, so a filtered search still
+  // returns `limit` results when that many files match.
+  const denseDepth = keyword.length >= wanted ? DENSE_DEPTH : Math.max(DENSE_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
+  const dense = usable ? denseHits(s.db, { collectionRid: col.rid, query: queryVector!, filter, limit: denseDepth }) : [];
+  if (usable) stages.push('semantic');
+
+  const cosine = new Map(dense.map((d) => [d.passageRid, d.similarity]));
+  const missing = keyword.filter((k) => !cosine.has(k.passageRid)).map((k) => k.passageRid);
+  if (usable) for (const [rid, sim] of similarities(s.db, col.rid, queryVector!, missing)) cosine.set(rid, sim);
+
+  const bm25 = new Map(keyword.map((k) => [k.passageRid, k.score]));
+  const candidates = new Map<number, { fileRid: number; matchedBy: ('keyword' | 'semantic')[] }>();
+  for (const k of keyword) candidates.set(k.passageRid, { fileRid: k.fileRid, matchedBy: ['keyword'] });
+  for (const d of dense) {
+    const c = candidates.get(d.passageRid);
+    if (c) c.matchedBy = ['keyword', 'semantic'];
+    else candidates.set(d.passageRid, { fileRid: d.fileRid, matchedBy: ['semantic'] });
+  }
+  const scaleBm25 = minMax([...bm25.values()]);
+  const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
+  const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
+    const score = (bm25.has(rid) ? scaleBm25(bm25.get(rid)!) : 0) + (usable ? SEMANTIC_WEIGHT * scaleCos(cosine.get(rid) ?? 0) : 0);
+    return { passageRid: rid, fileRid: c.fileRid, score, fileScore: score, matchedBy: c.matchedBy };
+  });
+  ranked.sort((a, b) => b.score - a.score || a.passageRid - b.passageRid);
+  return ranked;
+}
+
+/** Scales values to 0..1 over their own range; a list of equal values scales to 1. */
+function minMax(values: number[]): (x: number) => number {
+  if (values.length === 0) return () => 0;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const span = hi - lo;
+  return span > 0 ? (x) => (x - lo) / span : () => 1;
 }
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
@@ -112,20 +212,36 @@ function checkPrincipals(col: CollectionRow, principals: string[] | null | undef
 interface FileGroup {
   fileRid: number;
   score: number;
-  passages: PassageHit[];
+  passages: RankedPassage[];
+  matchedBy: ('keyword' | 'semantic')[];
 }
 
-const singlePassageGroup = (h: PassageHit): FileGroup => ({ fileRid: h.fileRid, score: h.score, passages: [h] });
+const singlePassageGroup = (h: RankedPassage): FileGroup => ({ fileRid: h.fileRid, score: h.score, passages: [h], matchedBy: h.matchedBy });
+
+/** Files in order of their best passage, each with up to EVIDENCE_PER_FILE passages as evidence. */
+function groupByFile(ranked: RankedPassage[]): FileGroup[] {
+  const groups = new Map<number, FileGroup>();
+  for (const p of ranked) {
+    const g = groups.get(p.fileRid);
+    if (!g) groups.set(p.fileRid, { fileRid: p.fileRid, score: p.fileScore, passages: [p], matchedBy: [...p.matchedBy] });
+    else {
+      if (g.passages.length < EVIDENCE_PER_FILE) g.passages.push(p);
+      for (const m of p.matchedBy) if (!g.matchedBy.includes(m)) g.matchedBy.push(m);
+    }
+  }
+  for (const g of groups.values()) g.matchedBy.sort();
+  return [...groups.values()];
+}
 
 /**
- * The best `wanted` files, each scored by its best passage and carrying up to EVIDENCE_PER_FILE
- * passages. Passages come best first; when a few files hold most of the top passages, the window
- * grows until enough distinct files are seen or the matches run out.
+ * Keyword mode, file unit: the best `wanted` files by their best passage. Passages come best first;
+ * when a few files hold most of the top passages, the window grows until enough distinct files are
+ * seen or the matches run out.
  */
-function topFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number): FileGroup[] {
+function topFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number): { fileRid: number; score: number; passages: PassageHit[] }[] {
   for (let window = wanted * 2; ; window *= 4) {
     const hits = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: window });
-    const groups = new Map<number, FileGroup>();
+    const groups = new Map<number, { fileRid: number; score: number; passages: PassageHit[] }>();
     for (const h of hits) {
       const g = groups.get(h.fileRid);
       if (!g) groups.set(h.fileRid, { fileRid: h.fileRid, score: h.score, passages: [h] });

@@ -1,0 +1,100 @@
+// Which embedding provider the daemon uses: `<data-dir>/config.json` {"embedding": {...}}, overridden
+// by TROVE_EMBEDDING_* variables. Shown in GET /info; recorded with each collection's vectors.
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_MODEL_ID, loadBuiltinEmbedder } from './builtin.js';
+import type { EmbeddingProvider } from './provider.js';
+import { RemoteEmbedder } from './remote.js';
+
+export interface EmbeddingConfig {
+  provider: 'builtin' | 'openai' | 'ollama' | 'transformers';
+  model: string;
+  url?: string | undefined;
+  /** Name of the environment variable holding the API key (never the key itself in a file). */
+  apiKeyEnv?: string | undefined;
+  dimensions?: number | undefined;
+  /** Where the builtin model's binary cache lives (shared by every data dir of this user). */
+  cacheDir: string;
+}
+
+export function defaultCacheDir(): string {
+  if (process.env.TROVE_CACHE_DIR) return process.env.TROVE_CACHE_DIR;
+  return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'trove');
+}
+
+const PROVIDERS = ['builtin', 'openai', 'ollama', 'transformers'] as const;
+
+export function resolveEmbeddingConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env): EmbeddingConfig {
+  const file = join(dataDir, 'config.json');
+  let fromFile: Partial<EmbeddingConfig> = {};
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { embedding?: Partial<EmbeddingConfig> };
+    fromFile = parsed.embedding ?? {};
+  }
+  const provider = (env.TROVE_EMBEDDING_PROVIDER ?? fromFile.provider ?? 'builtin') as EmbeddingConfig['provider'];
+  if (!PROVIDERS.includes(provider)) throw new Error(`Unknown embedding provider '${provider}'; use one of ${PROVIDERS.join(', ')}.`);
+  const dims = env.TROVE_EMBEDDING_DIMENSIONS ?? fromFile.dimensions;
+  const defaults: Record<EmbeddingConfig['provider'], { model: string; url?: string }> = {
+    builtin: { model: BUILTIN_MODEL_ID },
+    openai: { model: 'text-embedding-3-small', url: 'https://api.openai.com' },
+    ollama: { model: 'nomic-embed-text', url: 'http://127.0.0.1:11434' },
+    transformers: { model: 'Xenova/all-MiniLM-L6-v2' },
+  };
+  return {
+    provider,
+    model: env.TROVE_EMBEDDING_MODEL ?? fromFile.model ?? defaults[provider].model,
+    url: env.TROVE_EMBEDDING_URL ?? fromFile.url ?? defaults[provider].url,
+    apiKeyEnv: fromFile.apiKeyEnv ?? 'TROVE_EMBEDDING_API_KEY',
+    dimensions: dims === undefined ? undefined : Number(dims),
+    cacheDir: env.TROVE_CACHE_DIR ?? fromFile.cacheDir ?? defaultCacheDir(),
+  };
+}
+
+/** The model id a collection records: switching it needs :reindex. */
+export function modelId(config: EmbeddingConfig): string {
+  return config.provider === 'builtin' ? BUILTIN_MODEL_ID : `${config.provider}:${config.model}`;
+}
+
+export function expectedDimensions(config: EmbeddingConfig): number {
+  return config.provider === 'builtin' ? 100 : (config.dimensions ?? 0);
+}
+
+export async function createEmbedder(config: EmbeddingConfig): Promise<EmbeddingProvider> {
+  switch (config.provider) {
+    case 'builtin':
+      return loadBuiltinEmbedder({ cacheDir: config.cacheDir });
+    case 'openai':
+    case 'ollama':
+      return new RemoteEmbedder({ kind: config.provider, url: config.url!, model: config.model, apiKey: config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined, dimensions: config.dimensions });
+    case 'transformers':
+      return loadTransformersEmbedder(config);
+  }
+}
+
+/**
+ * @huggingface/transformers is optional (large, and it brings a native runtime): installed by the
+ * user who wants it. It reads a local model folder, or its hub cache when the machine is online.
+ */
+async function loadTransformersEmbedder(config: EmbeddingConfig): Promise<EmbeddingProvider> {
+  const moduleName = '@huggingface/transformers';
+  let lib: { pipeline: (task: string, model: string) => Promise<(texts: string[], opts: object) => Promise<{ tolist(): number[][] }>> };
+  try {
+    lib = (await import(moduleName)) as typeof lib;
+  } catch {
+    throw new Error(`The transformers provider needs the optional package ${moduleName}: run \`npm install ${moduleName}\` in the trove folder.`);
+  }
+  const extract = await lib.pipeline('feature-extraction', config.model);
+  let dimensions = config.dimensions ?? 0;
+  return {
+    id: modelId(config),
+    get dimensions() {
+      return dimensions;
+    },
+    async embed(texts: string[]) {
+      const out = (await extract(texts, { pooling: 'mean', normalize: true })).tolist();
+      if (dimensions === 0) dimensions = out[0]?.length ?? 0;
+      return out.map((v) => Float32Array.from(v));
+    },
+  };
+}
