@@ -27,6 +27,7 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 interface Started {
   url: string;
+  pid: number;
   stop(): Promise<void>;
   startedMs: number;
 }
@@ -52,6 +53,7 @@ async function startDaemon(env: Record<string, string> = {}): Promise<Started> {
   const startedMs = performance.now() - t0;
   return {
     url,
+    pid: child.pid!,
     startedMs,
     stop: () =>
       new Promise<void>((done) => {
@@ -110,7 +112,87 @@ async function benchBeir(): Promise<void> {
   }
 }
 
+/**
+ * A generated collection of ~200,000 passages (20,000 files of ten 60-word paragraphs, chunked at 64
+ * tokens), built through the HTTP API; then semantic and keyword search latency as a client sees it,
+ * and the daemon's RSS.
+ */
+async function benchSemanticScale(): Promise<void> {
+  const corpusFile = join(args.data!, 'corpus.jsonl');
+  if (!existsSync(corpusFile)) return void console.log(JSON.stringify({ bench: 'semantic-scale', skipped: `no ${corpusFile}` }));
+  const words = readFileSync(corpusFile, 'utf8').toLowerCase().match(/[a-z]{3,}/g)!.slice(0, 400_000);
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const sentence = (n: number) => Array.from({ length: n }, () => words[Math.floor(rand() * words.length)]).join(' ') + '.';
+  const key = 'bench-cluster-key-0123456789';
+  const d = await startDaemon({ TROVE_CLUSTER_KEY: key });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(d.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text) as Record<string, any>;
+  };
+  try {
+    const files = Number(process.env.TROVE_BENCH_FILES ?? 20_000);
+    await call('POST', '/namespaces', { name: 'scale' });
+    await call('POST', '/namespaces/scale/collections', { name: 'gen', processing: { chunk_tokens: 64, chunk_overlap: 0 } });
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < files) {
+          const i = next++;
+          const text = Array.from({ length: 10 }, () => `${sentence(12)} ${sentence(12)} ${sentence(12)} ${sentence(12)} ${sentence(12)}`).join('\n\n');
+          await call('POST', '/namespaces/scale/collections/gen/files', { path: `/gen/${i}.txt`, source: { type: 'inline', text }, metadata: { group: i % 10 } });
+        }
+      }),
+    );
+    let col: Record<string, any>;
+    for (;;) {
+      col = await call('GET', '/namespaces/scale/collections/gen');
+      if (col.file_counts.pending + col.file_counts.indexing === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const ingestSeconds = (performance.now() - t0) / 1000;
+    const queries = Array.from({ length: 200 }, () => sentence(6));
+    const measure = async (body: (q: string) => unknown) => {
+      const lat: number[] = [];
+      for (const q of queries) {
+        const t = performance.now();
+        await call('POST', '/namespaces/scale/collections/gen:search', body(q));
+        lat.push(performance.now() - t);
+      }
+      lat.sort((a, b) => a - b);
+      return { p50_ms: round(lat[Math.floor(lat.length * 0.5)]!), p95_ms: round(lat[Math.floor(lat.length * 0.95)]!) };
+    };
+    const first = performance.now();
+    await call('POST', '/namespaces/scale/collections/gen:search', { query: 'warm up', limit: 10 });
+    const firstMs = performance.now() - first;
+    const semantic = await measure((q) => ({ query: q, limit: 10 }));
+    const semanticFiltered = await measure((q) => ({ query: q, limit: 10, filter: { field: 'metadata.group', op: 'eq', value: 3 } }));
+    const keyword = await measure((q) => ({ query: q, mode: 'keyword', limit: 10 }));
+    const rssKb = Number(readFileSync(`/proc/${d.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+    console.log(
+      JSON.stringify({
+        bench: 'semantic-scale',
+        files,
+        ready: col.file_counts.ready,
+        ingest_seconds: round(ingestSeconds),
+        first_query_ms: round(firstMs),
+        semantic,
+        semantic_filtered: semanticFiltered,
+        keyword,
+        daemon_rss_mb: Math.round(rssKb / 1024),
+      }),
+    );
+  } finally {
+    await d.stop();
+  }
+}
+
 const only = args.only;
 if (!only || only === 'startup') await benchStartup();
 if (!only || only === 'chunk') benchChunk();
 if (!only || only === 'beir') await benchBeir();
+if (only === 'semantic-scale') await benchSemanticScale();

@@ -10,8 +10,6 @@ import { ensureClusterKey } from '../src/domain/keys.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { createEmbedder, modelId, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { EmbeddingProvider } from '../src/domain/embed/provider.js';
-import { allCollectionRidsEverywhere } from '../src/store/collections.js';
-import { ensureVectorTable } from '../src/store/vectors.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import type { Logger } from '../src/http/router.js';
@@ -116,8 +114,6 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       chmodSync(clusterKeyFile, 0o600);
     }
 
-    // Collections made before vectors existed get their (empty) vector table.
-    for (const rid of allCollectionRidsEverywhere(db)) ensureVectorTable(db, rid);
     const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
     let provider: Promise<EmbeddingProvider> | null = null;
     const embedding: Services['embedding'] = {

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { createFtsTableSql, createVectorTableSql } from './migrations.js';
+import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
 export interface CollectionRow {
@@ -24,7 +24,6 @@ export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'delet
      VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
   ).get(row) as CollectionRow;
   db.exec(createFtsTableSql(created.rid));
-  db.exec(createVectorTableSql(created.rid));
   return created;
 }
 
@@ -96,8 +95,4 @@ export function allCollectionRids(db: Db, namespaceRid: number): number[] {
 
 export function setEmbeddingModel(db: Db, rid: number, model: string | null): void {
   stmt(db, 'UPDATE collections SET embedding_model = ? WHERE rid = ?').run(model, rid);
-}
-
-export function allCollectionRidsEverywhere(db: Db): number[] {
-  return (stmt(db, 'SELECT rid FROM collections').all() as { rid: number }[]).map((r) => r.rid);
 }

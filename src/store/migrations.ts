@@ -128,15 +128,12 @@ ALTER TABLE collections ADD COLUMN embedding_model TEXT;
   },
 ];
 
-/** Passage vectors of one collection: float32 blobs keyed by passage rid, compared with sqlite-vec. */
+/** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */
 export function vectorTableName(collectionRid: number): string {
   if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
   return `vec_${collectionRid}`;
 }
 
-export function createVectorTableSql(collectionRid: number): string {
-  return `CREATE TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`;
-}
 
 /** Each collection gets its own FTS5 table, so one tenant's documents never move another's BM25 statistics. */
 export function ftsTableName(collectionRid: number): string {

@@ -1,5 +1,6 @@
 import type { Db } from './db.js';
-import { ftsTableName, vectorTableName } from './migrations.js';
+import { ftsTableName } from './migrations.js';
+import { deleteFileVectors } from './vectors.js';
 import { stmt } from './statements.js';
 
 export interface NewPassage {
@@ -37,7 +38,7 @@ export function replacePassages(db: Db, collectionRid: number, fileRid: number, 
 
 export function deletePassages(db: Db, collectionRid: number, fileRid: number): void {
   const fts = ftsTableName(collectionRid);
-  stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
+  deleteFileVectors(db, collectionRid, fileRid);
   stmt(db, `DELETE FROM ${fts} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid = ?').run(fileRid);
 }

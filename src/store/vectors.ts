@@ -1,5 +1,8 @@
+// Passage vectors: one sqlite-vec `vec0` table per collection (cosine distance), keyed by passage
+// rid, created when the first vectors arrive (their length fixes the table's dimensions) and
+// dropped when a reindex moves the collection to another model.
 import type { Db } from './db.js';
-import { createVectorTableSql, vectorTableName } from './migrations.js';
+import { vectorTableName } from './migrations.js';
 import type { SqlFragment } from './search.js';
 import { stmt } from './statements.js';
 
@@ -10,19 +13,30 @@ export interface NewVector {
 }
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+const isZero = (v: Float32Array) => v.every((x) => x === 0);
 
-export function ensureVectorTable(db: Db, collectionRid: number): void {
-  db.exec(createVectorTableSql(collectionRid));
+export function hasVectorTable(db: Db, collectionRid: number): boolean {
+  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(vectorTableName(collectionRid)) !== undefined;
+}
+
+function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {
+  if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} USING vec0(embedding float[${dimensions}] distance_metric=cosine, +text_hash text)`);
 }
 
 export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
-  const insert = stmt(db, `INSERT OR REPLACE INTO ${vectorTableName(collectionRid)} (rid, text_hash, embedding) VALUES (?, ?, ?)`);
-  for (const v of vectors) insert.run(v.passageRid, v.textHash, blob(v.embedding));
+  // A text with no word the model knows has no direction: it is simply not in the dense index.
+  const usable = vectors.filter((v) => !isZero(v.embedding));
+  if (usable.length === 0) return;
+  ensureVectorTable(db, collectionRid, usable[0]!.embedding.length);
+  const insert = stmt(db, `INSERT INTO ${vectorTableName(collectionRid)} (rowid, embedding, text_hash) VALUES (?, ?, ?)`);
+  for (const v of usable) insert.run(BigInt(v.passageRid), blob(v.embedding), v.textHash);
 }
 
 /** A file's vectors by the hash of the text they embed, so unchanged passages are not embedded again. */
 export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): Map<string, Float32Array> {
-  const rows = stmt(db, `SELECT v.text_hash AS h, v.embedding AS e FROM ${vectorTableName(collectionRid)} v JOIN passages p ON p.rid = v.rid WHERE p.file_rid = ?`).all(fileRid) as {
+  if (!hasVectorTable(db, collectionRid)) return new Map();
+  const rows = stmt(db, `SELECT text_hash AS h, embedding AS e FROM ${vectorTableName(collectionRid)} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as {
     h: string;
     e: Buffer;
   }[];
@@ -30,7 +44,15 @@ export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): M
 }
 
 export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number): void {
-  stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
+  if (!hasVectorTable(db, collectionRid)) return;
+  const rids = stmt(db, 'SELECT rid FROM passages WHERE file_rid = ?').all(fileRid) as { rid: number }[];
+  const del = stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rowid = ?`);
+  for (const { rid } of rids) del.run(BigInt(rid));
+}
+
+/** A reindex under another model starts from an empty dense index (its dimensions may differ). */
+export function dropVectors(db: Db, collectionRid: number): void {
+  db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}`);
 }
 
 export interface DenseHit {
@@ -40,33 +62,51 @@ export interface DenseHit {
   similarity: number;
 }
 
+/** sqlite-vec's largest k. */
+const MAX_KNN = 4096;
+
 /**
- * Exact nearest passages over ready files that the filter selects: the filter narrows the rows
- * before distances are ranked, so `limit` results come back whenever that many match.
+ * Exact nearest passages over ready files that the filter selects, best first. The vector index
+ * ranks a window of its nearest rows (a fast scan); the join drops rows of files that are not ready
+ * or not selected; when that leaves fewer than `limit` while the window was full, the window grows,
+ * ending in a full scan that filters before it ranks. Filtering never happens after the cut.
  */
 export function denseHits(db: Db, opts: { collectionRid: number; query: Float32Array; filter: SqlFragment | null; limit: number }): DenseHit[] {
+  if (!hasVectorTable(db, opts.collectionRid)) return [];
   const vec = vectorTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
+  const filterParams = opts.filter?.params ?? [];
+  const q = blob(opts.query);
+  const toHits = (rows: { pid: number; fr: number; d: number | null }[]) => rows.filter((r) => r.d !== null).map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - r.d! }));
+  for (let k = Math.max(opts.limit * 4, 64); k <= MAX_KNN; k *= 4) {
+    const rows = stmt(
+      db,
+      `SELECT p.rid AS pid, p.file_rid AS fr, knn.distance AS d
+       FROM (SELECT rowid, distance FROM ${vec} WHERE embedding MATCH ? AND k = ?) knn
+       JOIN passages p ON p.rid = knn.rowid JOIN files f ON f.rid = p.file_rid
+       WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
+       ORDER BY knn.distance ASC, p.rid ASC LIMIT ?`,
+    ).all(q, k, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
+    if (rows.length >= opts.limit) return toHits(rows);
+    const inWindow = (stmt(db, `SELECT count(*) AS n FROM (SELECT rowid FROM ${vec} WHERE embedding MATCH ? AND k = ?)`).get(q, k) as { n: number }).n;
+    if (inWindow < k) return toHits(rows);
+  }
   const rows = stmt(
     db,
     `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_cosine(v.embedding, ?) AS d
-     FROM ${vec} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
+     FROM ${vec} v JOIN passages p ON p.rid = v.rowid JOIN files f ON f.rid = p.file_rid
      WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
      ORDER BY d ASC, p.rid ASC LIMIT ?`,
-  ).all(blob(opts.query), ...(opts.filter?.params ?? []), opts.limit) as { pid: number; fr: number; d: number | null }[];
-  return rows.filter((r) => r.d !== null).map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - r.d! }));
+  ).all(q, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
+  return toHits(rows);
 }
 
 /** Cosine similarity of the query to given passages (BM25 candidates the dense stage did not return). */
 export function similarities(db: Db, collectionRid: number, query: Float32Array, passageRids: number[]): Map<number, number> {
-  if (passageRids.length === 0) return new Map();
-  const rows = stmt(db, `SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${vectorTableName(collectionRid)} WHERE rid IN (SELECT value FROM json_each(?))`).all(
+  if (passageRids.length === 0 || !hasVectorTable(db, collectionRid)) return new Map();
+  const rows = stmt(db, `SELECT rowid AS rid, vec_distance_cosine(embedding, ?) AS d FROM ${vectorTableName(collectionRid)} WHERE rowid IN (SELECT value FROM json_each(?))`).all(
     blob(query),
     JSON.stringify(passageRids),
   ) as { rid: number; d: number | null }[];
-  return new Map(rows.filter((r) => r.d !== null).map((r) => [r.rid, 1 - r.d!]));
-}
-
-export function deleteAllVectors(db: Db, collectionRid: number): void {
-  stmt(db, `DELETE FROM ${vectorTableName(collectionRid)}`).run();
+  return new Map(rows.filter((r) => r.d !== null).map((r) => [Number(r.rid), 1 - r.d!]));
 }

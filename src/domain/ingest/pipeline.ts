@@ -4,7 +4,7 @@ import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
 import type { Db } from '../../store/db.js';
 import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
-import { deleteAllVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
+import { dropVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { createHash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, markUploadExpired, setFileStatus, type FileRow } from '../../store/files.js';
@@ -220,7 +220,7 @@ export async function runReindexJob(
   // dropped (never reused), and new files are accepted under the new model from now on.
   if (start && embedding && processingOf(start).semantic && start.embedding_model !== embedding.modelId) {
     db.transaction(() => {
-      deleteAllVectors(db, start.rid);
+      dropVectors(db, start.rid);
       setEmbeddingModel(db, start.rid, embedding.modelId);
     }).immediate();
   }
