@@ -1,6 +1,7 @@
-// Passage vectors: one sqlite-vec `vec0` table per collection (cosine distance), keyed by passage
-// rid, created when the first vectors arrive (their length fixes the table's dimensions) and
-// dropped when a reindex moves the collection to another model.
+// Passage vectors, per collection, in two tables created when the first vectors arrive (their
+// length fixes the dimensions) and dropped when a reindex moves the collection to another model:
+// a sqlite-vec `vec0` table (cosine) for nearest-neighbour scans, and a plain table keyed by passage
+// rid for point lookups (vec0 answers those by scanning).
 import type { Db } from './db.js';
 import { vectorTableName } from './migrations.js';
 import type { SqlFragment } from './search.js';
@@ -15,13 +16,16 @@ export interface NewVector {
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const isZero = (v: Float32Array) => v.every((x) => x === 0);
 
+const dataTable = (collectionRid: number) => `${vectorTableName(collectionRid)}_data`;
+
 export function hasVectorTable(db: Db, collectionRid: number): boolean {
-  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(vectorTableName(collectionRid)) !== undefined;
+  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(dataTable(collectionRid)) !== undefined;
 }
 
 function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {
   if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
-  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} USING vec0(embedding float[${dimensions}] distance_metric=cosine, +text_hash text)`);
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} USING vec0(embedding float[${dimensions}] distance_metric=cosine)`);
+  db.exec(`CREATE TABLE IF NOT EXISTS ${dataTable(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`);
 }
 
 export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
@@ -29,14 +33,18 @@ export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[
   const usable = vectors.filter((v) => !isZero(v.embedding));
   if (usable.length === 0) return;
   ensureVectorTable(db, collectionRid, usable[0]!.embedding.length);
-  const insert = stmt(db, `INSERT INTO ${vectorTableName(collectionRid)} (rowid, embedding, text_hash) VALUES (?, ?, ?)`);
-  for (const v of usable) insert.run(BigInt(v.passageRid), blob(v.embedding), v.textHash);
+  const insertKnn = stmt(db, `INSERT INTO ${vectorTableName(collectionRid)} (rowid, embedding) VALUES (?, ?)`);
+  const insertData = stmt(db, `INSERT INTO ${dataTable(collectionRid)} (rid, text_hash, embedding) VALUES (?, ?, ?)`);
+  for (const v of usable) {
+    insertKnn.run(BigInt(v.passageRid), blob(v.embedding));
+    insertData.run(v.passageRid, v.textHash, blob(v.embedding));
+  }
 }
 
 /** A file's vectors by the hash of the text they embed, so unchanged passages are not embedded again. */
 export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): Map<string, Float32Array> {
   if (!hasVectorTable(db, collectionRid)) return new Map();
-  const rows = stmt(db, `SELECT text_hash AS h, embedding AS e FROM ${vectorTableName(collectionRid)} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as {
+  const rows = stmt(db, `SELECT text_hash AS h, embedding AS e FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as {
     h: string;
     e: Buffer;
   }[];
@@ -45,14 +53,19 @@ export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): M
 
 export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number): void {
   if (!hasVectorTable(db, collectionRid)) return;
-  const rids = stmt(db, 'SELECT rid FROM passages WHERE file_rid = ?').all(fileRid) as { rid: number }[];
-  const del = stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rowid = ?`);
-  for (const { rid } of rids) del.run(BigInt(rid));
+  const rids = stmt(db, `SELECT rid FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as { rid: number }[];
+  const delKnn = stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rowid = ?`);
+  const delData = stmt(db, `DELETE FROM ${dataTable(collectionRid)} WHERE rid = ?`);
+  for (const { rid } of rids) {
+    delKnn.run(BigInt(rid));
+    delData.run(rid);
+  }
 }
 
 /** A reindex under another model starts from an empty dense index (its dimensions may differ). */
 export function dropVectors(db: Db, collectionRid: number): void {
   db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}`);
+  db.exec(`DROP TABLE IF EXISTS ${dataTable(collectionRid)}`);
 }
 
 export interface DenseHit {
@@ -94,7 +107,7 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
   const rows = stmt(
     db,
     `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_cosine(v.embedding, ?) AS d
-     FROM ${vec} v JOIN passages p ON p.rid = v.rowid JOIN files f ON f.rid = p.file_rid
+     FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
      WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
      ORDER BY d ASC, p.rid ASC LIMIT ?`,
   ).all(q, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
@@ -104,9 +117,9 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
 /** Cosine similarity of the query to given passages (BM25 candidates the dense stage did not return). */
 export function similarities(db: Db, collectionRid: number, query: Float32Array, passageRids: number[]): Map<number, number> {
   if (passageRids.length === 0 || !hasVectorTable(db, collectionRid)) return new Map();
-  const rows = stmt(db, `SELECT rowid AS rid, vec_distance_cosine(embedding, ?) AS d FROM ${vectorTableName(collectionRid)} WHERE rowid IN (SELECT value FROM json_each(?))`).all(
+  const rows = stmt(db, `SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT value FROM json_each(?))`).all(
     blob(query),
     JSON.stringify(passageRids),
   ) as { rid: number; d: number | null }[];
-  return new Map(rows.filter((r) => r.d !== null).map((r) => [Number(r.rid), 1 - r.d!]));
+  return new Map(rows.filter((r) => r.d !== null).map((r) => [r.rid, 1 - r.d!]));
 }
