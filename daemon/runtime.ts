@@ -8,6 +8,7 @@ import { nowIso } from '../src/contract/ids.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
+import { DenseSearcher } from '../src/domain/search/dense-pool.js';
 import { createEmbedder, modelId, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { EmbeddingProvider } from '../src/domain/embed/provider.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
@@ -127,6 +128,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
         })),
     };
 
+    const dense = new DenseSearcher(dbFile);
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const worker = startWorker({
@@ -150,6 +152,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       allowPrivateSources: options.allowPrivateSources ?? false,
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       embedding,
+      denseSearch: (query) => dense.search(query),
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
@@ -171,7 +174,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       },
       close: async () => {
         ready = false;
-        await worker.stop();
+        await Promise.all([worker.stop(), dense.close()]);
         openDb.close();
         releaseLock();
         if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,8 @@
 import type { Db } from '../store/db.js';
 import type { EmbeddingConfig } from './embed/config.js';
 import type { EmbeddingProvider } from './embed/provider.js';
+import type { DenseQuery } from './search/dense-pool.js';
+import type { DenseHit } from '../store/vectors.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
@@ -17,6 +19,8 @@ export interface Services {
   allowPrivateSources: boolean;
   /** The daemon's embedding model: its config, the id collections record, and the loaded provider. */
   embedding: { config: EmbeddingConfig; modelId: string; get(): Promise<EmbeddingProvider> };
+  /** Nearest-neighbour scans, run on a helper thread beside the keyword stage. */
+  denseSearch: (query: DenseQuery) => Promise<DenseHit[]>;
   /** Lifetime of signed upload URLs. */
   uploadTtlMs: number;
   /** Wakes the indexing worker after jobs were queued. */

@@ -8,7 +8,7 @@ import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
-import { denseHits, similarities } from '../../store/vectors.js';
+import { similarities } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
@@ -154,14 +154,18 @@ async function hybridPassages(
     throw new TroveError('temporarily_unavailable', `The embedding model ${s.embedding.modelId} is unavailable: ${(err as Error).message}`, { reason: 'embedding_unavailable' });
   }
   const keywordDepth = Math.max(KEYWORD_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
-  const keyword = match === null ? [] : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
-  stages.push('keyword');
   // A query made only of words the model does not know has no direction to search in.
   const usable = queryVector !== undefined && queryVector.some((x) => x !== 0);
-  // When keywords find too little, the dense stage fills the page, so a filtered search still
-  // returns `limit` results when that many files match.
-  const denseDepth = keyword.length >= wanted ? DENSE_DEPTH : Math.max(DENSE_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
-  const dense = usable ? denseHits(s.db, { collectionRid: col.rid, query: queryVector!, filter, limit: denseDepth }) : [];
+  // The dense scan runs on its helper thread while the keyword stage runs here. When keywords find
+  // too little, the dense stage fills the page, so a filtered search still returns `limit` results
+  // when that many files match.
+  const denseFor = (depth: number) => (usable ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, filter, limit: depth }) : Promise.resolve([]));
+  const fillDepth = Math.max(DENSE_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
+  const denseFirst = denseFor(DENSE_DEPTH);
+  const keyword = match === null ? [] : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
+  stages.push('keyword');
+  let dense = await denseFirst;
+  if (keyword.length < wanted && fillDepth > DENSE_DEPTH) dense = await denseFor(fillDepth);
   if (usable) stages.push('semantic');
 
   const cosine = new Map(dense.map((d) => [d.passageRid, d.similarity]));

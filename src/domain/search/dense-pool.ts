@@ -1,0 +1,60 @@
+import { Worker } from 'node:worker_threads';
+import type { DenseHit } from '../../store/vectors.js';
+import type { DenseReply, DenseRequest } from './dense-worker.js';
+
+export type DenseQuery = Omit<DenseRequest, 'id'>;
+
+/** Runs nearest-neighbour scans on a helper thread; restarts it if it dies. */
+export class DenseSearcher {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (hits: DenseHit[]) => void; reject: (err: Error) => void }>();
+  private closed = false;
+
+  constructor(private readonly dbFile: string) {}
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type') && arg !== '-e' && arg !== '--eval');
+    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: { dbFile: this.dbFile }, execArgv });
+    worker.on('message', (reply: DenseReply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if ('error' in reply) waiter.reject(new Error(reply.error));
+      else waiter.resolve(reply.hits);
+    });
+    const fail = (err: Error) => {
+      this.worker = null;
+      for (const w of this.pending.values()) w.reject(err);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', () => fail(new Error('the search helper thread stopped')));
+    // An idle helper must not keep the process alive.
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  search(query: DenseQuery): Promise<DenseHit[]> {
+    if (this.closed) return Promise.reject(new Error('closed'));
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ ...query, id } satisfies DenseRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    if (!worker) return;
+    await new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve());
+      worker.postMessage('close');
+      setTimeout(() => void worker.terminate(), 2000).unref();
+    });
+  }
+}

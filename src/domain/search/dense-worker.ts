@@ -1,0 +1,31 @@
+// A read-only helper thread for nearest-neighbour scans: a large collection's scan takes tens of
+// milliseconds, so it runs here, beside the keyword stage on the HTTP thread, not before or after it.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from '../../store/db.js';
+import { denseHits, type DenseHit } from '../../store/vectors.js';
+import type { SqlFragment } from '../../store/search.js';
+
+export interface DenseRequest {
+  id: number;
+  collectionRid: number;
+  query: Float32Array;
+  filter: SqlFragment | null;
+  limit: number;
+}
+
+export type DenseReply = { id: number; hits: DenseHit[] } | { id: number; error: string };
+
+const db = openDatabase((workerData as { dbFile: string }).dbFile);
+const port = parentPort!;
+port.on('message', (msg: DenseRequest | 'close') => {
+  if (msg === 'close') {
+    db.close();
+    port.close();
+    return;
+  }
+  try {
+    port.postMessage({ id: msg.id, hits: denseHits(db, msg) } satisfies DenseReply);
+  } catch (err) {
+    port.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) } satisfies DenseReply);
+  }
+});
