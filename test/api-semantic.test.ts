@@ -159,3 +159,47 @@ t.test('an OpenAI-compatible provider, and switching models needs a reindex', as
   t.equal(after.status, 200, 'after a reindex the collection serves the new model');
   t.equal(after.body.results[0]?.path, '/c.txt', 'and the failed file was indexed by the reindex');
 });
+
+t.test('unchanged passages are not embedded again', async (t) => {
+  const server = await fakeOpenAi();
+  t.teardown(() => server.close());
+  const f = await startFixture({ embedding: { provider: 'openai', model: 'letters-1', url: server.url, cacheDir: resolveEmbeddingConfig('/nonexistent').cacheDir } });
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'reuse', 'docs', { processing: { chunk_tokens: 64, chunk_overlap: 0 } });
+  const para = (w: string) => Array.from({ length: 50 }, () => w).join(' ');
+  await addInline(f, base, '/a.md', `# One\n\n${para('alpha')}\n\n# Two\n\n${para('beta')}`, 'text/markdown');
+  await f.waitForIdle('reuse', 'docs');
+  const embedded = () => server.requests.flatMap((r) => r.body.input);
+  t.equal(embedded().length, 2, 'two passages embedded');
+  await addInline(f, base, '/a.md', `# One\n\n${para('alpha')}\n\n# Two\n\n${para('beta')}\n\n# Three\n\n${para('gamma')}`, 'text/markdown');
+  await f.waitForIdle('reuse', 'docs');
+  t.equal(embedded().length, 3, 'a new version embeds only its new passage');
+  t.match(embedded()[2], /^Three\ngamma/);
+});
+
+t.test('the Ollama provider speaks /api/embed; a missing optional transformers package is a clear error', async (t) => {
+  const requests: { path: string; body: { model: string; input: string[] } }[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      const body = JSON.parse(raw) as { model: string; input: string[] };
+      requests.push({ path: req.url ?? '', body });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ model: body.model, embeddings: body.input.map((x) => [x.length, 1, 0]) }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const { createEmbedder } = await import('../src/domain/embed/config.js');
+  const cacheDir = resolveEmbeddingConfig('/nonexistent').cacheDir;
+  const ollama = await createEmbedder({ provider: 'ollama', model: 'nomic-embed-text', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, cacheDir });
+  const [v] = await ollama.embed(['abc']);
+  t.equal(requests[0]?.path, '/api/embed');
+  t.same(requests[0]?.body, { model: 'nomic-embed-text', input: ['abc'] });
+  t.equal(ollama.dimensions, 3);
+  t.ok(Math.abs(Math.hypot(...v!) - 1) < 1e-6, 'vectors come back unit-normalised');
+  t.equal(ollama.id, 'ollama:nomic-embed-text');
+
+  await t.rejects(createEmbedder({ provider: 'transformers', model: 'Xenova/all-MiniLM-L6-v2', cacheDir }), /npm install @huggingface\/transformers/);
+});
