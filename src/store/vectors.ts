@@ -91,18 +91,20 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
   const filterParams = opts.filter?.params ?? [];
   const q = blob(opts.query);
   const toHits = (rows: { pid: number; fr: number; d: number | null }[]) => rows.filter((r) => r.d !== null).map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - r.d! }));
-  for (let k = Math.max(opts.limit * 4, 64); k <= MAX_KNN; k *= 4) {
-    const rows = stmt(
+  for (let k = Math.max(opts.limit * 4, 64); k <= MAX_KNN; k *= 8) {
+    const knn = stmt(db, `SELECT rowid AS rid, distance AS d FROM ${vec} WHERE embedding MATCH ? AND k = ?`).all(q, k) as { rid: number | bigint; d: number | null }[];
+    const distance = new Map(knn.map((r) => [Number(r.rid), r.d]));
+    const kept = stmt(
       db,
-      `SELECT p.rid AS pid, p.file_rid AS fr, knn.distance AS d
-       FROM (SELECT rowid, distance FROM ${vec} WHERE embedding MATCH ? AND k = ?) knn
-       JOIN passages p ON p.rid = knn.rowid JOIN files f ON f.rid = p.file_rid
-       WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
-       ORDER BY knn.distance ASC, p.rid ASC LIMIT ?`,
-    ).all(q, k, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
-    if (rows.length >= opts.limit) return toHits(rows);
-    const inWindow = (stmt(db, `SELECT count(*) AS n FROM (SELECT rowid FROM ${vec} WHERE embedding MATCH ? AND k = ?)`).get(q, k) as { n: number }).n;
-    if (inWindow < k) return toHits(rows);
+      `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
+       WHERE p.rid IN (SELECT value FROM json_each(?)) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
+    ).all(JSON.stringify([...distance.keys()]), ...filterParams) as { pid: number; fr: number }[];
+    const rows = kept
+      .map((r) => ({ ...r, d: distance.get(r.pid) ?? null }))
+      .sort((a, b) => (a.d ?? Infinity) - (b.d ?? Infinity) || a.pid - b.pid)
+      .slice(0, opts.limit);
+    // Enough survivors, or the window already held every vector: the answer is exact.
+    if (rows.length >= opts.limit || knn.length < k) return toHits(rows);
   }
   const rows = stmt(
     db,
