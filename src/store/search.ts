@@ -5,6 +5,14 @@ import { stmt } from './statements.js';
 export interface SqlFragment {
   sql: string;
   params: unknown[];
+  /** Share of the collection's ready files the fragment keeps (0..1), when known: sizes the first window. */
+  selectivity?: number;
+}
+
+/** The first candidate window: big enough that, at the filter's selectivity, `limit` rows survive. */
+export function firstWindow(limit: number, filter: SqlFragment | null, floor: number): number {
+  const keep = filter?.selectivity ?? 1;
+  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(keep, 1e-6)));
 }
 
 export interface PassageHit {
@@ -32,7 +40,7 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; match:
   const fts = ftsTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
   const filterParams = opts.filter?.params ?? [];
-  for (let window = Math.max(opts.limit * 2, 64); ; window *= WINDOW_GROWTH) {
+  for (let window = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 2, 64)); ; window *= WINDOW_GROWTH) {
     const full = window > FULL_SCAN_AFTER;
     const sql = `SELECT p.rid AS pid, p.file_rid AS fr, -m.r AS s
       FROM (SELECT rowid, bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS r FROM ${fts} WHERE ${fts} MATCH ? ORDER BY r ${full ? '' : 'LIMIT ?'}) m
@@ -45,4 +53,17 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; match:
     const windowCount = (stmt(db, `SELECT count(*) AS n FROM (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT ?)`).get(opts.match, window) as { n: number }).n;
     if (windowCount < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
   }
+}
+
+/**
+ * The ready files of a collection that a filter selects, as a fragment both retrieval stages can
+ * join cheaply: evaluating metadata predicates once per file beats once per matching passage.
+ */
+export function selectedFilesFragment(db: Db, collectionRid: number, filter: SqlFragment): SqlFragment {
+  const rows = stmt(db, `SELECT f.rid AS rid FROM files f WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND (${filter.sql})`).all(
+    collectionRid,
+    ...filter.params,
+  ) as { rid: number }[];
+  const ready = (stmt(db, "SELECT count(*) AS n FROM files WHERE collection_rid = ? AND status = 'ready' AND deleted_at IS NULL").get(collectionRid) as { n: number }).n;
+  return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(rows.map((r) => r.rid))], selectivity: ready === 0 ? 0 : rows.length / ready };
 }

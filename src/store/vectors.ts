@@ -4,7 +4,7 @@
 // rid for point lookups (vec0 answers those by scanning).
 import type { Db } from './db.js';
 import { vectorTableName } from './migrations.js';
-import type { SqlFragment } from './search.js';
+import { firstWindow, type SqlFragment } from './search.js';
 import { stmt } from './statements.js';
 
 export interface NewVector {
@@ -91,7 +91,7 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
   const filterParams = opts.filter?.params ?? [];
   const q = blob(opts.query);
   const toHits = (rows: { pid: number; fr: number; d: number | null }[]) => rows.filter((r) => r.d !== null).map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - r.d! }));
-  for (let k = Math.max(opts.limit * 4, 64); k <= MAX_KNN; k *= 8) {
+  for (let k = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64)); k <= MAX_KNN; k *= 8) {
     const knn = stmt(db, `SELECT rowid AS rid, distance AS d FROM ${vec} WHERE embedding MATCH ? AND k = ?`).all(q, k) as { rid: number | bigint; d: number | null }[];
     const distance = new Map(knn.map((r) => [Number(r.rid), r.d]));
     const kept = stmt(

@@ -7,8 +7,8 @@ import type { Processing, SearchRequest, SearchResponse } from '../../contract/s
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
-import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
-import { similarities } from '../../store/vectors.js';
+import { keywordPassageHits, selectedFilesFragment, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
@@ -78,6 +78,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
 
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;
+  const selected = filter ? selectedFilesFragment(s.db, col.rid, filter) : null;
   const match = buildMatchExpression(body.query);
   let ranked: RankedPassage[];
   if (body.mode === 'keyword') {
@@ -85,10 +86,10 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     if (match === null) return respond([], null, 0);
     ranked =
       body.result_unit === 'file'
-        ? topFiles(s, col, match, filter, wanted).flatMap((g) => g.passages.map((h) => ({ ...h, fileScore: g.score, matchedBy: KEYWORD_ONLY })))
-        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: wanted }).map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
+        ? topFiles(s, col, match, selected, wanted).flatMap((g) => g.passages.map((h) => ({ ...h, fileScore: g.score, matchedBy: KEYWORD_ONLY })))
+        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter: selected, limit: wanted }).map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
   } else {
-    ranked = await hybridPassages(s, col, body.query, match, filter, wanted, body.result_unit, stages);
+    ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages);
   }
   const groups = body.result_unit === 'file' ? groupByFile(ranked) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
@@ -159,9 +160,16 @@ async function hybridPassages(
   // The dense scan runs on its helper thread while the keyword stage runs here. When keywords find
   // too little, the dense stage fills the page, so a filtered search still returns `limit` results
   // when that many files match.
-  const denseFor = (depth: number) => (usable ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, filter, limit: depth }) : Promise.resolve([]));
+  const denseFor = (depth: number): Promise<DenseHit[]> =>
+    usable
+      ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, filter, limit: depth }).catch((err: unknown) => {
+          throw new TroveError('temporarily_unavailable', `The vector scan failed: ${(err as Error).message}`, { reason: 'dense_scan_failed' });
+        })
+      : Promise.resolve([]);
   const fillDepth = Math.max(DENSE_DEPTH, unit === 'file' ? wanted * EVIDENCE_PER_FILE : wanted);
   const denseFirst = denseFor(DENSE_DEPTH);
+  // Awaited below; until then a failure must not count as an unhandled rejection.
+  denseFirst.catch(() => undefined);
   const keyword = match === null ? [] : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
   stages.push('keyword');
   let dense = await denseFirst;
