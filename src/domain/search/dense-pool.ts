@@ -1,11 +1,35 @@
 import { Worker } from 'node:worker_threads';
-import type { DenseHit } from '../../store/vectors.js';
+import { VECTOR_SHARDS, type DenseHit } from '../../store/vectors.js';
 import type { DenseReply, DenseRequest } from './dense-worker.js';
 
-export type DenseQuery = Omit<DenseRequest, 'id'>;
+export type DenseQuery = Omit<DenseRequest, 'id' | 'shard'>;
 
-/** Runs nearest-neighbour scans on a helper thread; restarts it if it dies. */
+/**
+ * Nearest-neighbour scans on helper threads, one per shard of the vector table, all at once; the
+ * shards' exact top-k lists merge into the exact top-k.
+ */
 export class DenseSearcher {
+  private readonly shards: ShardThread[];
+
+  constructor(dbFile: string) {
+    this.shards = Array.from({ length: VECTOR_SHARDS }, () => new ShardThread(dbFile));
+  }
+
+  async search(query: DenseQuery): Promise<DenseHit[]> {
+    const lists = await Promise.all(this.shards.map((thread, shard) => thread.search({ ...query, shard })));
+    return lists
+      .flat()
+      .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
+      .slice(0, query.limit);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((t) => t.close()));
+  }
+}
+
+/** One helper thread with its own read connection; restarted on the next query if it dies. */
+class ShardThread {
   private worker: Worker | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (hits: DenseHit[]) => void; reject: (err: Error) => void }>();
@@ -37,7 +61,7 @@ export class DenseSearcher {
     return worker;
   }
 
-  search(query: DenseQuery): Promise<DenseHit[]> {
+  search(query: Omit<DenseRequest, 'id'>): Promise<DenseHit[]> {
     if (this.closed) return Promise.reject(new Error('closed'));
     const worker = this.start();
     const id = this.nextId++;
@@ -52,9 +76,14 @@ export class DenseSearcher {
     const worker = this.worker;
     if (!worker) return;
     await new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve());
+      // Held referenced until it exits: an unreferenced thread would let the process end mid-close.
+      worker.ref();
+      const force = setTimeout(() => void worker.terminate(), 2000);
+      worker.once('exit', () => {
+        clearTimeout(force);
+        resolve();
+      });
       worker.postMessage('close');
-      setTimeout(() => void worker.terminate(), 2000).unref();
     });
   }
 }

@@ -11,6 +11,7 @@ export interface DenseRequest {
   query: Float32Array;
   filter: SqlFragment | null;
   limit: number;
+  shard: number;
 }
 
 export type DenseReply = { id: number; hits: DenseHit[] } | { id: number; error: string };
@@ -20,8 +21,8 @@ const port = parentPort!;
 port.on('message', (msg: DenseRequest | 'close') => {
   if (msg === 'close') {
     db.close();
-    port.close();
-    return;
+    // Ends this thread only; loaders injected by a host (test runners) could otherwise keep it up.
+    process.exit(0);
   }
   try {
     port.postMessage({ id: msg.id, hits: denseHits(db, msg) } satisfies DenseReply);
