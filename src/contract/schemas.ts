@@ -132,7 +132,25 @@ export const SourceRequest = z.discriminatedUnion('type', [InlineSource, UriSour
 export type SourceRequest = z.infer<typeof SourceRequest>;
 
 const JsonValue: z.ZodType<unknown> = z.json();
-export const Metadata = z.record(z.string().min(1).max(256), JsonValue);
+
+/** True when some object in the value has an own "__proto__" key (JSON.parse makes one). */
+function hasProtoKey(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (!Array.isArray(v) && Object.hasOwn(v, '__proto__')) return true;
+    stack.push(...Object.values(v));
+  }
+  return false;
+}
+
+// Records are rebuilt key by key, where "__proto__" would become a prototype and vanish: it is
+// refused rather than silently dropped.
+export const Metadata = z.preprocess((value, ctx) => {
+  if (hasProtoKey(value)) ctx.addIssue({ code: 'custom', message: 'the key "__proto__" is not accepted in metadata' });
+  return value;
+}, z.record(z.string().min(1).max(256), JsonValue));
 
 export const FileSchema = z.object({
   id: z.string(),

@@ -132,11 +132,7 @@ function decodeSegment(raw: string): string {
 /** JSON nesting accepted in a body; deeper is refused before validation recurses into it. */
 export const MAX_JSON_DEPTH = 512;
 
-/**
- * One iterative walk over a parsed body: refuses nesting deeper than MAX_JSON_DEPTH (validators
- * recurse and would overflow the stack) and the key "__proto__", which object spreading and
- * schema parsing would silently turn into a prototype instead of keeping as data.
- */
+/** Refuses nesting deeper than MAX_JSON_DEPTH, iteratively: validators recurse and would overflow the stack. */
 function checkJsonShape(value: unknown): void {
   const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 1 }];
   while (stack.length > 0) {
@@ -147,7 +143,6 @@ function checkJsonShape(value: unknown): void {
       for (const item of v) stack.push({ v: item, depth: depth + 1 });
       continue;
     }
-    if (Object.hasOwn(v, '__proto__')) throw new TroveError('invalid_request', 'The key "__proto__" is not accepted in request bodies.');
     for (const item of Object.values(v)) stack.push({ v: item, depth: depth + 1 });
   }
 }
