@@ -9,6 +9,7 @@ import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
+import { workerExecArgv } from '../src/domain/threads.js';
 import { createEmbedder, modelId, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { EmbeddingProvider } from '../src/domain/embed/provider.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
@@ -202,10 +203,7 @@ function startWorker(init: WorkerInit, log: NonNullable<RuntimeOptions['log']>):
   let respawn: NodeJS.Timeout | null = null;
   const spawn = () => {
     respawn = null;
-    // The worker is a module of ours, whatever flags the embedding process runs with
-    // (e.g. `node --input-type=module -e …`, which a worker must not inherit).
-    const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type') && arg !== '-e' && arg !== '--eval');
-    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init, execArgv });
+    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init, execArgv: workerExecArgv() });
     running = true;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { workerExecArgv } from '../threads.js';
 import { VECTOR_SHARDS, type DenseHit } from '../../store/vectors.js';
 import type { DenseReply, DenseRequest } from './dense-worker.js';
 
@@ -39,8 +40,7 @@ class ShardThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type') && arg !== '-e' && arg !== '--eval');
-    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: { dbFile: this.dbFile }, execArgv });
+    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: { dbFile: this.dbFile }, execArgv: workerExecArgv() });
     worker.on('message', (reply: DenseReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
