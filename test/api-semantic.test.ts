@@ -203,3 +203,18 @@ t.test('the Ollama provider speaks /api/embed; a missing optional transformers p
 
   await t.rejects(createEmbedder({ provider: 'transformers', model: 'Xenova/all-MiniLM-L6-v2', cacheDir }), /npm install @huggingface\/transformers/);
 });
+
+t.test('file results fill the page when a few files hold most matching passages', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'dense', 'docs', { processing: { chunk_tokens: 64, chunk_overlap: 0 } });
+  const para = (i: number) => `${'zebra '.repeat(30)}herd ${i}`;
+  for (let i = 0; i < 5; i++) await addInline(f, base, `/big${i}.txt`, Array.from({ length: 40 }, (_, j) => para(j)).join('\n\n'));
+  for (let i = 0; i < 15; i++) await addInline(f, base, `/small${i}.txt`, `One zebra was seen near river ${i} ${'while the long grass moved in the wind '.repeat(6)}`);
+  await f.waitForIdle('dense', 'docs');
+  for (const mode of ['semantic', 'keyword']) {
+    const r = await f.call('POST', `${base}:search`, { query: 'zebra', mode, limit: 10 });
+    t.equal(r.body.results.length, 10, `${mode}: ten files though the five big ones hold 200 better passages`);
+    t.equal(new Set(r.body.results.map((x: { path: string }) => x.path)).size, 10);
+  }
+});

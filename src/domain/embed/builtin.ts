@@ -28,6 +28,7 @@
 
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -635,7 +636,7 @@ export async function buildGloveCache(sourcePath: string, outPath: string, opts:
   comps.forEach((u, i) => compView.set(u, i * dims));
 
   mkdirSync(dirname(outPath), { recursive: true });
-  const tmp = `${outPath}.${process.pid}.${Date.now()}.tmp`;
+  const tmp = `${outPath}.${process.pid}.${threadId}.${Date.now()}.tmp`;
   try {
     writeFileSync(tmp, buf);
     renameSync(tmp, outPath);

@@ -170,7 +170,12 @@ async function hybridPassages(
   const denseFirst = denseFor(DENSE_DEPTH);
   // Awaited below; until then a failure must not count as an unhandled rejection.
   denseFirst.catch(() => undefined);
-  const keyword = match === null ? [] : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
+  let keyword: PassageHit[] = [];
+  // For files, the keyword window grows until it holds enough distinct files (or every match).
+  for (let depth = keywordDepth; match !== null; depth *= 4) {
+    keyword = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: depth });
+    if (unit !== 'file' || keyword.length < depth || new Set(keyword.map((k) => k.fileRid)).size >= wanted) break;
+  }
   stages.push('keyword');
   let dense = await denseFirst;
   if (keyword.length < wanted && fillDepth > DENSE_DEPTH) dense = await denseFor(fillDepth);
