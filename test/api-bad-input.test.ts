@@ -692,7 +692,6 @@ const metadataJunk: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer({ min: 257, max: 400 }).map((n) => ({ ['k'.repeat(n)]: 1 })),
 );
 
-const SEARCH_FIELDS = ['query', 'mode', 'interpretation', 'limit', 'result_unit', 'sort', 'filter', 'principals', 'cursor'];
 const SORT_FIELDS = ['score', 'path', 'content_type', 'bytes', 'created_at', 'updated_at'];
 const sortJunk: fc.Arbitrary<unknown> = fc.oneof(
   notObject.filter((v) => !Array.isArray(v) && v !== null),

@@ -64,4 +64,3 @@ export function asTroveError(err: unknown): TroveError {
 }
 
 export const invalid = (message: string, details: Record<string, unknown> = {}) => new TroveError('invalid_request', message, details);
-export const notFound = (what: string) => new TroveError('not_found', `${what} not found.`);

@@ -31,9 +31,6 @@ export function resolveJob(db: Db, key: AuthenticatedKey, jobId: string): JobRow
   return job;
 }
 
-export function namespaceIdOfJob(db: Db, job: JobRow): string | undefined {
-  return job.namespace_rid === null ? undefined : getNamespaceByRid(db, job.namespace_rid)?.id;
-}
 
 /** decisions.md §2: queued or running jobs end `canceled`; a finished job is returned unchanged. */
 export function cancelJob(s: Services, job: JobRow): JobRow {

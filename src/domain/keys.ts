@@ -1,6 +1,6 @@
 // API keys: secrets, hashing, verification, and the one permission check every route goes through.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Action, KeyScope } from '../contract/schemas.js';
+import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { Db } from '../store/db.js';
@@ -122,8 +122,3 @@ export function authorize(key: AuthenticatedKey, permission: Permission): void {
   if (!hasAction(key.scope.actions, permission.action)) throw new TroveError('forbidden', `This key lacks the '${permission.action}' action.`);
 }
 
-export function visibleScope(scope: StoredScope, namespaceName: (id: string) => string): KeyScope {
-  if (scope.kind === 'cluster') return scope;
-  if (scope.kind === 'namespace') return { kind: 'namespace', namespace: namespaceName(scope.namespace_id), actions: scope.actions };
-  return { kind: 'collection', namespace: namespaceName(scope.namespace_id), collections: scope.collections, actions: scope.actions };
-}

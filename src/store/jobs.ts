@@ -111,9 +111,6 @@ export function cancelCollectionJobs(db: Db, collectionRid: number, now: string,
   );
 }
 
-export function hasRunnableJobs(db: Db): boolean {
-  return stmt(db, "SELECT 1 FROM jobs WHERE status = 'queued' AND runnable = 1 LIMIT 1").get() !== undefined;
-}
 
 export function failVersionJobs(db: Db, versionId: string, now: string, error: { code: string; message: string }): void {
   stmt(db, "UPDATE jobs SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE version_id = ? AND status IN ('queued','running')").run(

@@ -7,9 +7,6 @@ export function getMeta(db: Db, key: string): string | undefined {
   return row?.value;
 }
 
-export function setMeta(db: Db, key: string, value: string): void {
-  stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
-}
 
 /** A random secret created once per data dir (cursor and signed-URL HMAC keys). */
 export function getOrCreateSecret(db: Db, key: string): Buffer {

@@ -2,12 +2,12 @@
 
 import { createHash, type Hash } from 'node:crypto';
 import CRC32C from 'crc-32/crc32c.js';
+import { CHECKSUM_PATTERN } from '../../contract/schemas.js';
 
 export type ChecksumAlgorithm = 'sha256' | 'md5' | 'crc32c';
 
-export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ['sha256', 'md5', 'crc32c'];
-
-export const CHECKSUM_PATTERN = /^(?:sha256:[0-9a-f]{64}|md5:[0-9a-f]{32}|crc32c:[0-9a-f]{8})$/;
+// The shape is the contract's (retrieval-api.md, File.source.checksum); one definition for both.
+export { CHECKSUM_PATTERN };
 
 export interface ParsedChecksum {
   algorithm: ChecksumAlgorithm;
