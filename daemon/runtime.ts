@@ -10,8 +10,7 @@ import { ensureClusterKey } from '../src/domain/keys.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
 import { workerExecArgv } from '../src/domain/threads.js';
-import { createEmbedder, modelId, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
-import type { EmbeddingProvider } from '../src/domain/embed/provider.js';
+import { lazyEmbedding, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import type { Logger } from '../src/http/router.js';
@@ -117,17 +116,9 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     }
 
     const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
-    let provider: Promise<EmbeddingProvider> | null = null;
-    const embedding: Services['embedding'] = {
-      config: embeddingConfig,
-      modelId: modelId(embeddingConfig),
-      // Loaded on the first semantic query, not at start-up (start-up must stay fast).
-      get: () =>
-        (provider ??= createEmbedder(embeddingConfig).catch((err: unknown) => {
-          provider = null;
-          throw err;
-        })),
-    };
+    // Loaded on the first semantic query, not at start-up (start-up must stay fast).
+    const embedding = lazyEmbedding(embeddingConfig);
+    const fileRoots = (options.fileRoots ?? []).map((r) => resolve(r));
 
     const dense = new DenseSearcher(dbFile);
     let publicBaseUrl = 'http://127.0.0.1';
@@ -136,7 +127,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       embedding: embeddingConfig,
       dbFile,
       blobsDir,
-      fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
+      fileRoots,
       allowPrivateSources: options.allowPrivateSources ?? false,
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       maxFileBytes: 256 * 1024 * 1024,
@@ -149,7 +140,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       blobsDir,
       cursorSecret: getOrCreateSecret(db, 'cursor_secret'),
       urlSecret: getOrCreateSecret(db, 'url_secret'),
-      fileRoots: (options.fileRoots ?? []).map((r) => resolve(r)),
+      fileRoots,
       allowPrivateSources: options.allowPrivateSources ?? false,
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       embedding,

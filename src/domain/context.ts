@@ -1,6 +1,5 @@
 import type { Db } from '../store/db.js';
-import type { EmbeddingConfig } from './embed/config.js';
-import type { EmbeddingProvider } from './embed/provider.js';
+import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
 import type { DenseHit } from '../store/vectors.js';
 
@@ -18,7 +17,7 @@ export interface Services {
   /** http(s) sources may reach private addresses (--allow-private-sources). */
   allowPrivateSources: boolean;
   /** The daemon's embedding model: its config, the id collections record, and the loaded provider. */
-  embedding: { config: EmbeddingConfig; modelId: string; get(): Promise<EmbeddingProvider> };
+  embedding: LazyEmbedding;
   /** Nearest-neighbour scans, run on a helper thread beside the keyword stage. */
   denseSearch: (query: DenseQuery) => Promise<DenseHit[]>;
   /** Lifetime of signed upload URLs. */

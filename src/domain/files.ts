@@ -25,7 +25,7 @@ import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';
 import { createChecksummer, parseChecksum } from './ingest/checksum.js';
-import { contentTypeFromPath } from './ingest/detect.js';
+import { contentTypeFromPath, normalizeContentType } from './ingest/detect.js';
 import { enqueue } from './jobs.js';
 import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
@@ -48,15 +48,12 @@ interface PreparedSource {
   inlineText: string | null;
 }
 
-function normaliseContentType(ct: string): string {
-  return ct.split(';')[0]!.trim().toLowerCase();
-}
 
 /** Checks a source at add time; the bytes are fetched later by the indexing worker. */
 function prepareSource(s: Services, source: SourceRequest, path: string): PreparedSource {
   switch (source.type) {
     case 'inline': {
-      const ct = normaliseContentType(source.content_type);
+      const ct = normalizeContentType(source.content_type);
       return {
         fields: { source_type: 'inline', declared_content_type: ct, content_type: ct, bytes: Buffer.byteLength(source.text, 'utf8'), checksum: null, uri: null },
         inlineText: source.text,
@@ -74,7 +71,7 @@ function prepareSource(s: Services, source: SourceRequest, path: string): Prepar
       if ((url.protocol === 'http:' || url.protocol === 'https:') && (url.username || url.password)) {
         throw new TroveError('invalid_request', 'source.uri must not carry user information.');
       }
-      const declared = source.content_type ? normaliseContentType(source.content_type) : null;
+      const declared = source.content_type ? normalizeContentType(source.content_type) : null;
       return {
         fields: {
           source_type: 'uri',
@@ -88,7 +85,7 @@ function prepareSource(s: Services, source: SourceRequest, path: string): Prepar
       };
     }
     case 'upload': {
-      const ct = normaliseContentType(source.content_type);
+      const ct = normalizeContentType(source.content_type);
       return {
         fields: { source_type: 'upload', declared_content_type: ct, content_type: ct, bytes: source.bytes ?? null, checksum: source.checksum ?? null, uri: null },
         inlineText: null,

@@ -8,12 +8,8 @@ import { setFileStatus, getFileByRid } from '../store/files.js';
 import type { Services } from './context.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 
-export function newJob(fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): NewJob {
-  return { ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() };
-}
-
 export function enqueue(db: Db, fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): JobRow {
-  return insertJob(db, newJob(fields));
+  return insertJob(db, { ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() });
 }
 
 /** A job is visible when its namespace (and collection, for collection keys) is in the key's scope. */

@@ -98,3 +98,23 @@ async function loadTransformersEmbedder(config: EmbeddingConfig): Promise<Embedd
     },
   };
 }
+
+/** The daemon's model, loaded on first need; a failed load is retried by the next caller. */
+export interface LazyEmbedding {
+  config: EmbeddingConfig;
+  modelId: string;
+  get(): Promise<EmbeddingProvider>;
+}
+
+export function lazyEmbedding(config: EmbeddingConfig): LazyEmbedding {
+  let provider: Promise<EmbeddingProvider> | null = null;
+  return {
+    config,
+    modelId: modelId(config),
+    get: () =>
+      (provider ??= createEmbedder(config).catch((err: unknown) => {
+        provider = null;
+        throw err;
+      })),
+  };
+}

@@ -4,8 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
-import { createEmbedder, modelId, type EmbeddingConfig } from '../embed/config.js';
-import type { EmbeddingProvider } from '../embed/provider.js';
+import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type Embedding, type PipelineConfig } from './pipeline.js';
 
 export interface WorkerInit extends PipelineConfig {
@@ -46,15 +45,7 @@ function sleep(ms: number): Promise<void> {
 const isCanceled = (id: string) => canceled.has(id);
 
 // The model loads on first need (the builtin one converts its package once, then reads a cache).
-let provider: Promise<EmbeddingProvider> | null = null;
-const embedding: Embedding = {
-  modelId: modelId(init.embedding),
-  get: () =>
-    (provider ??= createEmbedder(init.embedding).catch((err: unknown) => {
-      provider = null;
-      throw err;
-    })),
-};
+const embedding: Embedding = lazyEmbedding(init.embedding);
 
 async function loop(): Promise<void> {
   let lastExpiry = 0;

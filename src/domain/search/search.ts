@@ -84,10 +84,8 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   if (body.mode === 'keyword') {
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
-    ranked =
-      body.result_unit === 'file'
-        ? topFiles(s, col, match, selected, wanted).flatMap((g) => g.passages.map((h) => ({ ...h, fileScore: g.score, matchedBy: KEYWORD_ONLY })))
-        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter: selected, limit: wanted }).map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
+    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, wanted * 2) : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter: selected, limit: wanted });
+    ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
   } else {
     ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages);
   }
@@ -170,12 +168,12 @@ async function hybridPassages(
   const denseFirst = denseFor(DENSE_DEPTH);
   // Awaited below; until then a failure must not count as an unhandled rejection.
   denseFirst.catch(() => undefined);
-  let keyword: PassageHit[] = [];
-  // For files, the keyword window grows until it holds enough distinct files (or every match).
-  for (let depth = keywordDepth; match !== null; depth *= 4) {
-    keyword = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: depth });
-    if (unit !== 'file' || keyword.length < depth || new Set(keyword.map((k) => k.fileRid)).size >= wanted) break;
-  }
+  const keyword =
+    match === null
+      ? []
+      : unit === 'file'
+        ? passagesCoveringFiles(s, col, match, filter, wanted, keywordDepth)
+        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
   stages.push('keyword');
   let dense = await denseFirst;
   if (keyword.length < wanted && fillDepth > DENSE_DEPTH) dense = await denseFor(fillDepth);
@@ -251,20 +249,14 @@ function groupByFile(ranked: RankedPassage[]): FileGroup[] {
 }
 
 /**
- * Keyword mode, file unit: the best `wanted` files by their best passage. Passages come best first;
- * when a few files hold most of the top passages, the window grows until enough distinct files are
- * seen or the matches run out.
+ * File unit: the best keyword passages, enough of them to cover `wanted` distinct files
+ * (groupByFile then ranks files by their best passage). When a few files hold most of the top
+ * passages, the window grows until enough files are seen or the matches run out.
  */
-function topFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number): { fileRid: number; score: number; passages: PassageHit[] }[] {
-  for (let window = wanted * 2; ; window *= 4) {
+function passagesCoveringFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
+  for (let window = firstWindow; ; window *= 4) {
     const hits = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: window });
-    const groups = new Map<number, { fileRid: number; score: number; passages: PassageHit[] }>();
-    for (const h of hits) {
-      const g = groups.get(h.fileRid);
-      if (!g) groups.set(h.fileRid, { fileRid: h.fileRid, score: h.score, passages: [h] });
-      else if (g.passages.length < EVIDENCE_PER_FILE) g.passages.push(h);
-    }
-    if (groups.size >= wanted || hits.length < window) return [...groups.values()];
+    if (hits.length < window || new Set(hits.map((h) => h.fileRid)).size >= wanted) return hits;
   }
 }
 
