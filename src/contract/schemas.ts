@@ -319,8 +319,12 @@ export const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(
 
 // ---------------------------------------------------------------- access rules (retrieval-api.md, Access rule)
 
-const Reader = z.string().refine((r) => Buffer.byteLength(r, 'utf8') <= 256, 'each reader must be at most 256 UTF-8 bytes');
-const Readers = z.array(Reader).max(1024);
+const Reader = z
+  .string()
+  .min(1, 'a reader must not be empty')
+  .refine((r) => Buffer.byteLength(r, 'utf8') <= 256, 'each reader must be at most 256 UTF-8 bytes');
+// The 1,024-reader limit is checked on the resulting list (limit_exceeded), so add_readers can reach it too.
+const Readers = z.array(Reader).describe('Principals, at most 1,024 per rule, each 1-256 UTF-8 bytes.');
 
 export const AccessRuleSchema = z.object({
   id: z.string(),
@@ -339,6 +343,15 @@ export const UpdateAccessRuleRequest = z
   .strictObject({ readers: Readers.nullable().optional(), add_readers: Readers.optional(), remove_readers: Readers.optional(), sealed: z.boolean().nullable().optional() })
   .refine((b) => !(b.readers != null && (b.add_readers !== undefined || b.remove_readers !== undefined)), 'readers cannot accompany add_readers or remove_readers')
   .refine((b) => !(b.add_readers ?? []).some((r) => (b.remove_readers ?? []).includes(r)), 'the same principal cannot be both added and removed');
+export type AccessRule = z.infer<typeof AccessRuleSchema>;
+export const ListAccessRulesQuery = z
+  .strictObject({
+    folder: FolderPath.optional(),
+    file: FilePath.optional(),
+    cursor: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+  })
+  .refine((q) => q.folder === undefined || q.file === undefined, 'send at most one of folder and file');
 export const AccessRuleBatchRequest = z.strictObject({
   operations: z
     .array(

@@ -29,7 +29,9 @@ import { contentTypeFromPath, normalizeContentType } from './ingest/detect.js';
 import { enqueue } from './jobs.js';
 import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
-import { presentFile } from './present.js';
+import { presentFile, presentFiles } from './present.js';
+import { governingRuleRidFor } from './access/rules.js';
+import { setGoverningRule } from '../store/access-rules.js';
 import { DOWNLOAD_URL_TTL_MS, signTarget, verifyTarget } from './signed-urls.js';
 
 /** Largest upload accepted through a signed URL. */
@@ -154,12 +156,18 @@ export function addFile(
         created_at: now,
         updated_at: now,
       });
+      // A rule may exist before its file: the file starts under the rule that governs its path.
+      const governing = governingRuleRidFor(s.db, col.rid, file.path);
+      if (governing !== null) {
+        setGoverningRule(s.db, file.rid, governing);
+        file = { ...file, governing_rule_rid: governing };
+      }
     }
     const job = newVersion(s, ns, col, file, prepared);
     return { file, job };
   }).immediate();
   if (result.job.runnable) s.notifyWork();
-  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(result.file), job: result.job };
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
   return out;
 }
@@ -174,7 +182,8 @@ export function listCollectionFiles(
   const binding = requestBinding([key.id, 'files', col.id, query.path ?? null, query.prefix ?? null, query.status ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const rows = listFiles(s.db, { collectionRid: col.rid, afterRid: after, limit: query.limit + 1, path: query.path, prefix: query.prefix, status: query.status });
-  return pageOf(s, rows, query.limit, binding, presentFile);
+  const page = pageOf(s, rows, query.limit, binding, (f) => f);
+  return { items: presentFiles(s.db, page.items), next_cursor: page.next_cursor };
 }
 
 export function patchFile(
@@ -186,7 +195,7 @@ export function patchFile(
 ): { file: FileResource; job: JobRow | null; upload?: UploadInstructions } {
   if (!body.source) {
     const updated = updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso());
-    return { file: presentFile(updated), job: null };
+    return { file: presentFile(s.db, updated), job: null };
   }
   const prepared = prepareSource(s, body.source, file.path);
   const result = s.db.transaction(() => {
@@ -196,7 +205,7 @@ export function patchFile(
     return { file: updated, job: newVersion(s, ns, col, updated, prepared) };
   }).immediate();
   if (result.job.runnable) s.notifyWork();
-  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(result.file), job: result.job };
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
   return out;
 }
@@ -284,5 +293,5 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
     return getFileByRid(s.db, file.rid)!;
   }).immediate();
   s.notifyWork();
-  return presentFile(updated);
+  return presentFile(s.db, updated);
 }

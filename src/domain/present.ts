@@ -1,7 +1,8 @@
 // Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
 import type { Collection, FileResource, Job, Namespace, Processing } from '../contract/schemas.js';
 import type { Db } from '../store/db.js';
-import { fileCounts, type CollectionRow, type FileCounts } from '../store/collections.js';
+import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/collections.js';
+import { getRulesByRid } from '../store/access-rules.js';
 import type { FileRow } from '../store/files.js';
 import type { JobRow } from '../store/jobs.js';
 import { namespaceUsage, type NamespaceRow } from '../store/namespaces.js';
@@ -52,7 +53,28 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
   };
 }
 
-export function presentFile(file: FileRow): FileResource {
+/**
+ * Files as the contract shows them. `governing_rule` is present only in collections that enforce
+ * access rules, and only when a rule governs the file (retrieval-api.md, File).
+ */
+export function presentFiles(db: Db, files: FileRow[]): FileResource[] {
+  const enforced = new Set<number>();
+  for (const rid of new Set(files.map((f) => f.collection_rid))) if (getCollectionByRid(db, rid)?.access_control === 'enforced') enforced.add(rid);
+  const ruleRids = files.filter((f) => enforced.has(f.collection_rid) && f.governing_rule_rid !== null).map((f) => f.governing_rule_rid!);
+  const rules = new Map(getRulesByRid(db, [...new Set(ruleRids)]).map((r) => [r.rid, r]));
+  return files.map((file) => {
+    const out = presentFileFields(file);
+    const rule = file.governing_rule_rid === null || !enforced.has(file.collection_rid) ? undefined : rules.get(file.governing_rule_rid);
+    if (rule) out.governing_rule = rule.folder !== null ? { id: rule.id, folder: rule.folder } : { id: rule.id, file: rule.file };
+    return out;
+  });
+}
+
+export function presentFile(db: Db, file: FileRow): FileResource {
+  return presentFiles(db, [file])[0]!;
+}
+
+function presentFileFields(file: FileRow): FileResource {
   const source: FileResource['source'] = { type: file.source_type, content_type: file.content_type };
   if (file.bytes !== null) source.bytes = file.bytes;
   if (file.checksum !== null) source.checksum = file.checksum;

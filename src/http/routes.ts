@@ -15,15 +15,25 @@ import { infoDocument } from '../domain/info.js';
 import { route, type RouteDef } from './router.js';
 import type { JobRow } from '../store/jobs.js';
 import { Readable } from 'node:stream';
+import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
+import { createKey, listAdministeredKeys, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
+import type { Reply } from './router.js';
+
+function ruleReply(w: RuleWrite): Reply {
+  return w.status === 202 ? { status: 202, body: { rule: w.rule, job: presentJob(w.job) } } : { status: w.status, body: w.rule };
+}
 
 const NS = '/namespaces/{namespace}';
 const COL = `${NS}/collections/{collection}`;
 const read = { kind: 'action', action: 'read' } as const;
 const write = { kind: 'action', action: 'write' } as const;
+const keyAdmin = { kind: 'key_admin' } as const;
 
 const err = (description: string) => ({ description, schema: S.ErrorEnvelope });
 const common = { 400: err('invalid_request'), 401: err('unauthenticated'), 403: err('forbidden'), 404: err('not_found') };
 const JobEnvelope = z.object({ job: S.JobSchema });
+const RuleWithJob = z.object({ rule: S.AccessRuleSchema, job: S.JobSchema });
+const BatchReply = z.object({ rules: z.array(S.AccessRuleSchema), job: S.JobSchema.nullable() });
 const FileWithJob = z.object({ file: S.FileSchema, job: S.JobSchema, upload: S.UploadInstructions.optional() });
 
 import { SEARCH_BODY_LIMIT } from '../domain/limits.js';
@@ -222,7 +232,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a file by ID or encoded path',
       permission: read,
       responses: { 200: { description: 'file', schema: S.FileSchema }, ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: presentFile(resolveFile(s.db, col, params.file!)) }),
+      handler: ({ s, col, params }) => ({ status: 200, body: presentFile(s.db, resolveFile(s.db, col, params.file!)) }),
     }),
     route({
       method: 'PATCH',
@@ -277,6 +287,121 @@ export function dataPlaneRoutes(): RouteDef[] {
         const { bytes, contentType } = openDownload(s, params.token!);
         return { status: 200, raw: { bytes, contentType } };
       },
+    }),
+
+    // ------------------------------------------------------------ access rules
+    route({
+      method: 'POST',
+      path: `${COL}/access-rules`,
+      summary: 'Create or replace the access rule on a folder or file',
+      permission: write,
+      body: S.CreateAccessRuleRequest,
+      responses: {
+        201: { description: 'created', schema: S.AccessRuleSchema },
+        200: { description: 'replaced', schema: S.AccessRuleSchema },
+        202: { description: 'files move', schema: RuleWithJob },
+        409: err('limit_exceeded'),
+        ...common,
+      },
+      handler: ({ s, ns, col, body }) => ruleReply(putRule(s, ns, col, body)),
+    }),
+    route({
+      method: 'GET',
+      path: `${COL}/access-rules`,
+      summary: 'List access rules',
+      permission: read,
+      query: S.ListAccessRulesQuery,
+      responses: { 200: { description: 'page', schema: S.page(S.AccessRuleSchema) }, ...common },
+      handler: ({ s, key, col, query }) => ({ status: 200, body: listCollectionRules(s, key, col, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: `${COL}/access-rules/{rule_id}`,
+      summary: 'Get an access rule',
+      permission: read,
+      responses: { 200: { description: 'rule', schema: S.AccessRuleSchema }, ...common },
+      handler: ({ s, col, params }) => ({ status: 200, body: presentRule(resolveRule(s.db, col, params.rule_id!)) }),
+    }),
+    route({
+      method: 'PATCH',
+      path: `${COL}/access-rules/{rule_id}`,
+      summary: 'Change readers (200) or the seal (202 when files move)',
+      permission: write,
+      body: S.UpdateAccessRuleRequest,
+      responses: {
+        200: { description: 'rule', schema: S.AccessRuleSchema },
+        202: { description: 'files move', schema: RuleWithJob },
+        409: err('limit_exceeded'),
+        ...common,
+      },
+      handler: ({ s, ns, col, params, body }) => ruleReply(patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id!), body)),
+    }),
+    route({
+      method: 'DELETE',
+      path: `${COL}/access-rules/{rule_id}`,
+      summary: 'Delete an access rule',
+      permission: write,
+      responses: { 204: { description: 'deleted' }, 202: { description: 'files move', schema: JobEnvelope }, ...common },
+      handler: ({ s, ns, col, params }) => {
+        const job = removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id!));
+        return job ? { status: 202, body: { job: presentJob(job) } } : { status: 204 };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: `${COL}/access-rules:batch`,
+      summary: 'Apply several rule operations at once (all or none)',
+      permission: write,
+      body: S.AccessRuleBatchRequest,
+      responses: {
+        200: { description: 'applied', schema: BatchReply },
+        202: { description: 'files move', schema: BatchReply },
+        409: err('limit_exceeded'),
+        ...common,
+      },
+      handler: ({ s, ns, col, body }) => {
+        const { rules, job } = batchRules(s, ns, col, body);
+        return { status: job ? 202 : 200, body: { rules, job: job ? presentJob(job) : null } };
+      },
+    }),
+
+    // ------------------------------------------------------------ keys
+    route({
+      method: 'POST',
+      path: '/keys',
+      summary: 'Create a key (its secret is shown once)',
+      permission: keyAdmin,
+      body: S.CreateKeyRequest,
+      responses: { 201: { description: 'created, with secret', schema: S.KeySchema }, 409: err('already_exists'), ...common },
+      handler: ({ s, key, body }) => {
+        const created = createKey(s, key, body);
+        return { status: 201, body: created.key, headers: { location: `/keys/${created.key.id}` } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/keys',
+      summary: 'List the keys this key administers',
+      permission: keyAdmin,
+      query: S.ListQuery,
+      responses: { 200: { description: 'page', schema: S.page(S.KeySchema) }, ...common },
+      handler: ({ s, key, query }) => ({ status: 200, body: listAdministeredKeys(s, key, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/keys/{key_id}',
+      summary: 'Get a key (without its secret)',
+      permission: keyAdmin,
+      responses: { 200: { description: 'key', schema: S.KeySchema }, ...common },
+      handler: ({ s, key, params }) => ({ status: 200, body: presentKey(s, resolveKey(s, key, params.key_id!)) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/keys/{key_id}:revoke',
+      summary: 'Revoke a key (repeating it is a no-op)',
+      permission: keyAdmin,
+      responses: { 200: { description: 'key with revoked_at', schema: S.KeySchema }, ...common },
+      handler: ({ s, key, params }) => ({ status: 200, body: revokeKey(s, resolveKey(s, key, params.key_id!)) }),
     }),
 
     // ------------------------------------------------------------ jobs

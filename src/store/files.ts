@@ -20,6 +20,10 @@ export interface FileRow {
   error_message: string | null;
   version_id: string;
   indexed_version_id: string | null;
+  /** The access rule that governs the file (src/domain/access/governing.ts); null: none. */
+  governing_rule_rid: number | null;
+  /** The apply_access_rule job that holds the file hidden until it finishes. */
+  access_job_rid: number | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
@@ -34,7 +38,7 @@ export interface FileVersionRow {
   created_at: string;
 }
 
-export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message'>;
+export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message' | 'governing_rule_rid' | 'access_job_rid'>;
 
 export function insertFile(db: Db, row: NewFile): FileRow {
   return stmt(

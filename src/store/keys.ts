@@ -10,10 +10,15 @@ export interface KeyRow {
   created_by: string | null;
   created_at: string;
   revoked_at: string | null;
+  /** The namespace of a namespace or collection key; null for cluster keys. */
+  namespace_id: string | null;
 }
 
-export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at'>): KeyRow {
-  return stmt(db, 'INSERT INTO api_keys (id, name, prefix, secret_hash, scope, created_by, created_at) VALUES (@id, @name, @prefix, @secret_hash, @scope, @created_by, @created_at) RETURNING *').get(row) as KeyRow;
+export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at' | 'namespace_id'> & { namespace_id?: string | null }): KeyRow {
+  return stmt(
+    db,
+    'INSERT INTO api_keys (id, name, prefix, secret_hash, scope, namespace_id, created_by, created_at) VALUES (@id, @name, @prefix, @secret_hash, @scope, @namespace_id, @created_by, @created_at) RETURNING *',
+  ).get({ namespace_id: null, ...row }) as KeyRow;
 }
 
 export function findKeyByPrefix(db: Db, prefix: string): KeyRow | undefined {
@@ -26,4 +31,22 @@ export function findKeyByName(db: Db, name: string): KeyRow | undefined {
 
 export function replaceKeySecret(db: Db, id: string, prefix: string, secretHash: Buffer): void {
   stmt(db, 'UPDATE api_keys SET prefix = ?, secret_hash = ?, revoked_at = NULL WHERE id = ?').run(prefix, secretHash, id);
+}
+
+export function getKeyById(db: Db, id: string): KeyRow | undefined {
+  return stmt(db, 'SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
+}
+
+/** Keys in creation order; `collectionKeysOf` narrows to the collection keys of one namespace. */
+export function listKeys(db: Db, opts: { afterRid: number; limit: number; collectionKeysOf?: string | undefined }): (KeyRow & { rid: number })[] {
+  return stmt(
+    db,
+    `SELECT rowid AS rid, * FROM api_keys WHERE rowid > @after
+       AND (@ns IS NULL OR (namespace_id = @ns AND json_extract(scope, '$.kind') = 'collection'))
+     ORDER BY rowid LIMIT @limit`,
+  ).all({ after: opts.afterRid, limit: opts.limit, ns: opts.collectionKeysOf ?? null }) as (KeyRow & { rid: number })[];
+}
+
+export function markKeyRevoked(db: Db, id: string, now: string): KeyRow {
+  return stmt(db, 'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *').get(now, id) as KeyRow;
 }

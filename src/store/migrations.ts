@@ -126,6 +126,42 @@ CREATE INDEX jobs_file ON jobs(file_rid, status);
 ALTER TABLE collections ADD COLUMN embedding_model TEXT;
 `,
   },
+  {
+    version: 3,
+    sql: `
+-- Access rules (retrieval-api.md, Access rule). The target is 'd' + folder or 'f' + file, so one
+-- unique index enforces "one rule per target".
+CREATE TABLE access_rules (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  collection_rid INTEGER NOT NULL REFERENCES collections(rid),
+  folder TEXT,
+  file TEXT,
+  target TEXT NOT NULL,
+  readers TEXT NOT NULL,            -- JSON array, in the order given
+  sealed INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX access_rules_target ON access_rules(collection_rid, target);
+-- One row per (rule, reader): retrieval joins a request's principals against it.
+CREATE TABLE access_rule_readers (
+  rule_rid INTEGER NOT NULL REFERENCES access_rules(rid) ON DELETE CASCADE,
+  principal TEXT NOT NULL,
+  PRIMARY KEY (principal, rule_rid)
+) WITHOUT ROWID;
+CREATE INDEX access_rule_readers_rule ON access_rule_readers(rule_rid);
+-- The rule that governs each file (NULL: none, so nobody may read it in an enforced collection),
+-- and the apply_access_rule job that is about to move it (hidden from retrieval until it succeeds).
+ALTER TABLE files ADD COLUMN governing_rule_rid INTEGER;
+ALTER TABLE files ADD COLUMN access_job_rid INTEGER;
+CREATE INDEX files_access_job ON files(access_job_rid) WHERE access_job_rid IS NOT NULL;
+-- Keys list in creation order; namespace keys see the collection keys of their namespace.
+ALTER TABLE api_keys ADD COLUMN namespace_id TEXT;
+UPDATE api_keys SET namespace_id = json_extract(scope, '$.namespace_id');
+CREATE INDEX api_keys_namespace ON api_keys(namespace_id);
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

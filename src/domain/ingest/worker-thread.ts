@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
+import { runApplyAccessRuleJob } from '../access/rules.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type Embedding, type PipelineConfig } from './pipeline.js';
 
@@ -69,6 +70,7 @@ async function loop(): Promise<void> {
       if (job.type === 'delete_file') runDeleteFileJob(db, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') runDeleteContainerJob(db, job);
       else if (job.type === 'reindex_collection') await runReindexJob(db, init, job, isCanceled, () => stopping, embedding);
+      else if (job.type === 'apply_access_rule') runApplyAccessRuleJob(db, job);
     }
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
   }

@@ -7,7 +7,8 @@ import type { Processing, SearchRequest, SearchResponse } from '../../contract/s
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
-import { keywordPassageHits, selectedFilesFragment, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { countsFor, readerFor, retrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
@@ -30,7 +31,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const processing = JSON.parse(col.processing) as Processing;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
   if (body.mode === 'semantic' && !processing.semantic) throw new TroveError('invalid_request', "Semantic search is disabled for this collection (processing.semantic is false); send mode 'keyword'.");
-  checkPrincipals(col, body.principals);
+  const reader = readerFor(col, body.principals);
   const filter = body.filter === undefined || body.filter === null ? null : compileFilter(validateFilter(body.filter));
 
   const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null }]);
@@ -69,16 +70,20 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
       { retryable: false },
     );
   }
-  if (counts.failed > 0) warnings.push({ code: 'files_failed', message: `${counts.failed} file(s) in the collection failed to index and are not searched.` });
-  if (counts.pending + counts.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${counts.pending + counts.indexing} file(s) are still being indexed and are not searched yet.` });
-
-  // In an enforced collection a file is visible only through a rule that governs it; without access
-  // rules no file is governed, so no principal may retrieve anything (retrieval-api.md, Principals).
-  if (col.access_control === 'enforced') return respond([], null, 0);
+  // Warnings count only the files this reader may read: counts are a channel too.
+  const readable = countsFor(s.db, col.rid, reader, counts);
+  if (readable.failed > 0) warnings.push({ code: 'files_failed', message: `${readable.failed} file(s) in the collection failed to index and are not searched.` });
+  if (readable.pending + readable.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${readable.pending + readable.indexing} file(s) are still being indexed and are not searched yet.` });
 
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;
-  const selected = filter ? selectedFilesFragment(s.db, col.rid, filter) : null;
+  // Filter and access rules narrow the candidates inside both retrieval stages, before any cut.
+  const selected = retrievalScope(s.db, col.rid, reader, filter);
+  if (selected?.selectivity === 0) {
+    // Nothing the reader may read matches the filter: no stage has anything to rank.
+    stages.push(...(body.mode === 'keyword' ? (['keyword'] as const) : (['keyword', 'semantic'] as const)));
+    return respond([], null, performance.now() - retrievalStarted);
+  }
   const match = buildMatchExpression(body.query);
   let ranked: RankedPassage[];
   if (body.mode === 'keyword') {
@@ -212,16 +217,6 @@ function minMax(values: number[]): (x: number) => number {
   }
   const span = hi - lo;
   return span > 0 ? (x) => (x - lo) / span : () => 1;
-}
-
-/** retrieval-api.md, Principals: required when enforced, invalid when off. */
-function checkPrincipals(col: CollectionRow, principals: string[] | null | undefined): void {
-  if (col.access_control === 'off' && principals !== undefined && principals !== null) {
-    throw new TroveError('invalid_request', 'principals are only accepted by collections with access_control "enforced".');
-  }
-  if (col.access_control === 'enforced' && (principals === undefined || principals === null)) {
-    throw new TroveError('invalid_request', 'This collection enforces access rules: send principals (an empty list yields no results).');
-  }
 }
 
 interface FileGroup {

@@ -1,0 +1,122 @@
+// Key administration (retrieval-api.md: Key, POST /keys, GET /keys, Authentication 5; decisions.md
+// §2: GET /keys/{key_id}, POST /keys/{key_id}:revoke). Who may see a key: a cluster key sees every
+// key; a namespace key sees the collection keys of its namespace. Outside that, a key is 404.
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import { hasPrefix, newId, nowIso } from '../contract/ids.js';
+import type { Action, CreateKeyRequest, KeyScope } from '../contract/schemas.js';
+import { findCollection } from '../store/collections.js';
+import { findKeyByName, getKeyById, insertKey, listKeys, markKeyRevoked, type KeyRow } from '../store/keys.js';
+import { findNamespace, findNamespaceById } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { readCursor, requestBinding } from './cursors.js';
+import { CLUSTER_KEY_NAME, canSeeNamespace, hasAction, hashSecret, mintSecret, type AuthenticatedKey, type StoredScope } from './keys.js';
+import { pageOf } from './paging.js';
+
+export interface KeyResource {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: KeyScope;
+  created_at: string;
+  revoked_at?: string;
+  secret?: string;
+}
+
+export function presentKey(s: Services, row: KeyRow): KeyResource {
+  const stored = JSON.parse(row.scope) as StoredScope;
+  let scope: KeyScope;
+  if (stored.kind === 'cluster') scope = { kind: 'cluster' };
+  else {
+    // Keys keep naming their namespace after it is deleted; the ID stands in if the row is gone.
+    const namespace = findNamespaceById(s.db, stored.namespace_id)?.name ?? stored.namespace_id;
+    scope = stored.kind === 'namespace' ? { kind: 'namespace', namespace, actions: stored.actions } : { kind: 'collection', namespace, collections: stored.collections, actions: stored.actions };
+  }
+  const out: KeyResource = { id: row.id, name: row.name, prefix: row.prefix, scope, created_at: row.created_at };
+  if (row.revoked_at) out.revoked_at = row.revoked_at;
+  return out;
+}
+
+/** A key the caller may administer, or 404: one rule for get, list and revoke. */
+function canAdminister(caller: AuthenticatedKey, row: KeyRow): boolean {
+  if (caller.scope.kind === 'cluster') return true;
+  if (caller.scope.kind !== 'namespace') return false;
+  const scope = JSON.parse(row.scope) as StoredScope;
+  return scope.kind === 'collection' && scope.namespace_id === caller.scope.namespace_id;
+}
+
+export function resolveKey(s: Services, caller: AuthenticatedKey, keyId: string): KeyRow {
+  if (!hasPrefix(keyId, 'key')) throw new TroveError('invalid_request', "A key is named by its 'key_' ID (not its secret).");
+  const row = getKeyById(s.db, keyId);
+  if (!row || !canAdminister(caller, row)) throw new TroveError('not_found', `Key '${keyId}' not found.`);
+  return row;
+}
+
+const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
+
+/** POST /keys: 201 with the secret, shown this once; only its hash is stored. */
+export function createKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>): { key: KeyResource; secret: string } {
+  const stored = scopeToStore(s, caller, body.scope);
+  return s.db.transaction(() => {
+    if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
+    const { secret, prefix } = mintSecret();
+    const row = insertKey(s.db, {
+      id: newId('key'),
+      name: body.name,
+      prefix,
+      secret_hash: hashSecret(secret),
+      scope: JSON.stringify(stored),
+      namespace_id: stored.kind === 'cluster' ? null : stored.namespace_id,
+      created_by: caller.id,
+      created_at: nowIso(),
+    });
+    return { key: { ...presentKey(s, row), secret }, secret };
+  }).immediate();
+}
+
+/**
+ * The scope rules of key creation (retrieval-api.md, Authentication 5 and Key): a namespace key
+ * issues collection keys in its own namespace only; a new key's actions are a subset of its
+ * creator's. A namespace or collection the caller cannot see is 404, even when it exists.
+ */
+function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeyScope): StoredScope {
+  const callerKind = caller.scope.kind;
+  if (scope.kind === 'cluster') {
+    if (callerKind !== 'cluster') throw new TroveError('forbidden', 'Only a cluster key can create cluster keys.');
+    return { kind: 'cluster' };
+  }
+  const ns = findNamespace(s.db, scope.namespace);
+  if (!ns || !canSeeNamespace(caller, ns)) throw new TroveError('not_found', `Namespace '${scope.namespace}' not found.`);
+  const actions = unique(scope.actions);
+  if (caller.scope.kind !== 'cluster') {
+    const missing = actions.filter((a) => !hasAction((caller.scope as { actions: Action[] }).actions, a));
+    if (missing.length > 0) throw new TroveError('forbidden', `A new key's actions must be a subset of its creator's; this key lacks ${missing.map((a) => `'${a}'`).join(', ')}.`);
+  }
+  if (scope.kind === 'namespace') {
+    if (callerKind !== 'cluster') throw new TroveError('forbidden', 'A namespace key can issue collection keys only.');
+    return { kind: 'namespace', namespace_id: ns.id, actions };
+  }
+  const collections = unique(scope.collections);
+  for (const name of collections) {
+    const col = findCollection(s.db, ns.rid, name);
+    if (!col) throw new TroveError('not_found', `Collection '${name}' not found in namespace '${ns.name}'.`);
+    if (col.id === name) throw new TroveError('invalid_request', `Name collections in a key's scope by name, not ID ('${name}' is collection '${col.name}').`);
+  }
+  return { kind: 'collection', namespace_id: ns.id, collections, actions };
+}
+
+export function listAdministeredKeys(s: Services, caller: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([caller.id, 'keys']);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  const collectionKeysOf = caller.scope.kind === 'namespace' ? caller.scope.namespace_id : undefined;
+  const rows = listKeys(s.db, { afterRid: after, limit: query.limit + 1, collectionKeysOf });
+  return pageOf(s, rows, query.limit, binding, (row) => presentKey(s, row));
+}
+
+/** Revoking is final and repeatable: a revoked key answers 401 from its next request. */
+export function revokeKey(s: Services, row: KeyRow): KeyResource {
+  if (row.name === CLUSTER_KEY_NAME && (JSON.parse(row.scope) as StoredScope).kind === 'cluster' && row.created_by === null) {
+    throw new TroveError('invalid_request', "The daemon's own cluster key cannot be revoked through the API; delete <data-dir>/cluster-key and restart, or start with TROVE_CLUSTER_KEY, to replace it.");
+  }
+  return presentKey(s, markKeyRevoked(s.db, row.id, nowIso()));
+}
