@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   embedding?: EmbeddingConfig;
   /** Lifetime of signed upload URLs (default one hour); tests shorten it. */
   uploadTtlMs?: number;
+  /** false: open without the indexing worker, so queued jobs stay queued (tests of in-between states). */
+  indexer?: boolean;
   log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -123,7 +125,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const dense = new DenseSearcher(dbFile);
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
-    const worker = startWorker({
+    const worker: WorkerHandle = options.indexer === false ? idleWorker() : startWorker({
       embedding: embeddingConfig,
       dbFile,
       blobsDir,
@@ -177,6 +179,11 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     releaseLock();
     throw err;
   }
+}
+
+/** Stands in for the worker when a runtime opens without one: nothing runs, nothing breaks. */
+function idleWorker(): WorkerHandle {
+  return { post: () => undefined, alive: () => false, stop: async () => undefined };
 }
 
 interface WorkerHandle {

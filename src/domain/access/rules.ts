@@ -51,10 +51,10 @@ export function presentRule(r: AccessRuleRow): AccessRule {
 }
 
 /** Duplicates collapse (principals match by exact string); the count limit applies to what is left. */
-function checkedReaders(readers: readonly string[]): string[] {
+function checkedReaders(readers: readonly string[], where = 'body'): string[] {
   const unique = [...new Set(readers)];
   if (unique.length > MAX_READERS) {
-    throw new TroveError('limit_exceeded', `An access rule holds at most ${MAX_READERS} readers; this change would leave ${unique.length}.`, {
+    throw new TroveError('limit_exceeded', `${where}: an access rule holds at most ${MAX_READERS} readers; this change would leave ${unique.length}.`, {
       limit: MAX_READERS,
       readers: unique.length,
     });
@@ -154,8 +154,8 @@ export function putRule(s: Services, ns: NamespaceRow, col: CollectionRow, body:
   return { status: result.created ? 201 : 200, rule: result.rule, job: null };
 }
 
-function upsert(db: Db, col: CollectionRow, target: RuleTarget, readers: string[], sealed: boolean): { row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean } {
-  if (sealed && target.file !== undefined) throw new TroveError('invalid_request', 'Only folder rules can be sealed.');
+function upsert(db: Db, col: CollectionRow, target: RuleTarget, readers: string[], sealed: boolean, where = 'body'): { row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean } {
+  if (sealed && target.file !== undefined) throw new TroveError('invalid_request', `${where}: only folder rules can be sealed.`);
   const now = nowIso();
   const existing = findRuleByTarget(db, col.rid, target);
   if (!existing) return { row: { rule: insertRule(db, { id: newId('acr'), collection_rid: col.rid, target, readers, sealed, now }), changedSeal: false }, created: true };
@@ -204,7 +204,7 @@ function applyUpdate(db: Db, rule: AccessRuleRow, body: UpdateFields, where: str
     for (const r of adds) if (!readers.includes(r)) readers.push(r);
   }
   const sealed = body.sealed ?? rule.sealed === 1;
-  const updated = updateRule(db, rule.rid, { readers: checkedReaders(readers), sealed, now: nowIso() });
+  const updated = updateRule(db, rule.rid, { readers: checkedReaders(readers, where), sealed, now: nowIso() });
   return { rule: updated, changedSeal: sealed !== (rule.sealed === 1) };
 }
 
@@ -246,7 +246,7 @@ export function batchRules(s: Services, ns: NamespaceRow, col: CollectionRow, bo
         requireEnforced(col);
         if (op.add_readers != null || op.remove_readers != null) throw new TroveError('invalid_request', `${where}: upsert takes readers and sealed, not add_readers or remove_readers.`);
         if (op.readers == null) throw new TroveError('invalid_request', `${where}: upsert needs readers.`);
-        const { row, created } = upsert(s.db, col, target, checkedReaders(op.readers), op.sealed ?? false);
+        const { row, created } = upsert(s.db, col, target, checkedReaders(op.readers, where), op.sealed ?? false, where);
         rules.push(row.rule);
         if (created || row.changedSeal) changed.push(target);
       } else if (op.op === 'update') {

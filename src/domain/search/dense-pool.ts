@@ -45,17 +45,18 @@ class ShardThread {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
       if ('error' in reply) waiter.reject(new Error(reply.error));
       else waiter.resolve(reply.hits);
     });
     const fail = (err: Error) => {
-      this.worker = null;
+      if (this.worker === worker) this.worker = null;
       for (const w of this.pending.values()) w.reject(err);
       this.pending.clear();
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('the search helper thread stopped')));
-    // An idle helper must not keep the process alive.
+    // An idle helper must not keep the process alive; a busy one must (search() refs it).
     worker.unref();
     this.worker = worker;
     return worker;
@@ -67,6 +68,7 @@ class ShardThread {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      worker.ref();
       worker.postMessage({ ...query, id } satisfies DenseRequest);
     });
   }
