@@ -1,0 +1,502 @@
+// Model-based property test of access rules (retrieval-api.md: Access rule; PATCH .../access-rules;
+// Principals; POST ...:search; decisions.md §2 access-rule routes).
+//
+// A small reference model, written here and independent of src/domain/access, says which files a
+// set of principals may read under a set of rules. Random rule trees (folder rules including `/`,
+// nested folders, file rules, sealed folders) are applied to a few random file worlds through
+// :batch, then mutated with POST, PATCH and DELETE; after every change, search (both modes, both
+// result units, with and without a filter) must return exactly the readable files the filter
+// selects, and every file's governing_rule must be the one the model names.
+//
+// TROVE_MODEL_RUNS (default 300) is the number of random rule sets, spread over the worlds;
+// TROVE_MODEL_SEED fixes the random worlds and rule sets.
+import fc from 'fast-check';
+import t from 'tap';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+const TOTAL_RUNS = Math.max(1, Number(process.env.TROVE_MODEL_RUNS ?? 300));
+const SEED = process.env.TROVE_MODEL_SEED !== undefined ? Number(process.env.TROVE_MODEL_SEED) : Math.floor(Math.random() * 2 ** 31);
+const WORLDS = 4;
+
+// ------------------------------------------------------------------ the universe
+
+/** Folders rules can sit on; `/z/` never holds a file. */
+const FOLDERS = ['/', '/a/', '/b/', '/a/c/', '/a/d/', '/b/e/', '/z/'];
+const FILE_FOLDERS = ['/', '/a/', '/b/', '/a/c/', '/a/d/', '/b/e/'];
+const NAMES = ['p.txt', 'q.txt', 'r.txt'];
+/** Every path a file can have: depth 1 to 3. */
+const PATHS = FILE_FOLDERS.flatMap((d) => NAMES.map((n) => d + n));
+const TAGS = ['red', 'green', 'blue'];
+/** Principals that appear in readers. */
+const READERS = ['u1', 'u2', 'u3', 'g1', 'g2'];
+/** Principals a request may carry: the readers plus ones no rule names (and a case variant). */
+const ASKERS = [...READERS, 'nobody', 'U1'];
+/** The word every file holds, so one query matches every file. */
+const WORD = 'lantern';
+const MODES = ['keyword', 'semantic'] as const;
+const UNITS = ['file', 'passage'] as const;
+
+// ------------------------------------------------------------------ the reference model
+
+type Target = { folder: string; file?: undefined } | { file: string; folder?: undefined };
+interface ModelRule {
+  id: string;
+  folder?: string;
+  file?: string;
+  readers: string[];
+  sealed: boolean;
+}
+const keyOf = (t: Target) => (t.folder !== undefined ? `d${t.folder}` : `f${t.file}`);
+const targetOf = (r: { folder?: string | null; file?: string | null }): Target => (r.folder != null ? { folder: r.folder } : { file: r.file! });
+
+/** '/a/c/p.txt' → ['/', '/a/', '/a/c/'], shallowest first. */
+function foldersAbove(path: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < path.length; i++) if (path[i] === '/') out.push(path.slice(0, i + 1));
+  return out;
+}
+
+/** The governing rule: highest sealed ancestor folder, else the file's own rule, else the deepest ancestor folder. */
+function governs(rules: Map<string, ModelRule>, path: string): ModelRule | null {
+  const above = foldersAbove(path);
+  const sealed = above.map((d) => rules.get(`d${d}`)).find((r) => r?.sealed);
+  if (sealed) return sealed;
+  const own = rules.get(`f${path}`);
+  if (own) return own;
+  for (const d of [...above].reverse()) {
+    const r = rules.get(`d${d}`);
+    if (r) return r;
+  }
+  return null;
+}
+
+function readable(rules: Map<string, ModelRule>, path: string, principals: readonly string[]): boolean {
+  const rule = governs(rules, path);
+  return rule !== null && principals.some((p) => rule.readers.includes(p));
+}
+
+type Filter =
+  | { field: 'metadata.tag'; op: 'eq'; value: string }
+  | { field: 'path'; op: 'prefix'; value: string }
+  | { and: Filter[] }
+  | { or: Filter[] }
+  | { not: Filter };
+
+function selects(filter: Filter | null, file: WorldFile): boolean {
+  if (filter === null) return true;
+  if ('and' in filter) return filter.and.every((c) => selects(c, file));
+  if ('or' in filter) return filter.or.some((c) => selects(c, file));
+  if ('not' in filter) return !selects(filter.not, file);
+  if (filter.field === 'path') return file.path.startsWith(filter.value);
+  return file.tag === filter.value;
+}
+
+// ------------------------------------------------------------------ generators
+
+const readersArb = fc.subarray(READERS);
+const sealedArb = fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
+const folderSpecArb = fc.record({ folder: fc.constantFrom(...FOLDERS), readers: readersArb, sealed: sealedArb });
+const fileSpecArb = fc.record({ file: fc.constantFrom(...PATHS), readers: readersArb });
+type RuleSpec = { folder?: string; file?: string; readers: string[]; sealed?: boolean };
+const ruleSetArb: fc.Arbitrary<RuleSpec[]> = fc
+  .tuple(fc.uniqueArray(folderSpecArb, { selector: (r) => r.folder, maxLength: 6 }), fc.uniqueArray(fileSpecArb, { selector: (r) => r.file, maxLength: 6 }))
+  .map(([folders, files]) => [...folders, ...files]);
+const principalSetsArb = fc.array(fc.subarray(ASKERS), { minLength: 2, maxLength: 3 });
+const leafArb: fc.Arbitrary<Filter> = fc.oneof(
+  fc.constantFrom(...TAGS).map((value): Filter => ({ field: 'metadata.tag', op: 'eq', value })),
+  fc.constantFrom('/', '/a/', '/b/', '/a/c/', '/b/e/', '/a', '/p', '/a/d/q').map((value): Filter => ({ field: 'path', op: 'prefix', value })),
+);
+const filterArb: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
+  f: fc.oneof(
+    { maxDepth: 3, depthIdentifier: 'filter' },
+    leafArb,
+    fc.array(tie('f'), { minLength: 1, maxLength: 3 }).map((and): Filter => ({ and })),
+    fc.array(tie('f'), { minLength: 1, maxLength: 3 }).map((or): Filter => ({ or })),
+    tie('f').map((not): Filter => ({ not })),
+  ),
+})).f;
+
+type Mutation =
+  | { kind: 'incr'; pick: number; add: string[]; remove: string[] }
+  | { kind: 'replace'; pick: number; readers: string[] }
+  | { kind: 'seal'; pick: number; sealed: boolean }
+  | { kind: 'delete'; pick: number }
+  | { kind: 'put'; spec: RuleSpec };
+const pickArb = fc.nat({ max: 1000 });
+const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('incr' as const), pick: pickArb, add: readersArb, remove: readersArb }).map((m) => ({ ...m, remove: m.remove.filter((r) => !m.add.includes(r)) })),
+  fc.record({ kind: fc.constant('replace' as const), pick: pickArb, readers: readersArb }),
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('seal' as const), pick: pickArb, sealed: fc.boolean() }) },
+  fc.record({ kind: fc.constant('delete' as const), pick: pickArb }),
+  fc.record({ kind: fc.constant('put' as const), spec: fc.oneof(folderSpecArb, fileSpecArb) }),
+);
+const runArb = fc.record({ rules: ruleSetArb, principals: principalSetsArb, filter: filterArb, mutations: fc.array(mutationArb, { maxLength: 3 }) });
+
+const worldArb = fc.record({
+  paths: fc.shuffledSubarray(PATHS, { minLength: 9, maxLength: PATHS.length }),
+  tags: fc.array(fc.constantFrom(...TAGS), { minLength: PATHS.length, maxLength: PATHS.length }),
+  late: fc.integer({ min: 1, max: 4 }),
+  initialRules: ruleSetArb,
+});
+
+// ------------------------------------------------------------------ driving the service
+
+interface WorldFile {
+  path: string;
+  tag: string;
+  text: string;
+}
+interface World {
+  ns: string;
+  col: string;
+  base: string;
+  files: Map<string, WorldFile>;
+  rules: Map<string, ModelRule>;
+}
+
+let f: Fixture;
+let comparisons = 0;
+let governingChecks = 0;
+let runsDone = 0;
+t.before(async () => {
+  f = await startFixture();
+});
+t.teardown(() => f.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sortedPaths = (s: Iterable<string>) => [...s].sort();
+const sameSet = (a: Iterable<string>, b: Iterable<string>) => JSON.stringify(sortedPaths(a)) === JSON.stringify(sortedPaths(b));
+
+class Mismatch extends Error {}
+function fail(what: string, details: Record<string, unknown>): never {
+  throw new Mismatch(`${what}\n${JSON.stringify(details, null, 1)}`);
+}
+
+async function waitJob(job: { id: string; type?: string }): Promise<void> {
+  if (job.type !== undefined && job.type !== 'apply_access_rule') fail('a rule change returned a job of another type', { job });
+  for (let i = 0; ; i++) {
+    const r = await f.call('GET', `/jobs/${job.id}`);
+    if (r.status !== 200) fail('GET /jobs/{id} failed', { job, status: r.status, body: r.body });
+    if (r.body.status === 'succeeded') return;
+    if (r.body.status === 'failed' || r.body.status === 'canceled') fail('apply_access_rule job did not succeed', { job: r.body });
+    if (i > 5000) fail('apply_access_rule job never finished', { job: r.body });
+    await sleep(i < 20 ? 1 : 5);
+  }
+}
+
+function describeWorld(w: World) {
+  return {
+    rules: [...w.rules.values()].map((r) => ({ ...(r.folder ? { folder: r.folder } : { file: r.file }), readers: r.readers, sealed: r.sealed })),
+    files: [...w.files.values()].map((x) => `${x.path} tag=${x.tag}`),
+  };
+}
+
+/** One search compared with the model. `lower` (files that must appear) defaults to the model's set. */
+async function compareSearch(w: World, principals: string[], mode: (typeof MODES)[number], unit: (typeof UNITS)[number], filter: Filter | null, lower?: Set<string>) {
+  const expected = new Set([...w.files.values()].filter((x) => selects(filter, x) && readable(w.rules, x.path, principals)).map((x) => x.path));
+  const body = { query: WORD, mode, result_unit: unit, limit: 100, principals, ...(filter ? { filter } : {}) };
+  const r = await f.call('POST', `${w.base}:search`, body);
+  comparisons++;
+  if (r.status !== 200) fail('search did not answer 200', { request: body, status: r.status, response: r.body });
+  const results = r.body.results as { path: string; evidence: { text: string }[] }[];
+  const got = results.map((x) => x.path);
+  const context = () => ({ request: body, expected: sortedPaths(expected), got: sortedPaths(got), ...describeWorld(w) });
+  if (unit === 'file' && new Set(got).size !== got.length) fail('a file came back twice in file results', context());
+  if (r.body.next_cursor !== null) fail('a search with limit 100 over fewer than 100 passages returned a cursor', context());
+  for (const x of results) {
+    const file = w.files.get(x.path);
+    if (!file) fail('search returned a path that is not a file of the world', context());
+    for (const e of x.evidence) if (!file.text.includes(e.text)) fail('evidence text is not text of its own file', { ...context(), path: x.path, evidence: e.text });
+  }
+  if (lower === undefined) {
+    if (!sameSet(got, expected)) fail('search results differ from the model', context());
+  } else {
+    // While an apply_access_rule job runs, moved files are hidden: results lie between the
+    // unmoved readable files and the readable files.
+    const lo = [...lower].filter((p) => expected.has(p));
+    if (!got.every((p) => expected.has(p)) || !lo.every((p) => got.includes(p))) fail('during an apply_access_rule job, results are outside [readable and unmoved, readable]', { ...context(), unmoved_readable: sortedPaths(lo) });
+  }
+}
+
+/** Every principal set × both modes × both units × (no filter, the filter). */
+async function compareAll(w: World, principalSets: string[][], filter: Filter | null) {
+  for (const principals of principalSets)
+    for (const mode of MODES)
+      for (const unit of UNITS) {
+        await compareSearch(w, principals, mode, unit, null);
+        if (filter) await compareSearch(w, principals, mode, unit, filter);
+      }
+}
+
+/** Each file's governing_rule is the rule the model names (absent when none governs). */
+async function compareGoverning(w: World) {
+  const r = await f.call('GET', `${w.base}/files?limit=100`);
+  if (r.status !== 200) fail('listing files failed', { status: r.status, body: r.body });
+  for (const item of r.body.items as { path: string; governing_rule?: { id: string; folder?: string; file?: string } | null }[]) {
+    governingChecks++;
+    const want = governs(w.rules, item.path);
+    const got = item.governing_rule ?? null;
+    if ((want?.id ?? null) !== (got?.id ?? null)) fail('a file names another governing rule than the model', { path: item.path, expected: want, got, ...describeWorld(w) });
+    if (want && got && keyOf(targetOf(want)) !== keyOf(targetOf(got))) fail('governing_rule names the wrong target', { path: item.path, expected: want, got });
+  }
+}
+
+/** Ids of the rule governing each file: which files a change moves. */
+function governingIds(w: World, rules: Map<string, ModelRule>): Map<string, string | null> {
+  return new Map([...w.files.keys()].map((p) => [p, governs(rules, p)?.id ?? null]));
+}
+function movedFiles(w: World, before: Map<string, ModelRule>, after: Map<string, ModelRule>): Set<string> {
+  const a = governingIds(w, before);
+  const b = governingIds(w, after);
+  return new Set([...a.keys()].filter((p) => a.get(p) !== b.get(p)));
+}
+
+/** After a 202: a search at once must respect the hold, then the job must succeed. */
+async function settle(w: World, status: number, job: { id: string; type: string; status: string } | null | undefined, moved: Set<string>, what: string) {
+  if ((status === 202) !== moved.size > 0) fail(`${what}: status ${status}, but the model says ${moved.size} file(s) move`, { moved: sortedPaths(moved), job, ...describeWorld(w) });
+  if (status !== 202) {
+    if (job) fail(`${what}: a job came back without 202`, { status, job });
+    return;
+  }
+  if (!job || job.type !== 'apply_access_rule' || !['queued', 'running', 'succeeded'].includes(job.status)) fail(`${what}: 202 without an apply_access_rule job`, { job });
+  const unmoved = new Set([...w.files.keys()].filter((p) => !moved.has(p)));
+  await compareSearch(w, ASKERS, 'keyword', 'file', null, unmoved);
+  await waitJob(job);
+}
+
+function modelRule(r: { id: string; folder: string | null; file: string | null; readers: string[]; sealed: boolean }): ModelRule {
+  return { id: r.id, ...(r.folder !== null ? { folder: r.folder } : { file: r.file! }), readers: [...r.readers], sealed: r.sealed };
+}
+
+/** Replaces every rule of the world with `specs` in one :batch (delete the old, upsert the new). */
+async function applyRuleSet(w: World, specs: RuleSpec[]) {
+  // Start from the rules the service holds (after a failed run the model may lag behind it).
+  const listed = await f.call('GET', `${w.base}/access-rules?limit=100`);
+  if (listed.status !== 200) fail('listing rules failed', { status: listed.status, body: listed.body });
+  w.rules = new Map((listed.body.items as Parameters<typeof modelRule>[0][]).map((r) => [keyOf(targetOf(r)), modelRule(r)]));
+  const operations = [
+    ...[...w.rules.values()].map((r) => ({ op: 'delete', ...targetOf(r) })),
+    ...specs.map((s) => ({ op: 'upsert', ...targetOf(s), readers: s.readers, ...(s.sealed !== undefined ? { sealed: s.sealed } : {}) })),
+  ];
+  if (operations.length === 0) return;
+  const r = await f.call('POST', `${w.base}/access-rules:batch`, { operations });
+  if (r.status !== 200 && r.status !== 202) fail('batch failed', { operations, status: r.status, body: r.body });
+  const rules = r.body.rules as Parameters<typeof modelRule>[0][];
+  if (rules.length !== specs.length) fail('batch returned another number of rules than it upserted', { operations, body: r.body });
+  const next = new Map<string, ModelRule>();
+  specs.forEach((s, i) => {
+    const got = rules[i]!;
+    if (keyOf(targetOf(got)) !== keyOf(targetOf(s)) || !sameSet(got.readers, s.readers) || got.sealed !== (s.sealed ?? false)) fail('batch returned a rule unlike the one upserted', { spec: s, got });
+    if (w.rules.has(keyOf(targetOf(s))) && w.rules.get(keyOf(targetOf(s)))!.id === got.id) fail('a rule deleted and upserted in one batch kept its id', { spec: s, got });
+    next.set(keyOf(targetOf(s)), modelRule(got));
+  });
+  const moved = movedFiles(w, w.rules, next);
+  w.rules = next;
+  await settle(w, r.status, r.body.job, moved, 'batch');
+  if (r.status === 200 && r.body.job !== null) fail('a 200 batch carries a job', { body: r.body });
+}
+
+async function applyMutation(w: World, m: Mutation): Promise<string> {
+  const rules = [...w.rules.values()];
+  if (m.kind === 'put') {
+    const key = keyOf(targetOf(m.spec));
+    const old = w.rules.get(key);
+    const body = { ...targetOf(m.spec), readers: m.spec.readers, ...(m.spec.sealed !== undefined ? { sealed: m.spec.sealed } : {}) };
+    const r = await f.call('POST', `${w.base}/access-rules`, body);
+    const rule = r.status === 202 ? r.body.rule : r.body;
+    if (![200, 201, 202].includes(r.status)) fail('POST access-rules failed', { body, status: r.status, response: r.body });
+    if (old && rule.id !== old.id) fail('replacing a rule changed its id', { old, rule });
+    const next = new Map(w.rules).set(key, modelRule(rule));
+    const moved = movedFiles(w, w.rules, next);
+    if (r.status !== 202 && r.status !== (old ? 200 : 201)) fail(`POST access-rules: ${old ? 'a replaced rule' : 'a new rule'} answered ${r.status}`, { body, response: r.body });
+    w.rules = next;
+    await settle(w, r.status, r.body.job, moved, `POST access-rules ${JSON.stringify(body)}`);
+    return `put ${JSON.stringify(body)}`;
+  }
+  if (rules.length === 0) return 'none (no rules)';
+  const target = rules[m.pick % rules.length]!;
+  const url = `${w.base}/access-rules/${target.id}`;
+  if (m.kind === 'delete') {
+    const r = await f.call('DELETE', url);
+    const next = new Map(w.rules);
+    next.delete(keyOf(targetOf(target)));
+    const moved = movedFiles(w, w.rules, next);
+    if (r.status !== 202 && r.status !== 204) fail('DELETE access-rules failed', { target, status: r.status, response: r.body });
+    w.rules = next;
+    await settle(w, r.status, r.status === 202 ? r.body.job : null, moved, `DELETE ${JSON.stringify(targetOf(target))}`);
+    if ((await f.call('GET', url)).status !== 404) fail('a deleted rule is still readable', { target });
+    return `delete ${JSON.stringify(targetOf(target))}`;
+  }
+  let body: Record<string, unknown>;
+  let readers = target.readers;
+  let sealed = target.sealed;
+  if (m.kind === 'incr') {
+    body = { ...(m.add.length ? { add_readers: m.add } : {}), ...(m.remove.length ? { remove_readers: m.remove } : {}) };
+    readers = [...target.readers.filter((x) => !m.remove.includes(x)), ...m.add.filter((x) => !target.readers.includes(x))];
+  } else if (m.kind === 'replace') {
+    body = { readers: m.readers };
+    readers = m.readers;
+  } else {
+    body = { sealed: m.sealed };
+    sealed = m.sealed;
+  }
+  const r = await f.call('PATCH', url, body);
+  if (m.kind === 'seal' && m.sealed && target.file !== undefined) {
+    if (r.status !== 400 || r.body.error?.code !== 'invalid_request') fail('sealing a file rule was not refused with 400 invalid_request', { target, status: r.status, response: r.body });
+    return `seal file rule (refused) ${target.file}`;
+  }
+  if (r.status !== 200 && r.status !== 202) fail('PATCH access-rules failed', { target, body, status: r.status, response: r.body });
+  const rule = r.status === 202 ? r.body.rule : r.body;
+  if (!sameSet(rule.readers, readers) || rule.sealed !== sealed || rule.id !== target.id) fail('PATCH returned another rule than the model expects', { target, body, expected: { readers, sealed }, got: rule });
+  const next = new Map(w.rules).set(keyOf(targetOf(target)), { ...target, readers, sealed });
+  const moved = movedFiles(w, w.rules, next);
+  if (m.kind !== 'seal' && r.status !== 200) fail('a reader-only PATCH did not answer 200 (rule 5)', { target, body, status: r.status, response: r.body });
+  w.rules = next;
+  await settle(w, r.status, r.status === 202 ? r.body.job : null, moved, `PATCH ${JSON.stringify(targetOf(target))} ${JSON.stringify(body)}`);
+  return `patch ${JSON.stringify(targetOf(target))} ${JSON.stringify(body)}`;
+}
+
+async function addFiles(w: World, files: WorldFile[]) {
+  for (const x of files) {
+    const r = await addInline(f, w.base, x.path, x.text, 'text/plain', { tag: x.tag });
+    if (r.status !== 202) throw new Error(`adding ${x.path} failed: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  await f.waitForIdle(w.ns, w.col);
+  for (const x of files) w.files.set(x.path, x);
+}
+
+const FIXED_PRINCIPAL_SETS = [[], ['u1'], ['u2', 'g1'], ['g2', 'u3'], READERS, ['nobody', 'U1']];
+
+// ------------------------------------------------------------------ the tests
+
+t.test('search returns exactly the readable, filter-selected files (model-based)', async (t) => {
+  t.comment(`seed ${SEED} (TROVE_MODEL_SEED), ${TOTAL_RUNS} rule sets (TROVE_MODEL_RUNS) over ${WORLDS} worlds`);
+  const started = Date.now();
+  const worlds = fc.sample(worldArb, { numRuns: WORLDS, seed: SEED });
+  const perWorld = Math.ceil(TOTAL_RUNS / WORLDS);
+  for (const [i, spec] of worlds.entries()) {
+    const { ns, col, base } = await seedCollection(f, 'model', `w${i}`, { access_control: 'enforced' });
+    const w: World = { ns, col, base, files: new Map(), rules: new Map() };
+    const all = spec.paths.map((path, k) => ({ path, tag: spec.tags[k]!, text: `${WORD} note ${path} ${spec.tags[k]}` }));
+    const late = all.slice(all.length - spec.late);
+    const initial = all.slice(0, all.length - spec.late);
+
+    // Rules made before their files exist govern the files when they arrive.
+    try {
+      await applyRuleSet(w, spec.initialRules);
+    } catch (err) {
+      // With no files nothing moves: a 202 here is a disagreement with the model.
+      t.fail(`world ${i}: rules on an empty collection: ${(err as Error).message}`);
+    }
+    await addFiles(w, initial);
+    try {
+      await compareGoverning(w);
+      await compareAll(w, FIXED_PRINCIPAL_SETS, null);
+      t.pass(`world ${i}: rules created before their ${initial.length} files govern them`);
+    } catch (err) {
+      t.fail(`world ${i}: rules created before their files: ${(err as Error).message}`);
+    }
+
+    const property = fc.asyncProperty(runArb, async (run) => {
+      await applyRuleSet(w, run.rules);
+      await compareGoverning(w);
+      await compareAll(w, run.principals, run.filter);
+      const done: string[] = [];
+      for (const m of run.mutations) {
+        try {
+          done.push(await applyMutation(w, m));
+          await compareGoverning(w);
+          await compareAll(w, run.principals, run.filter);
+        } catch (err) {
+          throw new Mismatch(`after mutations [${[...done, JSON.stringify(m)].join('; ')}]: ${(err as Error).message}`);
+        }
+      }
+      runsDone++;
+    });
+    for (const phase of ['before', 'after'] as const) {
+      if (phase === 'after') {
+        // Files that arrive under rules made earlier, then more random rule sets.
+        await addFiles(w, late);
+        try {
+          await compareGoverning(w);
+          await compareAll(w, FIXED_PRINCIPAL_SETS, null);
+          t.pass(`world ${i}: ${late.length} late file(s) take the rules already in place`);
+        } catch (err) {
+          t.fail(`world ${i}: late files under existing rules: ${(err as Error).message}`);
+        }
+      }
+      const numRuns = phase === 'before' ? Math.ceil(perWorld / 2) : Math.floor(perWorld / 2);
+      if (numRuns === 0) continue;
+      try {
+        await fc.assert(property, { numRuns, seed: SEED + i * 2 + (phase === 'after' ? 1 : 0), interruptAfterTimeLimit: 90_000, includeErrorInReport: true });
+        t.pass(`world ${i} (${w.files.size} files) ${phase} late files: ${numRuns} random rule sets agree with the model`);
+      } catch (err) {
+        t.fail(`world ${i} ${phase} late files: ${(err as Error).message}`);
+      }
+    }
+  }
+  t.comment(`${comparisons} search comparisons, ${governingChecks} governing_rule comparisons, ${runsDone} property runs (incl. shrinking) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+});
+
+t.test('the principal filter applies before top-k: a reader sees min(limit, readable matches)', async (t) => {
+  const { ns, col, base } = await seedCollection(f, 'model', 'topk', { access_control: 'enforced' });
+  const LOW = 12;
+  const HIGH = 60;
+  const rules = await f.call('POST', `${base}/access-rules:batch`, {
+    operations: [
+      { op: 'upsert', folder: '/hi/', readers: ['hi'] },
+      { op: 'upsert', folder: '/lo/', readers: ['lo-all'] },
+      ...Array.from({ length: LOW }, (_, i) => ({ op: 'upsert', file: `/lo/l${i}.txt`, readers: [`r${i}`] })),
+    ],
+  });
+  t.equal(rules.status, 200, 'rules on an empty collection move nothing');
+  for (let i = 0; i < HIGH; i++) await addInline(f, base, `/hi/h${i}.txt`, `${`${WORD} `.repeat(12)}bright ${i}`);
+  for (let i = 0; i < LOW; i++) await addInline(f, base, `/lo/l${i}.txt`, `${WORD} among quiet meadows rivers stones hedges fields barns orchards and lanes number ${i}`);
+  await f.waitForIdle(ns, col);
+
+  // The premise: the unreadable files rank above every readable one.
+  const all = await f.call('POST', `${base}:search`, { query: WORD, mode: 'keyword', limit: HIGH, principals: ['hi', ...Array.from({ length: LOW }, (_, i) => `r${i}`)] });
+  t.ok(all.body.results.every((x: { path: string }) => x.path.startsWith('/hi/')), `the ${HIGH} best matches are all files the low readers cannot read`);
+
+  let checks = 0;
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          readable: fc.subarray(Array.from({ length: LOW }, (_, i) => i)),
+          extra: fc.subarray(['lo-all', 'nobody', 'HI', 'hi ']),
+          limit: fc.integer({ min: 1, max: 15 }),
+          mode: fc.constantFrom(...MODES),
+          unit: fc.constantFrom(...UNITS),
+        }),
+        async ({ readable, extra, limit, mode, unit }) => {
+          const principals = [...readable.map((i) => `r${i}`), ...extra];
+          const expected = new Set(readable.map((i) => `/lo/l${i}.txt`));
+          const body = { query: WORD, mode, result_unit: unit, limit, principals };
+          const seen: string[] = [];
+          let cursor: string | null = null;
+          let pages = 0;
+          do {
+            const r: { status: number; body: any } = await f.call('POST', `${base}:search`, { ...body, ...(cursor ? { cursor } : {}) });
+            checks++;
+            if (r.status !== 200) fail('search failed', { body, status: r.status, response: r.body });
+            const paths = (r.body.results as { path: string }[]).map((x) => x.path);
+            if (pages === 0 && paths.length !== Math.min(limit, expected.size)) fail('the first page does not hold min(limit, readable matches) results', { body, expected: sortedPaths(expected), got: paths });
+            if (!paths.every((p) => expected.has(p))) fail('an unreadable file came back', { body, got: paths });
+            seen.push(...paths);
+            cursor = r.body.next_cursor;
+            pages++;
+            if (pages > 20) fail('paging does not end', { body });
+          } while (cursor);
+          if (seen.length !== expected.size || !sameSet(seen, expected)) fail('paging through next_cursor does not yield exactly the readable files', { body, expected: sortedPaths(expected), got: seen });
+        },
+      ),
+      { numRuns: 60, seed: SEED, includeErrorInReport: true },
+    );
+    t.pass(`top-k after the principal filter: 60 random readers and limits (${checks} pages)`);
+  } catch (err) {
+    t.fail((err as Error).message);
+  }
+  comparisons += checks;
+  t.comment(`${checks} top-k search comparisons`);
+});

@@ -1,0 +1,232 @@
+// API keys (retrieval-api.md: Key, POST /keys, GET /keys, Authentication; decisions.md §1-2):
+// create with the scope rules, the secret shown once and stored hashed, list and get as the caller
+// may administer, revoke, constant-time comparison, and no secret in the daemon's output.
+import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
+
+async function makeKey(f: Fixture, name: string, scope: Record<string, unknown>, as?: string): Promise<any> {
+  const r = await f.call('POST', '/keys', { name, scope }, as ? bearer(as) : {});
+  if (r.status !== 201) throw new Error(`key ${name}: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+t.test('create: the secret once, the scope as sent, Location', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k1', 'docs');
+  const r = await f.call('POST', '/keys', { name: 'reader', scope: { kind: 'namespace', namespace: 'k1', actions: ['read', 'search', 'read'] } });
+  t.equal(r.status, 201);
+  t.match(r.body, { id: /^key_/, name: 'reader', scope: { kind: 'namespace', namespace: 'k1', actions: ['read', 'search'] } }, 'duplicate actions collapse');
+  t.equal(r.headers.location, `/keys/${r.body.id}`);
+  t.match(r.body.secret, new RegExp(`^trove_${r.body.prefix}_[A-Za-z0-9_-]{40,}$`), 'trove_<prefix>_<random> (decisions.md §1)');
+  t.notOk('revoked_at' in r.body, 'revoked_at is omitted while active');
+  const byId = await f.call('POST', '/keys', { name: 'by-id', scope: { kind: 'namespace', namespace: (await f.call('GET', '/namespaces/k1')).body.id, actions: ['read'] } });
+  t.equal(byId.body.scope.namespace, 'k1', 'a namespace given by ID is shown by name');
+
+  const got = await f.call('GET', `/keys/${r.body.id}`);
+  t.equal(got.status, 200);
+  t.notOk('secret' in got.body, 'get never shows the secret');
+  const list = await f.call('GET', '/keys');
+  t.notOk(list.body.items.some((k: any) => 'secret' in k), 'lists never show secrets');
+  t.ok(list.body.items.some((k: any) => k.id === r.body.id));
+
+  // The new key works, with either header.
+  t.equal((await f.call('GET', '/namespaces/k1', undefined, bearer(r.body.secret))).status, 200);
+  t.equal((await f.call('GET', '/namespaces/k1', undefined, { authorization: undefined, 'x-api-key': r.body.secret })).status, 200, 'X-API-Key works too');
+  t.equal((await f.call('GET', '/namespaces/k1', undefined, bearer(r.body.id))).status, 401, 'the key ID is not a secret');
+  t.equal((await f.call('GET', '/namespaces/k1', undefined, bearer(r.body.secret.slice(0, -1) + (r.body.secret.endsWith('A') ? 'B' : 'A')))).status, 401, 'one changed character');
+
+  t.equal((await f.call('POST', '/keys', { name: 'reader', scope: { kind: 'cluster' } })).body.error.code, 'already_exists', 'a taken name');
+  t.equal((await f.call('POST', '/keys', { name: 'cluster', scope: { kind: 'cluster' } })).body.error.code, 'already_exists', "the daemon's own key's name is taken");
+  const cluster2 = await f.call('POST', '/keys', { name: 'ops', scope: { kind: 'cluster' } });
+  t.equal(cluster2.status, 201, 'a cluster key may create cluster keys');
+  t.equal((await f.call('DELETE', '/namespaces/k1', { force: true }, bearer(cluster2.body.secret))).status, 202, 'and they can do everything');
+});
+
+t.test('create: bad requests', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k2', 'docs');
+  const bad: [string, unknown, string][] = [
+    ['no body', undefined, 'invalid_request'],
+    ['no scope', { name: 'x' }, 'invalid_request'],
+    ['bad name', { name: 'Upper Case', scope: { kind: 'cluster' } }, 'invalid_request'],
+    ['name too long', { name: 'a'.repeat(64), scope: { kind: 'cluster' } }, 'invalid_request'],
+    ['unknown kind', { name: 'x', scope: { kind: 'tenant' } }, 'invalid_request'],
+    ['empty actions', { name: 'x', scope: { kind: 'namespace', namespace: 'k2', actions: [] } }, 'invalid_request'],
+    ['unknown action', { name: 'x', scope: { kind: 'namespace', namespace: 'k2', actions: ['admin'] } }, 'invalid_request'],
+    ['no collections', { name: 'x', scope: { kind: 'collection', namespace: 'k2', collections: [], actions: ['read'] } }, 'invalid_request'],
+    ['extra field', { name: 'x', scope: { kind: 'cluster', actions: ['read'] } }, 'invalid_request'],
+    ['unknown top field', { name: 'x', scope: { kind: 'cluster' }, expires_at: '2030-01-01T00:00:00Z' }, 'invalid_request'],
+    ['missing namespace', { name: 'x', scope: { kind: 'namespace', namespace: 'nope', actions: ['read'] } }, 'not_found'],
+    ['missing collection', { name: 'x', scope: { kind: 'collection', namespace: 'k2', collections: ['docs', 'nope'], actions: ['read'] } }, 'not_found'],
+  ];
+  for (const [what, body, code] of bad) {
+    const r = await f.call('POST', '/keys', body);
+    t.equal(r.body.error?.code, code, what);
+  }
+  t.equal((await f.call('GET', '/keys')).body.items.length, 1, 'nothing was created');
+});
+
+t.test('namespace keys issue collection keys in their namespace only, with a subset of their actions', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k3', 'docs');
+  await seedCollection(f, 'k3', 'wiki');
+  await seedCollection(f, 'k3other', 'docs');
+  const admin = await makeKey(f, 'k3-admin', { kind: 'namespace', namespace: 'k3', actions: ['write', 'search'] });
+  const col = (actions: string[], collections = ['docs'], namespace = 'k3') => ({ kind: 'collection', namespace, collections, actions });
+  const as = (body: unknown) => f.call('POST', '/keys', body, bearer(admin.secret));
+
+  const ok = await as({ name: 'docs-reader', scope: col(['read', 'search']) });
+  t.equal(ok.status, 201, 'write includes read, so read is within write+search');
+  t.equal((await as({ name: 'docs-writer', scope: col(['write']) })).status, 201);
+  const q = await as({ name: 'docs-query', scope: col(['query']) });
+  t.equal(q.body.error.code, 'forbidden', 'query is not within write+search');
+  t.equal((await as({ name: 'ns2', scope: { kind: 'namespace', namespace: 'k3', actions: ['read'] } })).body.error.code, 'forbidden', 'no namespace keys');
+  t.equal((await as({ name: 'c2', scope: { kind: 'cluster' } })).body.error.code, 'forbidden', 'no cluster keys');
+  t.equal((await as({ name: 'other', scope: col(['read'], ['docs'], 'k3other') })).body.error.code, 'not_found', 'another namespace is not found');
+
+  const reader = ok.body;
+  t.equal((await f.call('POST', '/keys', { name: 'from-col', scope: col(['read']) }, bearer(reader.secret))).body.error.code, 'forbidden', 'a collection key cannot issue keys');
+  t.equal((await f.call('GET', '/keys', undefined, bearer(reader.secret))).body.error.code, 'forbidden', 'nor list them');
+
+  // What each key sees.
+  const clusterList = await f.call('GET', '/keys');
+  t.same(clusterList.body.items.map((k: any) => k.name), ['cluster', 'k3-admin', 'docs-reader', 'docs-writer'], 'a cluster key sees every key, oldest first');
+  const nsList = await f.call('GET', '/keys', undefined, bearer(admin.secret));
+  t.same(nsList.body.items.map((k: any) => k.name), ['docs-reader', 'docs-writer'], 'a namespace key sees the collection keys of its namespace');
+  const foreign = await makeKey(f, 'foreign-col', { kind: 'collection', namespace: 'k3other', collections: ['docs'], actions: ['read'] });
+  t.equal((await f.call('GET', `/keys/${foreign.id}`, undefined, bearer(admin.secret))).status, 404, "another namespace's key is 404");
+  t.equal((await f.call('GET', `/keys/${admin.id}`, undefined, bearer(admin.secret))).status, 404, 'a namespace key does not administer namespace keys, itself included');
+  t.equal((await f.call('POST', `/keys/${foreign.id}:revoke`, undefined, bearer(admin.secret))).status, 404);
+  t.equal((await f.call('GET', `/keys/${reader.id}`, undefined, bearer(admin.secret))).status, 200);
+
+  // Paging, and cursors bound to their key.
+  const p1 = await f.call('GET', '/keys?limit=2');
+  t.equal(p1.body.items.length, 2);
+  const p2 = await f.call('GET', `/keys?limit=2&cursor=${encodeURIComponent(p1.body.next_cursor)}`);
+  t.same(p2.body.items.map((k: any) => k.name), ['docs-reader', 'docs-writer']);
+  const p3 = await f.call('GET', `/keys?limit=2&cursor=${encodeURIComponent(p2.body.next_cursor)}`);
+  t.same(p3.body.items.map((k: any) => k.name), ['foreign-col']);
+  t.equal(p3.body.next_cursor, null);
+  t.equal((await f.call('GET', `/keys?cursor=${encodeURIComponent(p1.body.next_cursor)}`, undefined, bearer(admin.secret))).body.error.code, 'invalid_cursor', "another key's cursor");
+  t.equal((await f.call('GET', '/keys?limit=0')).status, 400);
+  t.equal((await f.call('GET', '/keys?limit=101')).status, 400);
+
+  // The scope holds: the reader sees docs, not wiki.
+  t.equal((await f.call('GET', '/namespaces/k3/collections/docs', undefined, bearer(reader.secret))).status, 200);
+  t.equal((await f.call('GET', '/namespaces/k3/collections/wiki', undefined, bearer(reader.secret))).status, 404);
+  t.same((await f.call('GET', '/namespaces/k3/collections', undefined, bearer(reader.secret))).body.items.map((c: any) => c.name), ['docs']);
+});
+
+t.test('revoke', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k4', 'docs');
+  const admin = await makeKey(f, 'k4-admin', { kind: 'namespace', namespace: 'k4', actions: ['read', 'write'] });
+  const child = await makeKey(f, 'k4-child', { kind: 'collection', namespace: 'k4', collections: ['docs'], actions: ['read'] }, admin.secret);
+  t.equal((await f.call('GET', '/namespaces/k4', undefined, bearer(child.secret))).status, 200);
+  const r1 = await f.call('POST', `/keys/${child.id}:revoke`, undefined, bearer(admin.secret));
+  t.equal(r1.status, 200, 'a namespace key revokes collection keys of its namespace');
+  t.match(r1.body.revoked_at, /^\d{4}-\d\d-\d\dT/);
+  const r2 = await f.call('POST', `/keys/${child.id}:revoke`);
+  t.equal(r2.status, 200, 'repeating it is a no-op');
+  t.equal(r2.body.revoked_at, r1.body.revoked_at, 'the first revocation time stands');
+  const after = await f.call('GET', '/namespaces/k4', undefined, bearer(child.secret));
+  t.equal(after.status, 401, 'a revoked key gets 401 on its next request');
+  t.equal(after.body.error.code, 'unauthenticated');
+  t.equal((await f.call('GET', `/keys/${child.id}`)).body.revoked_at, r1.body.revoked_at, 'listed with revoked_at');
+
+  const clusterId = (await f.call('GET', '/keys')).body.items.find((k: any) => k.name === 'cluster').id;
+  t.equal((await f.call('POST', `/keys/${clusterId}:revoke`)).status, 400, "the daemon's own cluster key is not revoked through the API");
+  t.equal((await f.call('POST', '/keys/key_doesnotexist:revoke')).status, 404);
+  t.equal((await f.call('POST', '/keys/not-a-key:revoke')).status, 400);
+  t.equal((await f.call('POST', `/keys/${admin.id}:revoke`)).status, 200);
+  t.equal((await f.call('GET', '/keys', undefined, bearer(admin.secret))).status, 401, 'revoked namespace key');
+  t.equal((await f.call('GET', '/namespaces/k4', undefined, bearer(child.secret))).status, 401);
+});
+
+t.test('secrets are stored hashed', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k5', 'docs');
+  const k = await makeKey(f, 'stored', { kind: 'namespace', namespace: 'k5', actions: ['read'] });
+  const row = f.rt.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(k.id) as Record<string, unknown>;
+  t.notOk(Object.values(row).some((v) => String(v).includes(k.secret)), 'no column holds the secret');
+  t.same(row.secret_hash, crypto.createHash('sha256').update(k.secret).digest(), 'its SHA-256 is stored');
+  f.rt.db.pragma('wal_checkpoint(FULL)');
+  for (const name of readdirSync(f.rt.dataDir).filter((n) => n.includes('.db') || n.endsWith('-wal'))) {
+    t.notOk(readFileSync(join(f.rt.dataDir, name)).includes(k.secret), `${name} does not contain the secret`);
+  }
+});
+
+t.test('secrets are compared in constant time, even for unknown prefixes', async (t) => {
+  // The fixture starts first: worker threads started after a mockImport hang under tap's loader.
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  let calls = 0;
+  const keys = await t.mockImport<typeof import('../src/domain/keys.js')>(new URL('../src/domain/keys.js', import.meta.url).href, {
+    'node:crypto': {
+      ...crypto,
+      timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+        calls++;
+        return crypto.timingSafeEqual(a, b);
+      },
+    },
+  });
+  const ok = keys.authenticate(f.rt.db, 'test-cluster-key-0123456789abcdef');
+  t.equal(ok.name, 'cluster');
+  t.equal(calls, 1, 'a right secret is compared with timingSafeEqual');
+  t.throws(() => keys.authenticate(f.rt.db, 'test-cluster-key-0123456789abcdeX'));
+  t.throws(() => keys.authenticate(f.rt.db, 'trove_0000000000_unknownunknownunknownunknown'));
+  t.equal(calls, 3, 'wrong secrets and unknown prefixes too, so timing does not tell them apart');
+});
+
+t.test('no secret reaches the daemon output', async (t) => {
+  const clusterKey = 'log-test-cluster-key-' + crypto.randomBytes(12).toString('hex');
+  const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'trove'), 'daemon', 'start', '--ephemeral', '--port', '0', '--json'], {
+    env: { ...process.env, TROVE_CLUSTER_KEY: clusterKey },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${output}`)), 20_000);
+    child.stdout.on('data', () => {
+      const m = /"url":"([^"]+)"/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
+  const call = async (method: string, path: string, secret: string, body?: unknown) => {
+    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: (await res.json().catch(() => null)) as any };
+  };
+  await call('POST', '/namespaces', clusterKey, { name: 'logs' });
+  const made = await call('POST', '/keys', clusterKey, { name: 'logged', scope: { kind: 'namespace', namespace: 'logs', actions: ['read'] } });
+  t.equal(made.status, 201);
+  const secret: string = made.body.secret;
+  t.equal((await call('GET', '/namespaces/logs', secret)).status, 200);
+  t.equal((await call('GET', '/namespaces/logs', secret + 'x')).status, 401);
+  t.equal((await call('POST', '/namespaces', secret, { name: 'nope' })).status, 403);
+  t.equal((await call('POST', `/keys/${made.body.id}:revoke`, clusterKey)).status, 200);
+  const revoked = await call('GET', '/namespaces/logs', secret);
+  t.equal(revoked.status, 401);
+  t.notOk(JSON.stringify(revoked.body).includes(secret), 'error bodies do not echo the secret');
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  t.ok(output.length > 0, 'the daemon wrote output');
+  t.notOk(output.includes(secret), 'the minted secret is not in the output');
+  t.notOk(output.includes(clusterKey), 'the cluster key is not in the output');
+  t.notOk(output.includes(secret.split('_').at(-1)!), 'not even its random part');
+});
