@@ -399,7 +399,10 @@ t.test('Y sees the same thing whether or not X\'s documents exist', async (t) =>
   await addInline(f, withoutX, '/public/notes.txt', 'Lantern budget notes for the whole team.', 'text/plain', { tag: 'public' });
   await addInline(f, withoutX, '/public/more.txt', 'Another lantern note about the budget and the plan.', 'text/plain', { tag: 'public' });
   await addInline(f, withoutX, '/y/own.txt', 'Lantern budget plan kept by Y alone.', 'text/plain', { tag: 'y' });
+  // Filler that Y reads, in both twins, so the query words are rare enough to carry weight in ranking.
+  for (const base of [withX, withoutX]) for (let i = 0; i < 12; i++) await addInline(f, base, `/y/filler${i}.txt`, `Weather report ${i}: rain and wind over the hills.`);
   await f.waitForIdle('canary', 'twin-without');
+  await f.waitForIdle('canary', 'twin-with');
 
   const view = (r: Call) => ({
     status: r.status,

@@ -313,3 +313,30 @@ t.test('principals: required when enforced, invalid when off, limits, empty list
   // No key bypasses access rules: the cluster key still needs principals.
   t.equal((await f.call('POST', `${base}:search`, { query: 'shared' }, { authorization: `Bearer ${CLUSTER_KEY}` })).status, 400);
 });
+
+t.test("one tenant's documents never change another tenant's scores", async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const mine = await seedCollection(f, 'tenant-a', 'docs');
+  const theirs = await seedCollection(f, 'tenant-b', 'docs');
+  const sibling = await seedCollection(f, 'tenant-a', 'other');
+  const texts = ['apples and pears in the orchard', 'a recipe with apples', 'pears only', 'the orchard at night'];
+  for (const [i, text] of texts.entries()) await addInline(f, mine.base, `/d${i}.txt`, text);
+  await f.waitForIdle(mine.ns, mine.col);
+  const scores = async () => {
+    const out: string[] = [];
+    for (const mode of ['keyword', 'semantic']) {
+      const r = await f.call('POST', `${mine.base}:search`, { query: 'apples orchard', mode, result_unit: 'passage', limit: 10 });
+      out.push(...r.body.results.map((x: any) => `${mode} ${x.path} ${x.score}`));
+    }
+    return out;
+  };
+  const before = await scores();
+  t.ok(before.length >= 4);
+  // Many documents full of the query's words elsewhere: in another namespace and in a sibling collection.
+  for (const target of [theirs, sibling]) {
+    for (let i = 0; i < 40; i++) await addInline(f, target.base, `/flood${i}.txt`, `apples apples orchard apples ${i}`);
+    await f.waitForIdle(target.ns, target.col);
+  }
+  t.same(await scores(), before, 'scores are computed from this collection alone');
+});
