@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chunkDocument } from '../src/domain/ingest/chunk.js';
-import { extractDocument } from '../src/domain/ingest/extract.js';
+import { extractTextDocument } from '../src/domain/ingest/extract.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: args } = parseArgs({
@@ -87,7 +87,7 @@ function benchChunk(): void {
   for (let r = 0; r < 5; r++) {
     const t0 = performance.now();
     passages = 0;
-    for (const bytes of docs) passages += chunkDocument(extractDocument(bytes, 'text/markdown'), { chunkTokens: 400, chunkOverlap: 40 }).length;
+    for (const bytes of docs) passages += chunkDocument(extractTextDocument(bytes, 'text/markdown'), { chunkTokens: 400, chunkOverlap: 40 }).length;
     times.push(performance.now() - t0);
   }
   const ms = median(times);

@@ -134,6 +134,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       maxFileBytes: 256 * 1024 * 1024,
       fetchTimeoutMs: 60_000,
+      maxPages: 2_000,
+      extractTimeoutMs: 300_000,
       batchSize: 64,
     }, log);
     const services: Services = {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { chunkDocument, commonJsonPath } from '../src/domain/ingest/chunk.js';
-import { extractDocument } from '../src/domain/ingest/extract.js';
+import { extractTextDocument } from '../src/domain/ingest/extract.js';
 import type { ChunkOptions, ExtractedDocument, Passage } from '../src/domain/ingest/types.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -10,7 +10,7 @@ const DEFAULTS: ChunkOptions = { chunkTokens: 400, chunkOverlap: 40 };
 const VOCABULARY = ['retrieval', 'index', 'passage', 'query', 'ranking', 'token', 'section', 'evidence', 'sqlite', 'corpus'];
 
 function extract(source: string, contentType: string): ExtractedDocument {
-  return extractDocument(Buffer.from(source), contentType);
+  return extractTextDocument(Buffer.from(source), contentType);
 }
 
 function wordList(count: number, offset = 0): string[] {
@@ -354,4 +354,41 @@ t.test('a passage of several JSON values is located at their common ancestor', (
   t.equal(passages.length, 1);
   t.same(passages[0]!.location, { json_path: '$.recipe' }, 'the location covers every value in the evidence text');
   t.end();
+});
+
+t.test('located blocks: passages never mix pages or kinds, boxes and time spans join', async (t) => {
+  const parts = ['First page intro.', 'More on page one.', 'Second page text.', 'Cue one words.', 'Cue two words.', 'Scanned words.'];
+  let text = '';
+  const spans = parts.map((p) => {
+    const start = text.length;
+    text += p + '\n\n';
+    return { charStart: start, charEnd: start + p.length };
+  });
+  const doc: ExtractedDocument = {
+    text,
+    blocks: [
+      { type: 'paragraph', ...spans[0]!, evidenceKind: 'page', location: { page: 1, bbox: [10, 10, 100, 20] } },
+      { type: 'paragraph', ...spans[1]!, evidenceKind: 'page', location: { page: 1, bbox: [5, 30, 90, 40] } },
+      { type: 'paragraph', ...spans[2]!, evidenceKind: 'page', location: { page: 2, bbox: [10, 10, 100, 20] } },
+      { type: 'paragraph', ...spans[3]!, evidenceKind: 'transcript', location: { start_ms: 1000, end_ms: 2000 } },
+      { type: 'paragraph', ...spans[4]!, evidenceKind: 'transcript', location: { start_ms: 2500, end_ms: 4000 } },
+      { type: 'paragraph', ...spans[5]!, evidenceKind: 'ocr', location: { page: 2, bbox: [1, 2, 3, 4] } },
+    ],
+  };
+  const passages = chunkDocument(doc, DEFAULTS);
+  t.same(
+    passages.map((p) => [p.evidenceKind, p.location, p.text]),
+    [
+      ['page', { page: 1, bbox: [5, 10, 100, 40] }, 'First page intro.\n\nMore on page one.'],
+      ['page', { page: 2, bbox: [10, 10, 100, 20] }, 'Second page text.'],
+      ['transcript', { start_ms: 1000, end_ms: 4000 }, 'Cue one words.\n\nCue two words.'],
+      ['ocr', { page: 2, bbox: [1, 2, 3, 4] }, 'Scanned words.'],
+    ],
+  );
+  for (const p of passages) t.equal(text.slice(p.charStart, p.charEnd), p.text, 'spans stay exact');
+  // A long located block is split, and every piece keeps its place.
+  const long = Array.from({ length: 120 }, (_, i) => `word${i}.`).join(' ');
+  const split = chunkDocument({ text: long, blocks: [{ type: 'paragraph', charStart: 0, charEnd: long.length, evidenceKind: 'page', location: { page: 7 } }] }, { chunkTokens: 50, chunkOverlap: 5 });
+  t.ok(split.length >= 3);
+  t.ok(split.every((p) => p.evidenceKind === 'page' && (p.location as { page: number }).page === 7));
 });

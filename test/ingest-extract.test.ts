@@ -1,5 +1,5 @@
 import t from 'tap';
-import { extractDocument, MAX_JSON_LEAVES } from '../src/domain/ingest/extract.js';
+import { extractTextDocument, MAX_JSON_LEAVES } from '../src/domain/ingest/extract.js';
 import { type ExtractedDocument, IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -12,7 +12,7 @@ interface BlockView {
 }
 
 function extract(source: string | Buffer, contentType: string): ExtractedDocument {
-  return extractDocument(typeof source === 'string' ? Buffer.from(source) : source, contentType);
+  return extractTextDocument(typeof source === 'string' ? Buffer.from(source) : source, contentType);
 }
 
 /** Blocks with their text, after checking every span is non-empty, trimmed and in order. */

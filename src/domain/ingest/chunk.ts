@@ -1,8 +1,14 @@
 // Cuts an extracted document into passages that follow its structure: sections, blocks, then sentences.
-import type { Block, ChunkOptions, ExtractedDocument, Passage } from './types.js';
+import type { Block, ChunkOptions, EvidenceKind, ExtractedDocument, Passage, SourceLocation } from './types.js';
+
+/** Where a passage points besides its text: a page (with a box) or a time span, and its evidence kind. */
+interface Place {
+  location: SourceLocation | undefined;
+  kind: EvidenceKind | undefined;
+}
 
 /** A passage before trimming and numbering: a span of the document text. */
-interface Draft {
+interface Draft extends Place {
   start: number;
   end: number;
   heading: string;
@@ -10,11 +16,31 @@ interface Draft {
 }
 
 /** Blocks packed so far into the passage being built. */
-interface OpenPassage {
+interface OpenPassage extends Place {
   start: number;
   end: number;
   words: number;
   jsonPath: string | undefined;
+}
+
+const placeOf = (block: Block): Place => ({ location: block.location, kind: block.evidenceKind });
+
+/**
+ * The place of a passage holding both: the same page (boxes joined), or time spans joined. Blocks
+ * of different pages or evidence kinds never share a passage, so each passage has one location.
+ */
+function joinPlaces(a: Place, b: Place): Place | null {
+  if (a.kind !== b.kind) return null;
+  const x = a.location;
+  const y = b.location;
+  if (x === undefined || y === undefined) return x === y ? a : null;
+  if ('page' in x && 'page' in y) {
+    if (x.page !== y.page) return null;
+    const bbox = x.bbox && y.bbox && x.bbox.length === 4 && y.bbox.length === 4 ? [Math.min(x.bbox[0]!, y.bbox[0]!), Math.min(x.bbox[1]!, y.bbox[1]!), Math.max(x.bbox[2]!, y.bbox[2]!), Math.max(x.bbox[3]!, y.bbox[3]!)] : null;
+    return { kind: a.kind, location: { page: x.page, bbox } };
+  }
+  if ('start_ms' in x && 'start_ms' in y) return { kind: a.kind, location: { start_ms: Math.min(x.start_ms, y.start_ms), end_ms: Math.max(x.end_ms, y.end_ms) } };
+  return null;
 }
 
 /** A run of blocks the chunker prefers to keep in one passage: a text block, or one top-level JSON member. */
@@ -41,7 +67,7 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
   let previousUnitIsRecord = false;
 
   const flush = (): void => {
-    if (open !== undefined) drafts.push({ start: open.start, end: open.end, heading, jsonPath: open.jsonPath });
+    if (open !== undefined) drafts.push({ start: open.start, end: open.end, heading, jsonPath: open.jsonPath, location: open.location, kind: open.kind });
     open = undefined;
   };
 
@@ -51,7 +77,7 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
       const { block, words, trail: headingTrail } = pendingHeading;
       const pieces =
         words > limit ? splitBlock(text, block, limit, overlap) : [{ start: block.charStart, end: block.charEnd }];
-      for (const piece of pieces) drafts.push({ ...piece, heading: headingTrail, jsonPath: undefined });
+      for (const piece of pieces) drafts.push({ ...piece, heading: headingTrail, jsonPath: undefined, ...placeOf(block) });
     }
     pendingHeading = undefined;
   };
@@ -85,17 +111,20 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
     if (words > limit) {
       flush();
       for (const piece of splitBlock(text, block, limit, overlap)) {
-        drafts.push({ start: piece.start, end: piece.end, heading, jsonPath: block.jsonPath });
+        drafts.push({ start: piece.start, end: piece.end, heading, jsonPath: block.jsonPath, ...placeOf(block) });
       }
       return;
     }
 
     if (open !== undefined && open.words + words > limit) flush();
+    const joined = open === undefined ? null : joinPlaces(open, placeOf(block));
+    if (joined === null) flush();
     if (open === undefined) {
-      open = { start: block.charStart, end: block.charEnd, words, jsonPath: block.jsonPath };
+      open = { start: block.charStart, end: block.charEnd, words, jsonPath: block.jsonPath, ...placeOf(block) };
     } else {
       open.end = block.charEnd;
       open.words += words;
+      open.location = joined!.location;
       // A passage of several JSON values is located at their nearest common ancestor.
       if (open.jsonPath !== undefined && block.jsonPath !== undefined) open.jsonPath = commonJsonPath(open.jsonPath, block.jsonPath);
     }
@@ -117,12 +146,12 @@ function toPassages(text: string, drafts: readonly Draft[]): Passage[] {
     const isJson = draft.jsonPath !== undefined;
     passages.push({
       ordinal: passages.length,
-      evidenceKind: isJson ? 'json_path' : 'text',
+      evidenceKind: draft.kind ?? (isJson ? 'json_path' : 'text'),
       heading: draft.heading,
       text: text.slice(start, end),
       charStart: start,
       charEnd: end,
-      location: draft.jsonPath !== undefined ? { json_path: draft.jsonPath } : { char_start: start, char_end: end },
+      location: isJson ? { json_path: draft.jsonPath! } : (draft.location ?? { char_start: start, char_end: end }),
     });
   }
   return passages;

@@ -10,6 +10,16 @@ export const SUPPORTED_CONTENT_TYPES = [
   'application/json',
   'application/x-ndjson',
   'text/csv',
+  'text/vtt',
+  'application/x-subrip',
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'image/tiff',
 ] as const;
 
 export type SupportedContentType = (typeof SUPPORTED_CONTENT_TYPES)[number];
@@ -29,6 +39,13 @@ const CONTENT_TYPE_ALIASES: Readonly<Record<string, string>> = {
   'text/jsonl': 'application/x-ndjson',
   'application/csv': 'text/csv',
   'text/comma-separated-values': 'text/csv',
+  'text/srt': 'application/x-subrip',
+  'application/srt': 'application/x-subrip',
+  'text/x-subrip': 'application/x-subrip',
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'image/tif': 'image/tiff',
+  'application/x-pdf': 'application/pdf',
 };
 
 /** Lowercases, drops parameters (`; charset=utf-8`) and maps aliases to the canonical type. */
@@ -63,6 +80,18 @@ const EXTENSION_TYPES: Readonly<Record<string, string>> = {
   '.ndjson': 'application/x-ndjson',
   '.jsonl': 'application/x-ndjson',
   '.csv': 'text/csv',
+  '.vtt': 'text/vtt',
+  '.srt': 'application/x-subrip',
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
   '.tsv': 'text/tab-separated-values',
   '.xml': 'application/xml',
   '.rst': 'text/x-rst',
@@ -163,8 +192,8 @@ export async function detectContentType(input: {
         note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}`,
       };
     }
-    // Servers commonly label markdown as text/plain; the extension is the better witness then.
-    if (declared === 'text/plain' && fromExtension === 'text/markdown') return { contentType: fromExtension };
+    // Servers commonly label markdown, subtitles and code as text/plain; the extension is the better witness then.
+    if (declared === 'text/plain' && fromExtension !== undefined && fromExtension !== declared && isTextualType(fromExtension)) return { contentType: fromExtension };
     return { contentType: declared };
   }
 
@@ -196,6 +225,7 @@ function isTextualType(contentType: string): boolean {
     contentType.startsWith('text/') ||
     contentType === 'application/json' ||
     contentType === 'application/x-ndjson' ||
+    contentType === 'application/x-subrip' ||
     contentType === 'application/xml' ||
     contentType.endsWith('+xml') ||
     contentType.endsWith('+json')

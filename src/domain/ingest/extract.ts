@@ -3,7 +3,24 @@ import { isUtf8 } from 'node:buffer';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Parser as HtmlParser } from 'htmlparser2';
 import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
-import { type Block, type ExtractedDocument, IngestFailure } from './types.js';
+import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
+import { extractCode, isSourceCodeType } from './formats/code.js';
+import { extractImage } from './formats/image.js';
+import { extractDocx, extractPptx, extractXlsx } from './formats/office.js';
+import { extractPdf } from './formats/pdf.js';
+import { extractSrt, extractVtt } from './formats/transcript.js';
+
+/** Formats read from their bytes by a library (src/domain/ingest/formats/). */
+const BINARY_EXTRACTORS: Readonly<Record<string, Extractor>> = {
+  'application/pdf': extractPdf,
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': extractDocx,
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': extractPptx,
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': extractXlsx,
+  'image/png': extractImage,
+  'image/jpeg': extractImage,
+  'image/webp': extractImage,
+  'image/tiff': extractImage,
+};
 
 /** JSON documents stop contributing text after this many leaves, so one huge file cannot exhaust memory. */
 export const MAX_JSON_LEAVES = 200_000;
@@ -13,8 +30,15 @@ const MAX_GARBAGE_RATIO = 0.05;
 /** Share of non-ASCII characters above which bytes are not believed to be legacy 8-bit text. */
 const MAX_LEGACY_NON_ASCII_RATIO = 0.3;
 
-export function extractDocument(bytes: Buffer, contentType: string): ExtractedDocument {
+export async function extractDocument(bytes: Buffer, contentType: string, ctx: ExtractContext): Promise<ExtractedDocument> {
+  const binary = BINARY_EXTRACTORS[normalizeContentType(contentType)];
+  return binary !== undefined ? binary(bytes, ctx) : extractTextDocument(bytes, contentType);
+}
+
+/** The formats that are text: decoded, then read by their structure (synchronous, no limits needed). */
+export function extractTextDocument(bytes: Buffer, contentType: string): ExtractedDocument {
   const type = normalizeContentType(contentType);
+  if (isSourceCodeType(type)) return extractCode(decodeText(bytes), type);
   const extract = extractorFor(type);
   if (extract === undefined) {
     throw new IngestFailure(
@@ -37,6 +61,10 @@ function extractorFor(type: string): ((text: string) => ExtractedDocument) | und
       return extractNdjson;
     case 'text/csv':
       return extractCsv;
+    case 'text/vtt':
+      return extractVtt;
+    case 'application/x-subrip':
+      return extractSrt;
     default:
       return type.startsWith('text/') ? extractPlainText : undefined;
   }
@@ -308,7 +336,7 @@ const BLOCK_ELEMENTS = new Set([
   'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul', 'nav', 'footer', 'aside', 'option',
 ]);
 
-function extractHtml(source: string): ExtractedDocument {
+export function extractHtml(source: string): ExtractedDocument {
   const content = renderHtml(source, true);
   if (content.some((block) => block.type !== 'heading')) return assemble(content, '\n\n');
   const everything = renderHtml(source, false);

@@ -27,6 +27,10 @@ export interface PipelineConfig {
   /** Per-file limits (docs/decisions.md). */
   maxFileBytes: number;
   fetchTimeoutMs: number;
+  /** Pages (PDF pages, slides) per file; more fails `too_large`. */
+  maxPages: number;
+  /** Time to extract one file's text (OCR included); longer fails `extraction_failed`. */
+  extractTimeoutMs: number;
 }
 
 export type Indexed = { ok: true; contentType: string; passages: NewPassage[]; vectors?: EmbeddedPassage[] } | { ok: false; code: string; message: string };
@@ -99,7 +103,8 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
     if (!isSupportedContentType(detected.contentType)) {
       throw new IngestFailure('unsupported_content', `Content type ${detected.contentType} cannot be indexed${detected.note ? ` (${detected.note})` : ''}.`);
     }
-    const doc = extractDocument(bytes, detected.contentType);
+    const deadline = Date.now() + cfg.extractTimeoutMs;
+    const doc = await withDeadline(extractDocument(bytes, detected.contentType, { ocr: processing.ocr ?? true, maxPages: cfg.maxPages, deadline }), cfg.extractTimeoutMs);
     const passages = chunkDocument(doc, {
       chunkTokens: processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS,
       chunkOverlap: processing.chunk_overlap ?? Math.min(DEFAULT_CHUNK_OVERLAP, Math.floor((processing.chunk_tokens ?? DEFAULT_CHUNK_TOKENS) / 4)),
@@ -120,6 +125,16 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
   }
+}
+
+/** Extraction past its time limit fails the file; the work still running is abandoned, not awaited. */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new IngestFailure('extraction_failed', `Reading the file took longer than the ${Math.round(ms / 1000)} s limit.`)), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string): Promise<Buffer> {

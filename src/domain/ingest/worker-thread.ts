@@ -5,6 +5,7 @@ import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
+import { shutdownOcr } from './formats/ocr.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type Embedding, type PipelineConfig } from './pipeline.js';
 
@@ -78,6 +79,8 @@ async function loop(): Promise<void> {
 
 loop()
   .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err) } satisfies FromWorker))
+  // The OCR engine runs threads of its own; they would keep this thread alive.
+  .finally(() => shutdownOcr().catch(() => undefined))
   .finally(() => {
     db.close();
     port.postMessage({ type: 'stopped' } satisfies FromWorker);
