@@ -166,6 +166,8 @@ export const FileSchema = z.object({
   metadata: z.record(z.string(), JsonValue),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   governing_rule: z.object({ id: z.string(), file: z.string().nullable().optional(), folder: z.string().nullable().optional() }).optional(),
+  // An additive field (retrieval-api.md, Versioning 3): what indexing noticed, e.g. a declared content type the bytes contradict.
+  notes: z.array(z.string()).optional().describe('What the last indexing noticed about the file (a contradicted declared type, pages, OCR).'),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -89,6 +89,7 @@ function presentFileFields(file: FileRow): FileResource {
     updated_at: file.updated_at,
   };
   if (file.error_code) out.error = { code: file.error_code, message: file.error_message ?? '' };
+  if (file.notes) out.notes = JSON.parse(file.notes) as string[];
   return out;
 }
 

@@ -24,6 +24,8 @@ export interface FileRow {
   governing_rule_rid: number | null;
   /** The apply_access_rule job that holds the file hidden until it finishes. */
   access_job_rid: number | null;
+  /** JSON array of notes from the last indexing (src/domain/ingest/pipeline.ts), or null. */
+  notes: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
@@ -38,7 +40,7 @@ export interface FileVersionRow {
   created_at: string;
 }
 
-export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message' | 'governing_rule_rid' | 'access_job_rid'>;
+export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message' | 'governing_rule_rid' | 'access_job_rid' | 'notes'>;
 
 export function insertFile(db: Db, row: NewFile): FileRow {
   return stmt(
@@ -57,7 +59,7 @@ export function replaceFileSource(db: Db, rid: number, source: SourceFields, met
     db,
     `UPDATE files SET status = 'pending', source_type = @source_type, declared_content_type = @declared_content_type, content_type = @content_type,
        bytes = @bytes, checksum = @checksum, uri = @uri, version_id = @version_id, metadata = coalesce(@metadata, metadata),
-       error_code = NULL, error_message = NULL, updated_at = @now
+       error_code = NULL, error_message = NULL, notes = NULL, updated_at = @now
      WHERE rid = @rid RETURNING *`,
   ).get({ ...source, metadata, now, rid }) as FileRow;
 }
@@ -108,8 +110,14 @@ export function setFileStatus(db: Db, rid: number, status: FileStatus, now: stri
   stmt(db, 'UPDATE files SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ?').run(status, error?.code ?? null, error?.message ?? null, now, rid);
 }
 
-export function markFileIndexed(db: Db, rid: number, versionId: string, contentType: string, now: string): void {
-  stmt(db, "UPDATE files SET status = 'ready', indexed_version_id = ?, content_type = ?, error_code = NULL, error_message = NULL, updated_at = ? WHERE rid = ?").run(versionId, contentType, now, rid);
+export function markFileIndexed(db: Db, rid: number, versionId: string, contentType: string, now: string, notes: string[] = []): void {
+  stmt(db, "UPDATE files SET status = 'ready', indexed_version_id = ?, content_type = ?, notes = ?, error_code = NULL, error_message = NULL, updated_at = ? WHERE rid = ?").run(
+    versionId,
+    contentType,
+    notes.length > 0 ? JSON.stringify(notes) : null,
+    now,
+    rid,
+  );
 }
 
 export function markFileDeleted(db: Db, rid: number, now: string): void {

@@ -162,6 +162,14 @@ UPDATE api_keys SET namespace_id = json_extract(scope, '$.namespace_id');
 CREATE INDEX api_keys_namespace ON api_keys(namespace_id);
 `,
   },
+  {
+    version: 4,
+    sql: `
+-- What indexing learned about a file worth telling its owner (JSON array of strings): a declared
+-- content type the bytes contradict, pages read, pages read by OCR.
+ALTER TABLE files ADD COLUMN notes TEXT;
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

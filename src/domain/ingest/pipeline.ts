@@ -33,7 +33,7 @@ export interface PipelineConfig {
   extractTimeoutMs: number;
 }
 
-export type Indexed = { ok: true; contentType: string; passages: NewPassage[]; vectors?: EmbeddedPassage[] } | { ok: false; code: string; message: string };
+export type Indexed = { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[] } | { ok: false; code: string; message: string };
 
 export interface EmbeddedPassage {
   textHash: string;
@@ -118,9 +118,11 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
         char_end: p.charEnd,
         location: JSON.stringify(p.location),
       }));
-    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, passages: rows };
+    // A declared type the bytes contradict was read as what the bytes are; the file says so.
+    const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
+    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, notes, passages: rows };
     checkModel(col, embedding);
-    return { ok: true, contentType: detected.contentType, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding) };
+    return { ok: true, contentType: detected.contentType, notes, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding) };
   } catch (err) {
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
@@ -196,7 +198,7 @@ export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], 
       const col = getCollectionByRid(db, fresh.collection_rid)!;
       if (result.ok) {
         commitIndexed(db, col, fresh.rid, result, embedding);
-        markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now);
+        markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
         bumpGeneration(db, fresh.collection_rid);
         finishJob(db, job.rid, 'succeeded', now);
       } else {
@@ -259,7 +261,7 @@ export async function runReindexJob(
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         if (result.ok) {
           commitIndexed(db, col, rid, result, embedding);
-          markFileIndexed(db, rid, versionId, result.contentType, now);
+          markFileIndexed(db, rid, versionId, result.contentType, now, result.notes);
         } else {
           deletePassages(db, col.rid, rid);
           setFileStatus(db, rid, 'failed', now, { code: result.code, message: result.message });
