@@ -49,8 +49,11 @@ const FILTERS: (Record<string, unknown> | null)[] = [
 ];
 
 let f: Fixture;
+/** The main canary collection, shared by the tests below. */
+let main: string;
 t.before(async () => {
   f = await startFixture();
+  main = await canaryCollection('canary', 'main');
 });
 t.teardown(() => f.close());
 
@@ -88,8 +91,17 @@ async function search(base: string, body: Record<string, unknown>): Promise<Call
   return f.call('POST', `${base}:search`, { query: 'lantern', mode: 'keyword', limit: 100, ...body });
 }
 
+/**
+ * Y's side of the twin collections: filler that holds none of the query words (so those words are
+ * rare enough to weigh in ranking) and one file of Y's own that holds the canary word, as a guess.
+ */
+async function addTwinFiles(base: string) {
+  for (let i = 0; i < 12; i++) await addInline(f, base, `/y/filler${i}.txt`, `Weather report ${i}: rain and wind over the hills.`);
+  await addInline(f, base, '/y/guess.txt', `Is there a ${CANARY} anywhere? A guess about the plan.`);
+}
+
 /** The main canary collection: X's files beside files Y reads. */
-async function canaryCollection(ns: string, col: string): Promise<string> {
+async function canaryCollection(ns: string, col: string, extra?: (base: string) => Promise<void>): Promise<string> {
   const { base } = await seedCollection(f, ns, col, { access_control: 'enforced' });
   // Rules first: they govern the files as they arrive.
   const rules = await f.call('POST', `${base}/access-rules:batch`, {
@@ -109,6 +121,7 @@ async function canaryCollection(ns: string, col: string): Promise<string> {
   await addInline(f, base, '/public/notes.txt', 'Lantern budget notes for the whole team.', 'text/plain', { tag: 'public' });
   await addInline(f, base, '/public/more.txt', 'Another lantern note about the budget and the plan.', 'text/plain', { tag: 'public' });
   await addInline(f, base, '/y/own.txt', 'Lantern budget plan kept by Y alone.', 'text/plain', { tag: 'y' });
+  await extra?.(base);
   await f.waitForIdle(ns, col);
   // An upload that never gets its bytes stays pending.
   const pending = await f.call('POST', `${base}/files`, { path: PENDING, source: { type: 'upload', content_type: 'text/plain' }, metadata: { tag: CANARY, owner: 'X' } });
@@ -117,7 +130,7 @@ async function canaryCollection(ns: string, col: string): Promise<string> {
 }
 
 t.test('search results and evidence: X reads the canary, Y never does', async (t) => {
-  const base = await canaryCollection('canary', 'main');
+  const base = main;
   const status = await f.call('GET', `${base}/files/${encodeURIComponent(BROKEN)}`);
   t.equal(status.body.status, 'failed', 'the broken JSON file failed to index');
   t.equal((await f.call('GET', `${base}/files/${encodeURIComponent(PENDING)}`)).body.status, 'pending', 'the upload is still pending');
@@ -164,7 +177,7 @@ t.test('search results and evidence: X reads the canary, Y never does', async (t
 });
 
 t.test('file counts in warnings count only what the reader may read', async (t) => {
-  const base = '/namespaces/canary/collections/main';
+  const base = main;
   for (const mode of MODES) {
     const x = await search(base, { mode, principals: ['X'] });
     const codes = (x.body.warnings as { code: string; message: string }[]).map((w) => w.code);
@@ -215,7 +228,7 @@ t.test('file counts in warnings count only what the reader may read', async (t) 
 });
 
 t.test('next_cursor: X cursors do not work for Y; Y cursors and their presence reveal nothing', async (t) => {
-  const base = '/namespaces/canary/collections/main';
+  const base = main;
   for (const mode of MODES)
     for (const result_unit of UNITS) {
       const xBody = { query: 'lantern budget', mode, result_unit, limit: 1, principals: ['X'] };
@@ -260,7 +273,7 @@ t.test('next_cursor: X cursors do not work for Y; Y cursors and their presence r
 });
 
 t.test('error messages Y receives carry nothing of X', async (t) => {
-  const base = '/namespaces/canary/collections/main';
+  const base = main;
   const bad: Record<string, unknown>[] = [
     { principals: ['Y'], limit: 101 },
     { principals: ['Y'], limit: 0 },
@@ -387,7 +400,7 @@ t.test('an apply_access_rule job hides the files it moves until it succeeds', as
 
 t.test('Y sees the same thing whether or not X\'s documents exist', async (t) => {
   // Twin collections: "with" holds X's canary documents, "without" does not; Y's files are the same.
-  const withX = await canaryCollection('canary', 'twin-with');
+  const withX = await canaryCollection('canary', 'twin-with', addTwinFiles);
   const { base: withoutX } = await seedCollection(f, 'canary', 'twin-without', { access_control: 'enforced' });
   await f.call('POST', `${withoutX}/access-rules:batch`, {
     operations: [
@@ -399,10 +412,8 @@ t.test('Y sees the same thing whether or not X\'s documents exist', async (t) =>
   await addInline(f, withoutX, '/public/notes.txt', 'Lantern budget notes for the whole team.', 'text/plain', { tag: 'public' });
   await addInline(f, withoutX, '/public/more.txt', 'Another lantern note about the budget and the plan.', 'text/plain', { tag: 'public' });
   await addInline(f, withoutX, '/y/own.txt', 'Lantern budget plan kept by Y alone.', 'text/plain', { tag: 'y' });
-  // Filler that Y reads, in both twins, so the query words are rare enough to carry weight in ranking.
-  for (const base of [withX, withoutX]) for (let i = 0; i < 12; i++) await addInline(f, base, `/y/filler${i}.txt`, `Weather report ${i}: rain and wind over the hills.`);
+  await addTwinFiles(withoutX);
   await f.waitForIdle('canary', 'twin-without');
-  await f.waitForIdle('canary', 'twin-with');
 
   const view = (r: Call) => ({
     status: r.status,
@@ -411,9 +422,9 @@ t.test('Y sees the same thing whether or not X\'s documents exist', async (t) =>
     more: r.body.next_cursor !== null,
   });
   const scores = (r: Call) => ((r.body.results ?? []) as { path: string; score: number }[]).map((x) => `${x.path}=${x.score}`);
-  let differentScores = 0;
+  const differing: string[] = [];
   let compared = 0;
-  for (const query of ['lantern budget', 'plan', `${CANARY} plan`, 'launch plan approved board'])
+  for (const query of ['lantern budget', 'plan', `${CANARY} plan`, CANARY, 'launch plan approved board'])
     for (const mode of MODES)
       for (const result_unit of UNITS)
         for (const limit of [1, 2, 10]) {
@@ -421,14 +432,26 @@ t.test('Y sees the same thing whether or not X\'s documents exist', async (t) =>
           const a = await search(withX, body);
           const b = await search(withoutX, body);
           compared++;
-          t.same(view(a), view(b), `same results, evidence, warnings and paging: ${JSON.stringify(body)}`);
-          if (JSON.stringify(scores(a)) !== JSON.stringify(scores(b))) differentScores++;
+          t.same(view(a), view(b), `same results, ranks, evidence, warnings and paging: ${JSON.stringify(body)}`);
+          if (JSON.stringify(scores(a)) !== JSON.stringify(scores(b))) differing.push(`${JSON.stringify(body)}: with X ${scores(a).join(' ')} / without ${scores(b).join(' ')}`);
         }
-  t.comment(`${compared} twin comparisons; scores differed in ${differentScores} (collection-wide ranking statistics, see below)`);
+  t.comment(`${compared} twin comparisons; scores differed in ${differing.length}${differing.length ? `, e.g. ${differing[0]}` : ''}`);
+  // Scores are not named among the channels in the documents, and BM25 statistics (document count,
+  // document frequency, average length) are collection-wide: X's documents shift Y's scores. With a
+  // file of its own that holds a guessed word, Y can tell whether unreadable files hold that word
+  // too. Reported, not failed: a design decision for whoever owns the access model.
+  const guess = async (base: string) => (await search(base, { query: CANARY, mode: 'keyword', principals: ['Y'] })).body.results.find((x: { path: string }) => x.path === '/y/guess.txt')?.score;
+  const [guessWith, guessWithout] = [await guess(withX), await guess(withoutX)];
+  t.comment(`score of Y's own /y/guess.txt for the query "${CANARY}": ${guessWith} beside X's documents, ${guessWithout} without them`);
+  t.equal(guessWith, guessWithout, "Y's scores do not depend on documents Y cannot read (membership of a guessed word)", {
+    todo: 'BM25 statistics are collection-wide; the documents do not promise per-reader scoring',
+  });
+  t.equal(differing.length, 0, "Y's scores are the same whether or not X's documents exist", { todo: 'see above' });
 });
 
+// When :answer exists, turn this t.todo into t.test: the body below is the check to run.
 t.todo('answer channel: :answer text, sources and citations never carry X\'s canary to Y (the :answer route does not exist yet)', async (t) => {
-  const base = '/namespaces/canary/collections/main';
+  const base = main;
   for (const principals of Y_PRINCIPALS)
     for (const query of QUERIES) {
       const r = await f.call('POST', `${base}:answer`, { query, principals });

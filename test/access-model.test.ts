@@ -500,3 +500,34 @@ t.test('the principal filter applies before top-k: a reader sees min(limit, read
   comparisons += checks;
   t.comment(`${checks} top-k search comparisons`);
 });
+
+t.test('deleting and re-creating a rule in one batch moves its files to the new rule (202), whatever the rule ids', async (t) => {
+  // The new rule is another rule (a new acr_ id): the files it takes over move to it, so the batch
+  // answers 202 with a job, as it does when any other rule is created. Checked twice: once while a
+  // newer rule exists elsewhere, once when the deleted rule is the newest one.
+  const { ns, col, base } = await seedCollection(f, 'model', 'recreate', { access_control: 'enforced' });
+  await f.call('POST', `${base}/access-rules`, { folder: '/a/', readers: ['u1'] });
+  await addInline(f, base, '/a/x.txt', `${WORD} x`);
+  await f.waitForIdle(ns, col);
+  const governing = async () => (await f.call('GET', `${base}/files/${encodeURIComponent('/a/x.txt')}`)).body.governing_rule?.id;
+  // A newer rule elsewhere: the first re-creation deletes a rule that is not the newest, and its
+  // replacement becomes the newest rule, right above '/pad/'; the second re-creation deletes it.
+  await f.call('POST', `${base}/access-rules`, { folder: '/pad/', readers: ['u9'] });
+  for (const newest of [false, true]) {
+    const before = await governing();
+    const r = await f.call('POST', `${base}/access-rules:batch`, {
+      operations: [
+        { op: 'delete', folder: '/a/' },
+        { op: 'upsert', folder: '/a/', readers: newest ? ['u2'] : ['u3'] },
+      ],
+    });
+    const rule = r.body.rules?.[0];
+    t.not(rule?.id, before, 'the re-created rule has a new id');
+    if (r.status === 202) await waitJob(r.body.job);
+    t.equal(await governing(), rule?.id, 'the file is governed by the new rule');
+    t.equal(r.status, 202, `the batch answers 202 (${newest ? 'the deleted rule was the newest rule' : 'a newer rule exists elsewhere'})`);
+    t.equal(r.body.job?.type, 'apply_access_rule', 'with an apply_access_rule job');
+    const seen = await f.call('POST', `${base}:search`, { query: WORD, mode: 'keyword', principals: [newest ? 'u2' : 'u3'] });
+    t.same(seen.body.results.map((x: { path: string }) => x.path), ['/a/x.txt'], "the new rule's reader reads the file");
+  }
+});

@@ -132,7 +132,9 @@ ALTER TABLE collections ADD COLUMN embedding_model TEXT;
 -- Access rules (retrieval-api.md, Access rule). The target is 'd' + folder or 'f' + file, so one
 -- unique index enforces "one rule per target".
 CREATE TABLE access_rules (
-  rid INTEGER PRIMARY KEY,
+  -- AUTOINCREMENT: files point at their governing rule by rid, so a deleted rule's rid must never
+  -- come back as another rule's (a delete and re-create in one batch would move files unseen).
+  rid INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   collection_rid INTEGER NOT NULL REFERENCES collections(rid),
   folder TEXT,

@@ -55,8 +55,11 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
 
   // State rules (retrieval-api.md, Collection: behaviour by state).
   if (status === 'empty') return respond([], null, 0);
+  // Warnings count only the files this reader may read: counts are a channel too.
+  const readable = countsFor(s.db, col.rid, reader, counts);
   if (status === 'failed') {
-    warnings.push({ code: 'collection_failed', message: `Every file in the collection failed to index (${counts.failed} failed).` });
+    const mine = readable.failed > 0 ? ` (${readable.failed} failed)` : '';
+    warnings.push({ code: 'collection_failed', message: `Every file in the collection failed to index${mine}.` });
     return respond([], null, 0);
   }
   if (counts.ready === 0) {
@@ -70,8 +73,6 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
       { retryable: false },
     );
   }
-  // Warnings count only the files this reader may read: counts are a channel too.
-  const readable = countsFor(s.db, col.rid, reader, counts);
   if (readable.failed > 0) warnings.push({ code: 'files_failed', message: `${readable.failed} file(s) in the collection failed to index and are not searched.` });
   if (readable.pending + readable.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${readable.pending + readable.indexing} file(s) are still being indexed and are not searched yet.` });
 
