@@ -128,19 +128,29 @@ t.test('a multi-byte character cut by the sniff window does not make text look b
 t.test('supported content types', async (t) => {
   t.same([...SUPPORTED_CONTENT_TYPES].sort(), [
     'application/json',
+    'application/pdf',
+    'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     'application/x-ndjson',
+    'application/x-subrip',
+    'image/jpeg',
+    'image/png',
+    'image/tiff',
+    'image/webp',
     'text/csv',
     'text/html',
     'text/markdown',
     'text/plain',
+    'text/vtt',
   ]);
-  for (const supported of ['text/plain', 'text/markdown', 'text/html', 'application/json', 'application/x-ndjson', 'text/csv']) {
+  for (const supported of ['text/plain', 'text/markdown', 'text/html', 'application/json', 'application/x-ndjson', 'text/csv', 'application/pdf', 'image/png', 'image/jpg', 'text/srt']) {
     t.ok(isSupportedContentType(supported), supported);
   }
   for (const plainText of ['text/x-python', 'text/javascript', 'text/xml', 'TEXT/PLAIN; charset=latin1']) {
     t.ok(isSupportedContentType(plainText), `${plainText} is read as plain text`);
   }
-  for (const unsupported of ['application/pdf', 'image/png', 'application/zip', 'application/octet-stream', 'application/xml', '']) {
+  for (const unsupported of ['image/gif', 'application/msword', 'application/zip', 'application/octet-stream', 'application/xml', '']) {
     t.notOk(isSupportedContentType(unsupported), `${unsupported || '(empty)'} is not supported`);
   }
   t.equal(normalizeContentType(' Application/JSON ; charset=utf-8'), 'application/json');
