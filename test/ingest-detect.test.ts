@@ -155,3 +155,14 @@ t.test('supported content types', async (t) => {
   }
   t.equal(normalizeContentType(' Application/JSON ; charset=utf-8'), 'application/json');
 });
+
+t.test('a declared binary format the bytes contradict follows the bytes, with a note', async (t) => {
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+  const asPdf = await detectContentType({ bytes: png, declared: 'application/pdf', path: '/x.pdf' });
+  t.equal(asPdf.contentType, 'image/png');
+  t.match(asPdf.note, /declared content type application\/pdf is contradicted/);
+  const text = await detectContentType({ bytes: Buffer.from('# Title\n\nplain words'), declared: 'application/pdf', path: '/notes.md' });
+  t.same(text.contentType, 'text/markdown');
+  t.match(text.note, /which are text; read as text\/markdown/);
+  t.same(await detectContentType({ bytes: png, declared: 'image/png', path: '/x.png' }), { contentType: 'image/png' }, 'an honest declaration has no note');
+});

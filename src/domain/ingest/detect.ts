@@ -192,6 +192,16 @@ export async function detectContentType(input: {
         note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}`,
       };
     }
+    // A declared binary format the bytes do not carry the signature of: follow the bytes.
+    if (!isTextualType(declared) && isSupportedContentType(declared)) {
+      if (magic !== undefined && magic !== declared) {
+        return { contentType: magic, note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}` };
+      }
+      if (magic === undefined && looksLikeText) {
+        const asText = fromExtension !== undefined && isTextualType(fromExtension) ? fromExtension : 'text/plain';
+        return { contentType: asText, note: `declared content type ${declared} is contradicted by the file's bytes, which are text; read as ${asText}` };
+      }
+    }
     // Servers commonly label markdown, subtitles and code as text/plain; the extension is the better witness then.
     if (declared === 'text/plain' && fromExtension !== undefined && fromExtension !== declared && isTextualType(fromExtension)) return { contentType: fromExtension };
     return { contentType: declared };
