@@ -1,13 +1,18 @@
 // `npm run bench`: prints the performance figures issues ask for. Never run by `npm test`.
 //   npm run bench                 start-up, chunking, and SciFact keyword through the HTTP API
 //   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]
+//   npm run bench -- --only formats      extraction throughput per format (fixtures/build.mjs)
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chunkDocument } from '../src/domain/ingest/chunk.js';
-import { extractTextDocument } from '../src/domain/ingest/extract.js';
+import { extractDocument, extractTextDocument } from '../src/domain/ingest/extract.js';
+import { detectContentType } from '../src/domain/ingest/detect.js';
+import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: args } = parseArgs({
@@ -191,7 +196,40 @@ async function benchSemanticScale(): Promise<void> {
   }
 }
 
+/**
+ * Extraction (detect + extract + chunk) of each fixture format, in this process: median ms per
+ * file over a few runs and the source throughput. OCR formats pay the OCR engine's start once,
+ * outside the timed runs.
+ */
+async function benchFormats(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'trove-bench-formats-'));
+  try {
+    const { buildFixtures } = (await import(join(root, 'fixtures', 'build.mjs'))) as { buildFixtures: (d: string) => Promise<string[]> };
+    await buildFixtures(dir);
+    const ctx = () => ({ ocr: true, maxPages: 2000, deadline: Date.now() + 300_000 });
+    for (const name of readdirSync(dir).sort()) {
+      if (name.startsWith('corrupt') || name.startsWith('encrypted')) continue;
+      const bytes = readFileSync(join(dir, name));
+      const { contentType } = await detectContentType({ bytes, path: name });
+      const once = async () => chunkDocument(await extractDocument(bytes, contentType, ctx()), { chunkTokens: 400, chunkOverlap: 40 }).length;
+      let passages = await once(); // warm-up: loads libraries and the OCR engine
+      const times: number[] = [];
+      for (let r = 0; r < 3; r++) {
+        const t0 = performance.now();
+        passages = await once();
+        times.push(performance.now() - t0);
+      }
+      const ms = median(times);
+      console.log(JSON.stringify({ bench: 'formats', file: name, content_type: contentType, kb: round(bytes.length / 1024), passages, median_ms: round(ms), kb_per_second: Math.round(bytes.length / 1024 / (ms / 1000)) }));
+    }
+  } finally {
+    await shutdownOcr();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const only = args.only;
+if (only === 'formats') await benchFormats();
 if (!only || only === 'startup') await benchStartup();
 if (!only || only === 'chunk') benchChunk();
 if (!only || only === 'beir') await benchBeir();
