@@ -1,9 +1,599 @@
-// PLACEHOLDER (being written): DOCX (mammoth), PPTX and XLSX.
-import { IngestFailure, type Extractor } from '../types.js';
+// DOCX (mammoth → HTML → the HTML extractor), PPTX (officeparser, one page per slide) and XLSX (exceljs,
+// one row block per spreadsheet row, labelled with the header row like the CSV extractor).
+import { Parser as HtmlParser } from 'htmlparser2';
+import type { OfficeContentNode } from 'officeparser';
+import { extractHtml } from '../extract.js';
+import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure, type SourceLocation } from '../types.js';
 
-const notYet: Extractor = async () => {
-  throw new IngestFailure('unsupported_content', 'Office extraction is not built yet');
+type OfficeFormat = 'DOCX' | 'PPTX' | 'XLSX';
+
+// The libraries are loaded on first use: together they take about half a second to import, which every
+// process importing the extractors (the CLI, the daemon before its first Office file) would otherwise pay.
+const importMammoth = () => import('mammoth');
+const importOfficeParser = () => import('officeparser');
+const importExcel = () => import('exceljs');
+let mammothModule: ReturnType<typeof importMammoth> | undefined;
+let officeParserModule: ReturnType<typeof importOfficeParser> | undefined;
+let excelModule: ReturnType<typeof importExcel> | undefined;
+const loadMammoth = async () => (await (mammothModule ??= importMammoth())).default;
+const loadOfficeParser = async () => (await (officeParserModule ??= importOfficeParser())).OfficeParser;
+const loadExcel = async () => (await (excelModule ??= importExcel())).default;
+
+/** The part every file of a format has; its absence means the zip is some other kind of file. */
+const MAIN_PART: Readonly<Record<OfficeFormat, string>> = {
+  DOCX: 'word/document.xml',
+  PPTX: 'ppt/presentation.xml',
+  XLSX: 'xl/workbook.xml',
 };
-export const extractDocx = notYet;
-export const extractPptx = notYet;
-export const extractXlsx = notYet;
+
+const SLIDE_PART = /^ppt\/slides\/slide\d+\.xml$/i;
+
+/** Zip archives with more entries than this are not believable Office files (officeparser's default limit). */
+const MAX_ZIP_ENTRIES = 10_000;
+/**
+ * mammoth and exceljs inflate the whole package in memory; a package declaring more than this (a zip bomb,
+ * or a workbook too big to hold) is refused before it is opened. jszip checks the declared sizes when it
+ * inflates, so they cannot understate.
+ */
+const MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------------------
+// Assembling text from rendered pieces
+
+interface Piece {
+  type: Block['type'];
+  text: string;
+  level?: number;
+  location?: SourceLocation;
+  evidenceKind?: Block['evidenceKind'];
+}
+
+/** Collects pieces and whole sub-documents into one text, joining them with `separator` and recording spans. */
+class DocumentBuilder {
+  private readonly parts: string[] = [];
+  private readonly blocks: Block[] = [];
+  private offset = 0;
+
+  add(piece: Piece, separator: string): void {
+    const text = piece.text.trim();
+    if (text === '') return;
+    const start = this.start(separator);
+    this.parts.push(text);
+    const block: Block = { type: piece.type, charStart: start, charEnd: start + text.length };
+    if (piece.level !== undefined) block.level = piece.level;
+    if (piece.location !== undefined) block.location = piece.location;
+    if (piece.evidenceKind !== undefined) block.evidenceKind = piece.evidenceKind;
+    this.blocks.push(block);
+    this.offset += text.length;
+  }
+
+  /** Appends an already extracted document, shifting its block spans. */
+  addDocument(doc: ExtractedDocument, separator: string): void {
+    if (doc.blocks.length === 0 || doc.text.trim() === '') return;
+    const start = this.start(separator);
+    this.parts.push(doc.text);
+    for (const block of doc.blocks) this.blocks.push({ ...block, charStart: block.charStart + start, charEnd: block.charEnd + start });
+    this.offset += doc.text.length;
+  }
+
+  get isEmpty(): boolean {
+    return this.blocks.length === 0;
+  }
+
+  build(notes: string[]): ExtractedDocument {
+    const doc: ExtractedDocument = { text: this.parts.join(''), blocks: this.blocks };
+    if (notes.length > 0) doc.notes = notes;
+    return doc;
+  }
+
+  private start(separator: string): number {
+    if (this.parts.length > 0) {
+      this.parts.push(separator);
+      this.offset += separator.length;
+    }
+    return this.offset;
+  }
+}
+
+/**
+ * Table rows rendered like the CSV extractor: the first row names the columns and every later row becomes
+ * `Header: value; Header2: value`. A table of a single row has no header to name; its values are joined.
+ */
+function renderTableRows(rows: readonly (readonly string[])[]): string[] {
+  const cleaned = rows.map((row) => row.map(collapseWhitespace)).filter((row) => row.some((cell) => cell !== ''));
+  const [header, ...body] = cleaned;
+  if (header === undefined) return [];
+  if (body.length === 0) return [header.filter((cell) => cell !== '').join('; ')];
+  const names = header.map((name, i) => name || columnName(i));
+  return body
+    .map((row) => {
+      const fields: string[] = [];
+      row.forEach((value, i) => {
+        if (value !== '') fields.push(`${names[i] ?? columnName(i)}: ${value}`);
+      });
+      return fields.join('; ');
+    })
+    .filter((line) => line !== '');
+}
+
+function columnName(index: number): string {
+  return `column ${index + 1}`;
+}
+
+function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Container checks: what kind of file it is, before a library gets to fail obscurely
+
+const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+/** Stream names of an encrypted OOXML package (MS-OFFCRYPTO), stored as UTF-16LE in the OLE directory. */
+const ENCRYPTION_STREAMS = [Buffer.from('EncryptionInfo', 'utf16le'), Buffer.from('EncryptedPackage', 'utf16le')];
+
+/**
+ * The names in the zip's central directory. Throws `extraction_failed` for password-protected files (an
+ * OLE container holding an encrypted package), legacy binary Office files, and truncated or damaged zips.
+ */
+function zipEntryNames(bytes: Buffer, format: OfficeFormat): string[] {
+  if (bytes.length >= OLE_SIGNATURE.length && bytes.subarray(0, OLE_SIGNATURE.length).equals(OLE_SIGNATURE)) {
+    if (ENCRYPTION_STREAMS.some((name) => bytes.includes(name))) {
+      throw new IngestFailure('extraction_failed', `The ${format} file is encrypted (password-protected); it cannot be read without the password.`);
+    }
+    throw new IngestFailure(
+      'extraction_failed',
+      `The file is a legacy binary Office document (an OLE compound file, like .doc, .ppt or .xls), not a ${format} file; save it as ${format.toLowerCase()} to index it.`,
+    );
+  }
+  if (bytes.length < 22 || bytes.readUInt32LE(0) !== 0x04034b50) {
+    throw new IngestFailure('extraction_failed', `The ${format} file is corrupt: it is not a zip archive (${format} files are zip packages).`);
+  }
+  const directory = readCentralDirectory(bytes);
+  if (directory === undefined) {
+    throw new IngestFailure(
+      'extraction_failed',
+      `The ${format} file is corrupt or truncated: its zip archive has no readable central directory (the end of the file is missing or damaged).`,
+    );
+  }
+  const { names, uncompressedBytes } = directory;
+  if (uncompressedBytes > MAX_UNCOMPRESSED_BYTES) {
+    throw new IngestFailure(
+      'too_large',
+      `The ${format} file unpacks to ${Math.round(uncompressedBytes / 1024 / 1024)} MiB; the limit is ${MAX_UNCOMPRESSED_BYTES / 1024 / 1024} MiB.`,
+    );
+  }
+  if (names.length > MAX_ZIP_ENTRIES) {
+    throw new IngestFailure('extraction_failed', `The ${format} file's zip archive has ${names.length} entries; more than ${MAX_ZIP_ENTRIES} is not a believable ${format} file.`);
+  }
+  // Word writes word/document.xml; a few producers use another name, declared in [Content_Types].xml.
+  const main = MAIN_PART[format];
+  if (!names.some((name) => name.toLowerCase() === main || (format === 'DOCX' && /^word\/[^/]+\.xml$/i.test(name)))) {
+    throw new IngestFailure('extraction_failed', `The file is a zip archive but not ${format === 'XLSX' ? 'an' : 'a'} ${format} file: it has no ${main} part.`);
+  }
+  return names;
+}
+
+/**
+ * Entry names and their total declared uncompressed size from the zip central directory (zip64 aware), or
+ * undefined when it cannot be found intact.
+ */
+function readCentralDirectory(bytes: Buffer): { names: string[]; uncompressedBytes: number } | undefined {
+  const END_SIGNATURE = 0x06054b50;
+  const lowest = Math.max(0, bytes.length - 22 - 0xffff);
+  let end = -1;
+  for (let i = bytes.length - 22; i >= lowest; i--) {
+    if (bytes.readUInt32LE(i) === END_SIGNATURE) {
+      end = i;
+      break;
+    }
+  }
+  if (end < 0) return undefined;
+  let count = bytes.readUInt16LE(end + 10);
+  let size = bytes.readUInt32LE(end + 12);
+  let offset = bytes.readUInt32LE(end + 16);
+  if (count === 0xffff || size === 0xffffffff || offset === 0xffffffff) {
+    // Zip64: the locator sits just before the end record and points at the zip64 end record.
+    const locator = end - 20;
+    if (locator < 0 || bytes.readUInt32LE(locator) !== 0x07064b50) return undefined;
+    const record = Number(bytes.readBigUInt64LE(locator + 8));
+    if (!Number.isSafeInteger(record) || record + 56 > bytes.length || bytes.readUInt32LE(record) !== 0x06064b50) return undefined;
+    count = Number(bytes.readBigUInt64LE(record + 32));
+    size = Number(bytes.readBigUInt64LE(record + 40));
+    offset = Number(bytes.readBigUInt64LE(record + 48));
+  }
+  if (!Number.isSafeInteger(offset + size) || offset + size > bytes.length) return undefined;
+  const names: string[] = [];
+  let uncompressedBytes = 0;
+  let position = offset;
+  for (let i = 0; i < count && names.length <= MAX_ZIP_ENTRIES; i++) {
+    if (position + 46 > bytes.length || bytes.readUInt32LE(position) !== 0x02014b50) return undefined;
+    const nameLength = bytes.readUInt16LE(position + 28);
+    const extraLength = bytes.readUInt16LE(position + 30);
+    const commentLength = bytes.readUInt16LE(position + 32);
+    if (position + 46 + nameLength > bytes.length) return undefined;
+    names.push(bytes.toString('utf8', position + 46, position + 46 + nameLength));
+    // 0xffffffff means the real size is in a zip64 extra field: at least 4 GiB, over the limit either way.
+    uncompressedBytes += bytes.readUInt32LE(position + 24);
+    position += 46 + nameLength + extraLength + commentLength;
+  }
+  return { names, uncompressedBytes };
+}
+
+/** A library's failure on bytes that passed the container checks: still a damaged file, said plainly. */
+function libraryFailure(format: OfficeFormat, error: unknown): IngestFailure {
+  if (error instanceof IngestFailure) return error;
+  if (error instanceof Error && error.name === 'AbortError') return deadlineFailure(format);
+  const detail = error instanceof Error ? error.message : String(error);
+  return new IngestFailure('extraction_failed', `The ${format} file is corrupt or not a valid ${format} file: ${detail}`, { cause: error });
+}
+
+function deadlineFailure(format: OfficeFormat): IngestFailure {
+  return new IngestFailure('extraction_failed', `Reading the ${format} file took longer than its time limit.`);
+}
+
+function checkDeadline(ctx: ExtractContext, format: OfficeFormat): void {
+  if (Date.now() > ctx.deadline) throw deadlineFailure(format);
+}
+
+/** Gives up at the deadline; the library call keeps running in the background but is no longer awaited. */
+async function beforeDeadline<T>(work: Promise<T>, ctx: ExtractContext, format: OfficeFormat): Promise<T> {
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(deadlineFailure(format)), Math.max(0, ctx.deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// DOCX
+
+// The extractors are function declarations, not `const`s: this module and ../extract.js import each other,
+// and a hoisted function is defined whichever of the two is loaded first.
+type AreExtractors = [typeof extractDocx, typeof extractPptx, typeof extractXlsx] extends Extractor[] ? true : never;
+const extractorsCheck: AreExtractors = true;
+void extractorsCheck;
+
+export async function extractDocx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
+  zipEntryNames(bytes, 'DOCX');
+  checkDeadline(ctx, 'DOCX');
+  let html: string;
+  try {
+    const mammoth = await loadMammoth();
+    const result = await beforeDeadline(
+      mammoth.convertToHtml(
+        { buffer: bytes },
+        // Images carry no text; dropping them keeps base64 data out of the HTML.
+        { convertImage: mammoth.images.imgElement(async () => ({ src: '' })), externalFileAccess: false },
+      ),
+      ctx,
+      'DOCX',
+    );
+    html = result.value;
+  } catch (error) {
+    throw libraryFailure('DOCX', error);
+  }
+  checkDeadline(ctx, 'DOCX');
+  return htmlWithTables(html);
+}
+
+/**
+ * The HTML extractor reads everything but tables, which it would cut into one paragraph per cell; each
+ * top-level table is instead rendered as rows (header-labelled, like CSV) between the HTML around it.
+ */
+function htmlWithTables(html: string): ExtractedDocument {
+  const builder = new DocumentBuilder();
+  let segmentStart = 0;
+  let tableStart = -1;
+  let tableDepth = 0;
+  let rows: string[][] = [];
+  let row: string[] | undefined;
+  let cell: string | undefined;
+  let tables = 0;
+
+  const flushHtml = (end: number): void => {
+    const segment = html.slice(segmentStart, end);
+    if (segment.trim() !== '') builder.addDocument(extractHtml(segment), '\n\n');
+  };
+
+  const parser = new HtmlParser(
+    {
+      onopentag(name) {
+        if (name === 'table') {
+          tableDepth++;
+          if (tableDepth === 1) {
+            tableStart = parser.startIndex;
+            rows = [];
+            return;
+          }
+        }
+        if (tableDepth === 0) return;
+        if (tableDepth === 1 && name === 'tr') row = [];
+        else if (tableDepth === 1 && (name === 'td' || name === 'th')) cell = '';
+        else if (cell !== undefined && (name === 'p' || name === 'br' || name === 'li')) cell += ' ';
+      },
+      onclosetag(name) {
+        if (tableDepth === 0) return;
+        if (name === 'table') {
+          tableDepth--;
+          if (tableDepth === 0) {
+            flushHtml(tableStart);
+            tables++;
+            const lines = renderTableRows(rows);
+            lines.forEach((line, i) => builder.add({ type: 'row', text: line }, i === 0 ? '\n\n' : '\n'));
+            segmentStart = parser.endIndex + 1;
+            return;
+          }
+          if (cell !== undefined) cell += ' ';
+          return;
+        }
+        if (tableDepth !== 1) {
+          if (cell !== undefined && (name === 'p' || name === 'tr' || name === 'td' || name === 'th')) cell += ' ';
+          return;
+        }
+        if ((name === 'td' || name === 'th') && cell !== undefined) {
+          row?.push(cell);
+          cell = undefined;
+        } else if (name === 'tr' && row !== undefined) {
+          rows.push(row);
+          row = undefined;
+        }
+      },
+      ontext(data) {
+        if (cell !== undefined) cell += data;
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.write(html);
+  parser.end();
+  if (tableDepth === 0) flushHtml(html.length);
+  else flushHtml(tableStart);
+  return builder.build(tables > 0 ? [`${tables} table${tables === 1 ? '' : 's'}`] : []);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// PPTX
+
+export async function extractPptx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
+  const names = zipEntryNames(bytes, 'PPTX');
+  const slideParts = names.filter((name) => SLIDE_PART.test(name)).length;
+  if (slideParts > ctx.maxPages) {
+    throw new IngestFailure('too_large', `The presentation has ${slideParts} slides; the limit is ${ctx.maxPages}.`);
+  }
+  checkDeadline(ctx, 'PPTX');
+  let content: OfficeContentNode[];
+  try {
+    const OfficeParser = await loadOfficeParser();
+    const ast = await beforeDeadline(
+      OfficeParser.parseOffice(bytes, {
+        fileType: 'pptx',
+        ignoreSlideMasters: true,
+        ignoreComments: true,
+        ignoreHeadersAndFooters: true,
+        extractAttachments: false,
+        ocr: false,
+        abortSignal: AbortSignal.timeout(Math.max(1, ctx.deadline - Date.now())),
+      }),
+      ctx,
+      'PPTX',
+    );
+    content = ast.content;
+  } catch (error) {
+    throw libraryFailure('PPTX', error);
+  }
+
+  const slides = content.filter((node) => node.type === 'slide');
+  if (slides.length > ctx.maxPages) {
+    throw new IngestFailure('too_large', `The presentation has ${slides.length} slides; the limit is ${ctx.maxPages}.`);
+  }
+  const builder = new DocumentBuilder();
+  let withNotes = 0;
+  slides.forEach((slide, index) => {
+    const page = slideNumberOf(slide) ?? index + 1;
+    const pieces: Piece[] = [];
+    collectSlidePieces(slide.children ?? [], pieces);
+    const notes: Piece[] = [];
+    for (const note of slideNotes(slide)) collectSlidePieces(note.children ?? [], notes);
+    // A slide-number placeholder is the only text of most generated notes pages.
+    const speakerNotes = notes.filter((piece) => collapseWhitespace(piece.text) !== String(page));
+    if (speakerNotes.length > 0) withNotes++;
+
+    const titleIndex = pieces.findIndex((piece) => piece.type === 'heading');
+    const location: SourceLocation = { page };
+    // Without a title the slide still starts a section, so the previous slide's title does not carry over.
+    const title: Piece = titleIndex >= 0 ? (pieces.splice(titleIndex, 1)[0] as Piece) : { type: 'heading', text: `Slide ${page}` };
+    const ordered: Piece[] = [{ ...title, type: 'heading', level: 1 }, ...pieces, ...speakerNotes];
+    ordered.forEach((piece, i) => {
+      const block: Piece = { ...piece, location, evidenceKind: 'page' };
+      if (piece.type === 'heading') block.level = i === 0 ? 1 : 2;
+      builder.add(block, i === 0 || piece.type !== 'row' || ordered[i - 1]?.type !== 'row' ? '\n\n' : '\n');
+    });
+  });
+  const notes = [`${slides.length} slide${slides.length === 1 ? '' : 's'}`];
+  if (withNotes > 0) notes.push(`speaker notes on ${withNotes} slide${withNotes === 1 ? '' : 's'}`);
+  return builder.build(notes);
+}
+
+function slideNumberOf(slide: OfficeContentNode): number | undefined {
+  const metadata = slide.metadata as { slideNumber?: unknown } | undefined;
+  const value = metadata?.slideNumber;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function slideNotes(slide: OfficeContentNode): OfficeContentNode[] {
+  const notes = (slide as { notes?: unknown }).notes;
+  return Array.isArray(notes) ? (notes as OfficeContentNode[]) : [];
+}
+
+/** Text-bearing nodes of a slide in reading order: headings, paragraphs, list items, table rows. */
+function collectSlidePieces(nodes: readonly OfficeContentNode[], pieces: Piece[]): void {
+  for (const node of nodes) {
+    switch (node.type) {
+      case 'heading':
+      case 'paragraph':
+      case 'list':
+      case 'code':
+      case 'text': {
+        const text = tidySlideText(node.text ?? '');
+        if (text === '') {
+          collectSlidePieces(node.children?.filter((child) => child.type !== 'text') ?? [], pieces);
+        } else {
+          pieces.push({ type: node.type === 'heading' ? 'heading' : 'paragraph', text });
+        }
+        break;
+      }
+      case 'table':
+        for (const line of renderTableRows(tableRows(node))) pieces.push({ type: 'row', text: line });
+        break;
+      case 'note':
+      case 'comment':
+      case 'image':
+      case 'slideMaster':
+      case 'header':
+      case 'footer':
+        break;
+      default:
+        if (node.children !== undefined && node.children.length > 0) collectSlidePieces(node.children, pieces);
+        else if (node.text !== undefined && tidySlideText(node.text) !== '') pieces.push({ type: 'paragraph', text: tidySlideText(node.text) });
+    }
+  }
+}
+
+function tableRows(table: OfficeContentNode): string[][] {
+  return (table.children ?? [])
+    .filter((row) => row.type === 'row')
+    .map((row) => (row.children ?? []).filter((cell) => cell.type === 'cell').map((cell) => cell.text ?? textOf(cell)));
+}
+
+function textOf(node: OfficeContentNode): string {
+  if (node.children === undefined || node.children.length === 0) return node.text ?? '';
+  return node.children.map(textOf).join(' ');
+}
+
+/** Soft line breaks (vertical tab) become newlines; spaces inside each line are collapsed. */
+function tidySlideText(text: string): string {
+  return text
+    .split(/[\v\r\n]+/)
+    .map((line) => line.replace(/[ \t\f\u00a0]+/g, ' ').trim())
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// XLSX
+
+/** How many rows are rendered between two deadline checks. */
+const ROWS_PER_DEADLINE_CHECK = 2_000;
+
+export async function extractXlsx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
+  zipEntryNames(bytes, 'XLSX');
+  checkDeadline(ctx, 'XLSX');
+  let workbook: import('exceljs').Workbook;
+  try {
+    const ExcelJS = await loadExcel();
+    workbook = new ExcelJS.Workbook();
+    await beforeDeadline(workbook.xlsx.load(bytes as unknown as ArrayBuffer), ctx, 'XLSX');
+  } catch (error) {
+    throw libraryFailure('XLSX', error);
+  }
+  checkDeadline(ctx, 'XLSX');
+
+  const builder = new DocumentBuilder();
+  let totalRows = 0;
+  let hidden = 0;
+  for (const sheet of workbook.worksheets) {
+    if (sheet.state !== 'visible') hidden++;
+    builder.add({ type: 'heading', level: 1, text: sheet.name }, '\n\n');
+    const rows: { number: number; cells: Map<number, string> }[] = [];
+    sheet.eachRow({ includeEmpty: false }, (row, rowNumber) => {
+      const cells = new Map<number, string>();
+      row.eachCell({ includeEmpty: false }, (cell, column) => {
+        if (cell.isMerged && cell.master !== cell) return; // merged ranges are read once, from their top-left cell
+        const value = collapseWhitespace(renderCellValue(cell.value));
+        if (value !== '') cells.set(column, value);
+      });
+      if (cells.size > 0) rows.push({ number: rowNumber, cells });
+    });
+    const rendered = renderSheetRows(rows);
+    rendered.forEach((piece, i) => {
+      builder.add(piece, i === 0 ? '\n\n' : '\n');
+      if ((totalRows + i + 1) % ROWS_PER_DEADLINE_CHECK === 0) checkDeadline(ctx, 'XLSX');
+    });
+    totalRows += rendered.filter((piece) => piece.type === 'row').length;
+  }
+  if (workbook.worksheets.length === 0) {
+    throw new IngestFailure('extraction_failed', 'The XLSX file has no worksheets that can be read.');
+  }
+  const sheets = workbook.worksheets.length;
+  const notes = [`${sheets} sheet${sheets === 1 ? '' : 's'}, ${totalRows} row${totalRows === 1 ? '' : 's'}`];
+  if (hidden > 0) notes.push(`${hidden} hidden sheet${hidden === 1 ? '' : 's'} included`);
+  return builder.build(notes);
+}
+
+/**
+ * Rows of one sheet. The header is the first row with as many filled cells as a table row has (so a title
+ * line above the table is not taken for it); rows above it are paragraphs, rows below it are rendered
+ * `Header: value; ...` with `column N` (N the sheet's column number) for unnamed columns.
+ */
+function renderSheetRows(rows: readonly { number: number; cells: Map<number, string> }[]): Piece[] {
+  if (rows.length === 0) return [];
+  const widest = Math.max(...rows.slice(0, 50).map((row) => row.cells.size));
+  const headerIndex = Math.max(0, rows.findIndex((row) => row.cells.size >= Math.min(2, widest)));
+  const pieces: Piece[] = [];
+  for (const row of rows.slice(0, headerIndex)) pieces.push({ type: 'paragraph', text: [...row.cells.values()].join('; ') });
+  const header = rows[headerIndex];
+  if (header === undefined) return pieces;
+  const body = rows.slice(headerIndex + 1);
+  if (body.length === 0) {
+    pieces.push({ type: 'row', text: [...header.cells.values()].join('; ') });
+    return pieces;
+  }
+  for (const row of body) {
+    const fields = [...row.cells.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([column, value]) => `${header.cells.get(column) ?? columnName(column - 1)}: ${value}`);
+    pieces.push({ type: 'row', text: fields.join('; ') });
+  }
+  return pieces;
+}
+
+/** A cell value as text: formulas by their cached result, dates as ISO dates, rich text and links by their text. */
+function renderCellValue(value: unknown, depth = 0): string {
+  if (value === null || value === undefined || depth > 4) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return formatNumber(value);
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (value instanceof Date) return formatDate(value);
+  if (typeof value !== 'object') return String(value);
+  const record = value as Record<string, unknown>;
+  if (Array.isArray(record.richText)) {
+    return (record.richText as { text?: unknown }[]).map((run) => (typeof run.text === 'string' ? run.text : '')).join('');
+  }
+  if ('formula' in record || 'sharedFormula' in record) return renderCellValue(record.result, depth + 1);
+  if ('result' in record) return renderCellValue(record.result, depth + 1);
+  if ('hyperlink' in record || 'text' in record) return renderCellValue(record.text ?? record.hyperlink, depth + 1);
+  if (typeof record.error === 'string') return record.error;
+  return '';
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  // Binary floating point noise (0.1 + 0.2) is not what the spreadsheet shows.
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(15)));
+}
+
+/** Spreadsheet dates have no time zone; exceljs reads them as UTC. Midnight is a plain date. */
+function formatDate(date: Date): string {
+  if (Number.isNaN(date.getTime())) return '';
+  const iso = date.toISOString();
+  const day = iso.slice(0, 10);
+  const time = iso.slice(11, 19);
+  // Excel stores a time of day without a date as a fraction of day zero (1899-12-30).
+  if (day === '1899-12-30' || day === '1899-12-31') return time;
+  return time === '00:00:00' ? day : `${day}T${time}`;
+}
