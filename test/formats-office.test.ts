@@ -441,7 +441,7 @@ t.test('WebVTT: a paragraph per cue with its time span', async (t) => {
     'header, NOTE and STYLE blocks, identifiers, settings and tags are not text; the backwards cue is skipped',
   );
   t.ok(doc.blocks.every((block) => block.evidenceKind === 'transcript'));
-  t.same(doc.notes, ['6 cues', '1 cue skipped: unreadable timing line']);
+  t.match(doc.notes, ['6 cues', /1 problem skipped while parsing/]);
   for (let i = 0; i < 3; i++) await timed('vtt', () => extractVtt(source));
 });
 
@@ -484,10 +484,10 @@ t.test('transcript passages keep their time span (needs the chunker to carry evi
 
 t.test('subtitles without a readable cue fail extraction_failed', async (t) => {
   const corrupt = (await fixture('corrupt.vtt')).toString('utf8');
-  await expectFailure(t, () => extractVtt(corrupt), 'extraction_failed', /no cue with a valid timing line.*2 cues have unreadable timing lines/);
+  await expectFailure(t, () => extractVtt(corrupt), 'extraction_failed', /no cue with a valid timing line.*the parser says: \w/);
   await expectFailure(t, () => extractVtt('WEBVTT\n'), 'extraction_failed', /WebVTT file has no cue/);
   await expectFailure(t, () => extractSrt(''), 'extraction_failed', /SRT file has no cue/);
-  await expectFailure(t, () => extractSrt('1\n00:00:01,000 => 00:00:02,000\nHello\n'), 'extraction_failed', /1 cue has an unreadable timing line/);
+  await expectFailure(t, () => extractSrt('1\n00:00:01,000 => 00:00:02,000\nHello\n'), 'extraction_failed', /no cue with a valid timing line.*the parser says/);
   await expectFailure(t, () => extractTextDocument(Buffer.from('just text'), 'text/vtt'), 'extraction_failed', /WebVTT/);
 });
 
