@@ -35,8 +35,15 @@ export function extractSrt(text: string): ExtractedDocument {
  * number as the previous cue's text).
  */
 function srtAsVtt(source: string): string {
-  const separated = source.replace(/\n(\d+)\n(?=\s*\d{1,2}:\d{2}:\d{2}[.,]\d{1,3}\s*-->)/g, '\n\n$1\n');
-  return 'WEBVTT\n\n' + separated.replace(/(\d{1,2}:\d{2}:\d{2}),(\d{1,3})/g, (_, hms: string, ms: string) => `${hms}.${ms.padEnd(3, '0')}`);
+  return 'WEBVTT\n\n' + source.replace(/\n(\d+)\n(?=\s*\d{1,2}:\d{2}:\d{2}[.,]\d{1,3}\s*-->)/g, '\n\n$1\n');
+}
+
+/**
+ * Timing lines as the WebVTT grammar wants them: a dot and three digits before the milliseconds.
+ * Real files write `00:01:05,5` or `05:01.5`; the parser would drop those cues.
+ */
+function normalizeTimings(vtt: string): string {
+  return vtt.replace(/^.*-->.*$/gm, (line) => line.replace(/(\d+:\d{2}(?::\d{2})?)[.,](\d{1,3})(?!\d)/g, (_, hms: string, ms: string) => `${hms}.${ms.padEnd(3, '0')}`));
 }
 
 function extractSubtitles(source: string, dialect: Dialect): ExtractedDocument {
@@ -47,7 +54,7 @@ function extractSubtitles(source: string, dialect: Dialect): ExtractedDocument {
     notes.push('the WEBVTT header line is missing');
     vtt = 'WEBVTT\n\n' + vtt;
   }
-  const parsed = new webvtt.WebVTTParser().parse(vtt, 'metadata');
+  const parsed = new webvtt.WebVTTParser().parse(normalizeTimings(vtt), 'metadata');
   const cues: Cue[] = parsed.cues
     .filter((c) => Number.isFinite(c.startTime) && Number.isFinite(c.endTime) && c.endTime >= c.startTime)
     .map((c) => ({ startMs: Math.round(c.startTime * 1000), endMs: Math.round(c.endTime * 1000), text: cueText(c.text.split('\n')) }));
@@ -82,7 +89,7 @@ function extractSubtitles(source: string, dialect: Dialect): ExtractedDocument {
     offset += cue.text.length;
   }
   notes.unshift(`${cues.length} cue${cues.length === 1 ? '' : 's'}`);
-  if (malformed > 0) notes.push(`${malformed} problem${malformed === 1 ? '' : 's'} skipped while parsing (e.g. ${parsed.errors[0]!.message})`);
+  if (malformed > 0) notes.push(`${malformed} parser warning${malformed === 1 ? '' : 's'}; unreadable cues were skipped (e.g. ${parsed.errors[0]!.message})`);
   if (empty > 0) notes.push(`${empty} cue${empty === 1 ? '' : 's'} without text`);
   return { text: parts.join(''), blocks, notes };
 }
