@@ -1,10 +1,11 @@
 // The shared OCR engine: one tesseract.js worker, created on first use, reused, and stopped by shutdownOcr().
 // Everything is offline: the language data comes from @tesseract.js-data/eng in node_modules and the engine
 // from tesseract.js-core; nothing is fetched and nothing is written to a cache.
-import { access, constants as fsConstants } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import Tesseract from 'tesseract.js';
 import { IngestFailure, type Block, type EvidenceKind } from '../types.js';
 
@@ -38,12 +39,15 @@ export interface RecognizeOptions {
   dpi?: number;
 }
 
-/** Words below this confidence are dropped when they carry no letters or digits, or are one character long. */
-const MIN_WEAK_WORD_CONFIDENCE = 60;
+// Clear text reads at 85-96; shapes, photos and textures read as short "words" at 0-50.
+/** Words below this confidence are dropped when they carry no letters or digits, or are 1-2 characters long. */
+const MIN_WEAK_WORD_CONFIDENCE = 70;
 /** Words below this confidence are dropped outright. */
-const MIN_WORD_CONFIDENCE = 25;
+const MIN_WORD_CONFIDENCE = 40;
 /** Lines whose kept words average below this confidence are dropped as noise. */
-const MIN_LINE_CONFIDENCE = 45;
+const MIN_LINE_CONFIDENCE = 60;
+/** The English LSTM model is megabytes; anything much smaller is not a usable .traineddata file. */
+const MIN_TRAINEDDATA_BYTES = 500_000;
 /** How long starting the engine may take before OCR is reported unavailable, whatever the deadline. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -56,6 +60,9 @@ interface Engine {
   worker: Worker;
   died: Promise<never>;
 }
+
+/** The start of the message of a failure to decode the image given to recognize(). */
+export const OCR_UNREADABLE_PREFIX = 'OCR could not read the image:';
 
 let enginePromise: Promise<Engine> | undefined;
 /** Jobs run one at a time on the one worker; each waits for the previous one to settle. */
@@ -96,7 +103,7 @@ async function recognizeNow(image: Uint8Array, options: RecognizeOptions): Promi
   // tesseract.js copies the bytes to its thread; a Buffer is what its loader expects.
   const bytes = Buffer.isBuffer(image) ? image : Buffer.from(image.buffer, image.byteOffset, image.byteLength);
   const job = engine.worker.recognize(bytes, params, { text: false, blocks: true }).catch((error: unknown) => {
-    throw new IngestFailure('extraction_failed', `OCR could not read the image: ${describe(error)}`, { cause: error });
+    throw new IngestFailure('extraction_failed', `${OCR_UNREADABLE_PREFIX} ${describe(error)}`, { cause: error });
   });
   const result = await withTimeout(Promise.race([job, engine.died]), msUntil(options.deadline), () => {
     // The engine is busy with this image and cannot be interrupted: stop it; the next job starts a new one.
@@ -137,19 +144,32 @@ async function stopEngine(which: Promise<Engine>): Promise<void> {
 
 async function startEngine(): Promise<Engine> {
   const langPath = await findLanguageData();
+  // tesseract.js reports a failure to load the language data or initialise only to errorHandler (its
+  // createWorker promise then never settles): such an error fails the start at once.
+  let failStart: ((error: unknown) => void) | undefined;
+  const startFailed = new Promise<never>((_, reject) => {
+    failStart = reject;
+  });
+  startFailed.catch(() => undefined);
   let worker: Worker;
   try {
-    worker = await Tesseract.createWorker('eng', Tesseract.OEM.LSTM_ONLY, {
-      langPath,
-      gzip: true,
-      // No cache: the data is read from node_modules each time a worker starts, never written anywhere.
-      cacheMethod: 'none',
-      logger: () => undefined,
-      // Without a handler tesseract.js rethrows job errors from its message listener, crashing the thread.
-      errorHandler: () => undefined,
-    });
+    worker = await Promise.race([
+      Tesseract.createWorker('eng', Tesseract.OEM.LSTM_ONLY, {
+        langPath,
+        gzip: true,
+        // No cache: the data is read from node_modules each time a worker starts, never written anywhere.
+        cacheMethod: 'none',
+        logger: () => undefined,
+        // Without a handler tesseract.js rethrows job errors from its message listener, crashing the thread.
+        // Job errors also reject the job's own promise, so after the start they need nothing more.
+        errorHandler: (error: unknown) => failStart?.(error),
+      }),
+      startFailed,
+    ]);
   } catch (error) {
     throw new IngestFailure('extraction_failed', `the OCR engine could not start: ${describe(error)}`, { cause: error });
+  } finally {
+    failStart = undefined;
   }
   // tesseract.js keeps its node:worker_threads Worker as `worker`; its own `onerror` hook is never called in Node.
   const thread = (worker as Worker & { worker?: EventEmitter | null }).worker;
@@ -164,8 +184,22 @@ async function startEngine(): Promise<Engine> {
   return { worker, died };
 }
 
-/** The directory holding eng.traineddata.gz; the LSTM-only "best_int" data is preferred (smaller, what OEM 1 uses). */
-async function findLanguageData(): Promise<string> {
+let languageData: Promise<string> | undefined;
+
+/**
+ * The directory holding eng.traineddata.gz; the LSTM-only "best_int" data is preferred (smaller, what OEM 1
+ * uses). The file is checked once per process: tesseract.js 7.0.0 crashes its host thread (a TypeError
+ * thrown from its message listener) when initialisation fails on damaged data, so that must not happen.
+ */
+function findLanguageData(): Promise<string> {
+  languageData ??= locateLanguageData();
+  languageData.catch(() => {
+    languageData = undefined;
+  });
+  return languageData;
+}
+
+async function locateLanguageData(): Promise<string> {
   const require = createRequire(import.meta.url);
   let root: string;
   try {
@@ -173,16 +207,18 @@ async function findLanguageData(): Promise<string> {
   } catch (error) {
     throw new IngestFailure('extraction_failed', 'the OCR language data (@tesseract.js-data/eng) is not installed', { cause: error });
   }
+  const problems: string[] = [];
   for (const dir of ['4.0.0_best_int', '4.0.0']) {
-    const candidate = path.join(root, dir);
+    const file = path.join(root, dir, 'eng.traineddata.gz');
     try {
-      await access(path.join(candidate, 'eng.traineddata.gz'), fsConstants.R_OK);
-      return candidate;
-    } catch {
-      // Try the next one.
+      const data = gunzipSync(await readFile(file));
+      if (data.length < MIN_TRAINEDDATA_BYTES) throw new Error(`only ${data.length} bytes`);
+      return path.dirname(file);
+    } catch (error) {
+      problems.push(`${file}: ${describe(error)}`);
     }
   }
-  throw new IngestFailure('extraction_failed', `the OCR language data is missing from ${root}`);
+  throw new IngestFailure('extraction_failed', `the OCR language data is missing or damaged (${problems.join('; ')})`);
 }
 
 /** Rebuilds paragraphs and lines from tesseract's words, dropping low-confidence noise. */
@@ -208,7 +244,7 @@ function readLine(line: Tesseract.Line): OcrLine | undefined {
   const words = (line.words ?? []).filter((word) => {
     const text = word.text.trim();
     if (text === '' || word.confidence < MIN_WORD_CONFIDENCE) return false;
-    const weak = !ALNUM.test(text) || text.length === 1;
+    const weak = !ALNUM.test(text) || text.length <= 2;
     return !weak || word.confidence >= MIN_WEAK_WORD_CONFIDENCE;
   });
   if (words.length === 0) return undefined;
@@ -320,6 +356,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () =>
 }
 
 export function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // tesseract.js rejects with strings such as "Error: Error attempting to read image."
+  return message.replace(/^(?:Error:\s*)+/, '').trim() || 'unknown error';
 }
