@@ -392,3 +392,23 @@ t.test('located blocks: passages never mix pages or kinds, boxes and time spans 
   t.ok(split.length >= 3);
   t.ok(split.every((p) => p.evidenceKind === 'page' && (p.location as { page: number }).page === 7));
 });
+
+t.test('transcript passages span at most 30 s', async (t) => {
+  const cues = [[0, 10_000], [12_000, 25_000], [40_000, 45_000], [46_000, 80_000]] as const;
+  let text = '';
+  const blocks = cues.map(([start_ms, end_ms], i) => {
+    const start = text.length;
+    text += `cue number ${i} words.\n`;
+    return { type: 'paragraph' as const, charStart: start, charEnd: text.length - 1, evidenceKind: 'transcript' as const, location: { start_ms, end_ms } };
+  });
+  const passages = chunkDocument({ text, blocks }, DEFAULTS);
+  t.same(
+    passages.map((p) => p.location),
+    [
+      { start_ms: 0, end_ms: 25_000 },
+      { start_ms: 40_000, end_ms: 45_000 },
+      { start_ms: 46_000, end_ms: 80_000 },
+    ],
+    'cues join while the span stays within 30 s; a single long cue stays whole',
+  );
+});

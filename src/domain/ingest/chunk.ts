@@ -23,6 +23,9 @@ interface OpenPassage extends Place {
   jsonPath: string | undefined;
 }
 
+/** Cues join into one passage while they span at most this long. */
+export const MAX_TRANSCRIPT_PASSAGE_MS = 30_000;
+
 const placeOf = (block: Block): Place => ({ location: block.location, kind: block.evidenceKind });
 
 /**
@@ -39,7 +42,11 @@ function joinPlaces(a: Place, b: Place): Place | null {
     const bbox = x.bbox && y.bbox && x.bbox.length === 4 && y.bbox.length === 4 ? [Math.min(x.bbox[0]!, y.bbox[0]!), Math.min(x.bbox[1]!, y.bbox[1]!), Math.max(x.bbox[2]!, y.bbox[2]!), Math.max(x.bbox[3]!, y.bbox[3]!)] : null;
     return { kind: a.kind, location: { page: x.page, bbox } };
   }
-  if ('start_ms' in x && 'start_ms' in y) return { kind: a.kind, location: { start_ms: Math.min(x.start_ms, y.start_ms), end_ms: Math.max(x.end_ms, y.end_ms) } };
+  if ('start_ms' in x && 'start_ms' in y) {
+    const span = { start_ms: Math.min(x.start_ms, y.start_ms), end_ms: Math.max(x.end_ms, y.end_ms) };
+    // Evidence should point at a moment one can play, not at minutes of a recording.
+    return span.end_ms - span.start_ms <= MAX_TRANSCRIPT_PASSAGE_MS ? { kind: a.kind, location: span } : null;
+  }
   return null;
 }
 

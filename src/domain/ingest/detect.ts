@@ -169,6 +169,13 @@ const EXTENSION_TYPES: Readonly<Record<string, string>> = {
  */
 const TEXT_WRITTEN_BINARY_FORMATS = new Set(['application/pdf', 'application/postscript', 'application/eps', 'application/rtf']);
 
+/** Office Open XML formats: zip containers, which magic numbers alone may only call application/zip. */
+const OFFICE_TYPES = new Set([
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+]);
+
 /** Declared types that say nothing about the content. */
 const UNINFORMATIVE_DECLARED_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown']);
 
@@ -194,7 +201,7 @@ export async function detectContentType(input: {
     }
     // A declared binary format the bytes do not carry the signature of: follow the bytes.
     if (!isTextualType(declared) && isSupportedContentType(declared)) {
-      if (magic !== undefined && magic !== declared) {
+      if (magic !== undefined && magic !== declared && !(magic === 'application/zip' && OFFICE_TYPES.has(declared))) {
         return { contentType: magic, note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}` };
       }
       if (magic === undefined && looksLikeText) {
@@ -207,6 +214,8 @@ export async function detectContentType(input: {
     return { contentType: declared };
   }
 
+  // Office files are zips; one too damaged for its parts to be recognised is still the format its name says.
+  if (magic === 'application/zip' && fromExtension !== undefined && OFFICE_TYPES.has(fromExtension)) return { contentType: fromExtension };
   if (magic !== undefined && !isTextualType(magic)) return { contentType: magic };
   if (fromExtension !== undefined) return { contentType: fromExtension };
   if (magic !== undefined) return { contentType: magic };
