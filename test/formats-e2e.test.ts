@@ -3,7 +3,7 @@
 // magic numbers and extensions), indexed by the worker, and searched; each phrase comes back with
 // the evidence kind and location the contract defines. Corrupt files fail with their code while
 // the others index.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -34,15 +34,34 @@ const EXPECTED: Expectation[] = [
   { file: 'budget.xlsx', query: 'lighthouse maintenance', kind: 'text', location: charSpan },
   { file: 'talk.vtt', query: 'tidal generator output', kind: 'transcript', location: cueAt65s },
   { file: 'talk.srt', query: 'tidal generator output', kind: 'transcript', location: cueAt65s },
+  { file: 'page.html', query: 'ferries leave from pier two', kind: 'text', location: charSpan, contentType: 'text/html' },
+  { file: 'notes.md', query: 'lighthouse lamp checked monday', kind: 'text', location: charSpan, contentType: 'text/markdown' },
+  { file: 'data.json', query: 'mainland', kind: 'json_path', location: (l) => typeof l.json_path === 'string' && l.json_path.startsWith('$'), contentType: 'application/json' },
+  { file: 'items.ndjson', query: 'tidal generator serviced', kind: 'json_path', location: (l) => typeof l.json_path === 'string' && l.json_path.startsWith('$[1]') },
+  { file: 'table.csv', query: 'harbour dredging phase', kind: 'text', location: charSpan, contentType: 'text/csv' },
+  { file: 'parser.py', query: 'parse_header', kind: 'text', location: charSpan, contentType: 'text/x-python' },
+  { file: 'server.ts', query: 'DashboardServer', kind: 'text', location: charSpan, contentType: 'text/x-typescript' },
 ];
 
-const CORRUPT = ['corrupt.pdf', 'corrupt.png', 'corrupt.docx', 'corrupt.pptx', 'corrupt.xlsx', 'corrupt.vtt'];
+/** The committed corrupt fixtures, and damaged copies of the other formats made in the test. */
+const CORRUPT = ['corrupt.pdf', 'corrupt.png', 'corrupt.docx', 'corrupt.pptx', 'corrupt.xlsx', 'corrupt.vtt', 'corrupt.jpg', 'corrupt.webp', 'corrupt.tiff', 'corrupt.srt', 'corrupt.json'];
+
+function damageCopies(dir: string): void {
+  const cut = (from: string, to: string, bytes: number) => writeFileSync(join(dir, to), readFileSync(join(dir, from)).subarray(0, bytes));
+  cut('sign.jpg', 'corrupt.jpg', 400);
+  cut('sign.webp', 'corrupt.webp', 300);
+  cut('sign.tiff', 'corrupt.tiff', 300);
+  writeFileSync(join(dir, 'corrupt.srt'), '1\nthis is not a timing line\nhello\n');
+  writeFileSync(join(dir, 'corrupt.json'), '{"harbour": "North Pier", "ferries": [');
+}
 
 t.test('each format is found with its evidence kind and location', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'trove-formats-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { buildFixtures } = (await import(new URL('../../fixtures/build.mjs', import.meta.url).href)) as { buildFixtures: (dir: string) => Promise<string[]> };
-  const files = await buildFixtures(dir);
+  await buildFixtures(dir);
+  damageCopies(dir);
+  const files = readdirSync(dir).sort();
   const f = await startFixture({ fileRoots: [dir] });
   t.teardown(() => f.close());
   const { ns, col, base } = await seedCollection(f, 'formats', 'all');
