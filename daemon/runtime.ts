@@ -7,6 +7,10 @@ import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
+import { createGenerator, resolveGenerationConfig } from '../src/domain/answer/config.js';
+import type { Generator } from '../src/domain/answer/generator.js';
+import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
+import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
 import { workerExecArgv } from '../src/domain/threads.js';
@@ -123,6 +127,9 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const fileRoots = (options.fileRoots ?? []).map((r) => resolve(r));
 
     const dense = new DenseSearcher(dbFile);
+    const generation = resolveGenerationConfig(dataDir);
+    let generator: Generator | undefined;
+    let research: ResearchRunner | undefined;
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const worker: WorkerHandle = options.indexer === false ? idleWorker() : startWorker({
@@ -149,6 +156,9 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
       embedding,
       denseSearch: (query) => dense.search(query),
+      generation,
+      generator: async () => (generator ??= createGenerator(generation)),
+      research: { wake: () => research?.wake(), abort: (rid) => research?.abort(rid) },
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
@@ -156,6 +166,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       indexerAlive: () => worker.alive(),
     };
     const app = createApp(services, log);
+    research = startResearchRunner(services, log);
     ready = true;
     worker.post({ type: 'wake' });
     const openDb = db;
@@ -170,7 +181,9 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       },
       close: async () => {
         ready = false;
-        await Promise.all([worker.stop(), dense.close()]);
+        // Query images are read by OCR on this thread's own engine; it must stop too.
+        await research?.stop();
+        await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);
         openDb.close();
         releaseLock();
         if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });

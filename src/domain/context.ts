@@ -2,6 +2,8 @@ import type { Db } from '../store/db.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
 import type { DenseHit } from '../store/vectors.js';
+import type { Generator } from './answer/generator.js';
+import type { GenerationConfig } from './answer/config.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
@@ -18,6 +20,11 @@ export interface Services {
   allowPrivateSources: boolean;
   /** The daemon's embedding model: its config, the id collections record, and the loaded provider. */
   embedding: LazyEmbedding;
+  /** The answer generator (extractive by default) and its config, for GET /info. */
+  generator: () => Promise<Generator>;
+  generation: GenerationConfig;
+  /** The research runner: wake it when a run is queued; abort the run being executed when canceled. */
+  research: { wake(): void; abort(runRid: number): void };
   /** Nearest-neighbour scans, run on a helper thread beside the keyword stage. */
   denseSearch: (query: DenseQuery) => Promise<DenseHit[]>;
   /** Lifetime of signed upload URLs. */

@@ -10,11 +10,11 @@ export function infoDocument(s: Services) {
   return {
     api_version: API_VERSION,
     search_modes: ['keyword', 'semantic'],
-    query_modes: [] as string[],
+    query_modes: ['standard', 'ultra', 'recall'],
     uri_schemes: ['file', 'http', 'https'],
     event_types: [] as string[],
     embedding: { provider: config.provider, model: s.embedding.modelId, dimensions: expectedDimensions(config) },
-    generation: null,
+    generation: { provider: s.generation.provider, model: s.generation.model },
     web_search: { enabled: false },
     limits: {
       json_body_bytes: DEFAULT_BODY_LIMIT,

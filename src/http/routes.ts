@@ -36,7 +36,9 @@ const RuleWithJob = z.object({ rule: S.AccessRuleSchema, job: S.JobSchema });
 const BatchReply = z.object({ rules: z.array(S.AccessRuleSchema), job: S.JobSchema.nullable() });
 const FileWithJob = z.object({ file: S.FileSchema, job: S.JobSchema, upload: S.UploadInstructions.optional() });
 
-import { SEARCH_BODY_LIMIT } from '../domain/limits.js';
+import { ANSWER_BODY_LIMIT, SEARCH_BODY_LIMIT } from '../domain/limits.js';
+import { answer } from '../domain/answer/answer.js';
+import { cancelRun, createResearch, listRuns, presentRun, resolveRun } from '../domain/answer/research.js';
 
 export function dataPlaneRoutes(): RouteDef[] {
   return [
@@ -202,6 +204,56 @@ export function dataPlaneRoutes(): RouteDef[] {
       bodyLimit: SEARCH_BODY_LIMIT,
       responses: { 200: { description: 'results', schema: S.SearchResponse }, 409: err('collection_not_ready'), 413: err('request_too_large'), ...common },
       handler: async ({ s, key, col, body, requestId }) => ({ status: 200, body: await search(s, key, col, body, requestId) }),
+    }),
+
+    route({
+      method: 'POST',
+      path: `${COL}:answer`,
+      summary: 'Answer a question from the collection, with citations',
+      permission: { kind: 'action', action: 'query' },
+      body: S.AnswerRequest,
+      docBody: S.AnswerRequest.extend({ filter: FilterClauseSchema.nullable().optional() }),
+      bodyLimit: ANSWER_BODY_LIMIT,
+      responses: { 200: { description: 'answer', schema: S.AnswerResponse }, 409: err('collection_empty or collection_not_ready'), 413: err('request_too_large'), 503: err('temporarily_unavailable (deadline_exceeded)'), ...common },
+      handler: async ({ s, key, col, body, requestId }) => ({ status: 200, body: await answer(s, key, col, body, requestId) }),
+    }),
+
+    // ------------------------------------------------------------ research
+    route({
+      method: 'POST',
+      path: `${COL}/research`,
+      summary: 'Start a research run (Idempotency-Key header required)',
+      permission: { kind: 'action', action: 'query' },
+      body: S.AnswerRequest,
+      docBody: S.AnswerRequest.extend({ filter: FilterClauseSchema.nullable().optional() }),
+      bodyLimit: ANSWER_BODY_LIMIT,
+      responses: { 202: { description: 'run accepted', schema: S.ResearchRunSchema }, 409: err('idempotency_conflict, collection_empty or collection_not_ready'), 413: err('request_too_large'), ...common },
+      handler: async ({ s, key, ns, col, body, req }) => ({ status: 202, body: await createResearch(s, key, ns, col, body, req.headers['idempotency-key']) }),
+    }),
+    route({
+      method: 'GET',
+      path: `${COL}/research`,
+      summary: "List research runs, newest first (a cluster key sees all, another key its own)",
+      permission: { kind: 'action', action: 'query' },
+      query: S.ListQuery,
+      responses: { 200: { description: 'page', schema: S.page(S.ResearchRunSchema) }, ...common },
+      handler: ({ s, key, col, query }) => ({ status: 200, body: listRuns(s, key, col, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: `${COL}/research/{run_id}`,
+      summary: 'Get a research run (the creating key or a cluster key)',
+      permission: { kind: 'action', action: 'query' },
+      responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
+      handler: ({ s, key, col, params }) => ({ status: 200, body: presentRun(resolveRun(s, key, col, params.run_id!)) }),
+    }),
+    route({
+      method: 'POST',
+      path: `${COL}/research/{run_id}:cancel`,
+      summary: 'Cancel a queued or running research run',
+      permission: { kind: 'action', action: 'query' },
+      responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
+      handler: ({ s, key, col, params }) => ({ status: 200, body: cancelRun(s, resolveRun(s, key, col, params.run_id!)) }),
     }),
 
     // ------------------------------------------------------------ files

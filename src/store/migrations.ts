@@ -172,6 +172,41 @@ CREATE INDEX api_keys_namespace ON api_keys(namespace_id);
 ALTER TABLE files ADD COLUMN notes TEXT;
 `,
   },
+  {
+    version: 5,
+    sql: `
+-- Research runs (retrieval-api.md, Research run). The request is kept to run it (and re-run it after a
+-- restart), without the query image: only what was read from it (image_description) is stored.
+CREATE TABLE research_runs (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  namespace_rid INTEGER NOT NULL,
+  collection_rid INTEGER NOT NULL,
+  namespace TEXT NOT NULL,
+  collection TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  idempotency_key TEXT,             -- cleared after 24 h, when the key may be reused
+  body_hash TEXT NOT NULL,
+  request TEXT NOT NULL,
+  status TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  progress TEXT,
+  answer TEXT,
+  sources TEXT,
+  image_description TEXT,
+  image_text TEXT,
+  usage TEXT,
+  error TEXT,
+  deadline_at INTEGER NOT NULL,     -- epoch ms
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  completed_at TEXT
+);
+CREATE UNIQUE INDEX research_idempotency ON research_runs(key_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX research_collection ON research_runs(collection_rid, rid);
+CREATE INDEX research_status ON research_runs(status);
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

@@ -26,7 +26,13 @@ type Warning = { code: string; message: string };
 /** Passages of evidence a file result carries. */
 const EVIDENCE_PER_FILE = 3;
 
-export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string): Promise<z.infer<typeof SearchResponse>> {
+/** How a search serves another operation (answers): whole passages as evidence, and how many per file. */
+export interface SearchOptions {
+  wholePassages?: boolean;
+  evidencePerFile?: number;
+}
+
+export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string, options: SearchOptions = {}): Promise<z.infer<typeof SearchResponse>> {
   const started = performance.now();
   const processing = JSON.parse(col.processing) as Processing;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
@@ -95,7 +101,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   } else {
     ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages);
   }
-  const groups = body.result_unit === 'file' ? groupByFile(ranked) : ranked.map(singlePassageGroup);
+  const groups = body.result_unit === 'file' ? groupByFile(ranked, options.evidencePerFile ?? EVIDENCE_PER_FILE) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
   const retrievalMs = performance.now() - retrievalStarted;
   const terms = queryTerms(body.query);
@@ -112,7 +118,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
       rank: offset + i + 1,
       score: roundScore(g.score),
       matched_by: g.matchedBy,
-      evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms)),
+      evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms, options.wholePassages ?? false)),
     };
   });
   if (body.sort?.length) sortWithinPage(results, body.sort, files);
@@ -230,13 +236,13 @@ interface FileGroup {
 const singlePassageGroup = (h: RankedPassage): FileGroup => ({ fileRid: h.fileRid, score: h.score, passages: [h], matchedBy: h.matchedBy });
 
 /** Files in order of their best passage, each with up to EVIDENCE_PER_FILE passages as evidence. */
-function groupByFile(ranked: RankedPassage[]): FileGroup[] {
+function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
   const groups = new Map<number, FileGroup>();
   for (const p of ranked) {
     const g = groups.get(p.fileRid);
     if (!g) groups.set(p.fileRid, { fileRid: p.fileRid, score: p.fileScore, passages: [p], matchedBy: [...p.matchedBy] });
     else {
-      if (g.passages.length < EVIDENCE_PER_FILE) g.passages.push(p);
+      if (g.passages.length < perFile) g.passages.push(p);
       for (const m of p.matchedBy) if (!g.matchedBy.includes(m)) g.matchedBy.push(m);
     }
   }
@@ -256,8 +262,8 @@ function passagesCoveringFiles(s: Services, col: CollectionRow, match: string, f
   }
 }
 
-function toEvidence(p: PassageRow, terms: string[]): Evidence {
-  const cut = bestSnippet(p.text, terms);
+function toEvidence(p: PassageRow, terms: string[], whole: boolean): Evidence {
+  const cut = whole ? { start: 0, end: p.text.length } : bestSnippet(p.text, terms);
   const text = p.text.slice(cut.start, cut.end);
   const stored = p.location ? (JSON.parse(p.location) as NonNullable<Evidence['location']>) : null;
   // A char-span location narrows to the snippet shown; other locations (JSON path, page) still hold.

@@ -1,0 +1,410 @@
+// The offline answer generator: no language model, only sentences lifted verbatim from the
+// sources and chosen by maximal marginal relevance (MMR). Every sentence carries a marker to the
+// source it was taken from, so the answer never says anything the collection does not.
+//
+// Scoring, per candidate sentence s and question term set Q (light stemming, stopwords removed):
+//   coverage(s) = Σ_{t∈Q∩s} w(t)·idf(t) / Σ_{t∈Q} w(t)·idf(t)          (idf over the candidates)
+//   rel(s)      = min(1, coverage + 0.3·heading/path matches) + 0.05 per question bigram in s (≤ 0.15)
+//   score(s)    = rel · shape(s) · (0.85 + 0.15·prior(source))
+// where w = 1 for the question's own terms and 0.5 for terms a follow-up borrows from history,
+// shape penalises fragments, very long sentences and questions, and prior mixes the source's
+// rank (0.6) with its min-max normalised score (0.4). Picking: MMR with λ = 0.7 against the
+// cosine similarity of TF-IDF vectors; a candidate at ≥ 0.6 similarity to a picked sentence is a
+// near duplicate and is never picked. Nothing is relevant when the best coverage is below 0.3.
+import { checkDeadline, followUpQuery, type AnswerSource, type GenerateInput, type GeneratedAnswer, type Generator } from './generator.js';
+import { finishAnswer, formatMarker, hasMarkerLikeText } from './markers.js';
+
+export interface ExtractiveOptions {
+  /** Most sentences per mode; defaults standard 5, ultra 8, recall 8. */
+  maxSentences?: Partial<Record<GenerateInput['mode'], number>>;
+  /** Most characters of answer text per mode (markers excluded); defaults 1,200 / 3,000 / 3,000. */
+  maxChars?: Partial<Record<GenerateInput['mode'], number>>;
+  /** Below this best coverage (0..1) nothing is relevant. Default 0.3. */
+  minRelevance?: number;
+  /** MMR trade-off: 1 is pure relevance, 0 pure novelty. Default 0.7. */
+  lambda?: number;
+  /** Cosine similarity at which a sentence counts as a near duplicate of a picked one. Default 0.6. */
+  duplicateSimilarity?: number;
+  /** The answer when nothing is relevant. */
+  nothingFound?: string;
+}
+
+export const NOTHING_FOUND = 'The collection holds nothing that answers this question.';
+
+const DEFAULT_MAX_SENTENCES: Record<GenerateInput['mode'], number> = { standard: 5, ultra: 8, recall: 8 };
+const DEFAULT_MAX_CHARS: Record<GenerateInput['mode'], number> = { standard: 1200, ultra: 3000, recall: 3000 };
+/** Candidate sentences considered at most (the best-ranked sources' first). */
+const MAX_CANDIDATES = 6000;
+/** Segments longer than this are split further (at ; and :, then into runs of words). */
+const LONG_SEGMENT = 400;
+const WINDOW_WORDS = 40;
+
+// ---------------------------------------------------------------------------------------------
+// Terms
+
+const STOPWORDS = new Set(
+  `a about above after again against all almost also am among an and any are as at be because been before being below between both but by
+  can cannot could did do does doing done down during each either else even ever every few for from further get gets getting got had has have
+  having he her here hers herself him himself his how however i if in into is it its itself just least less let like ll many may me might more
+  most much must my myself neither no nor not now of off often on once one only onto or other others otherwise our ours ourselves out over own
+  per perhaps please quite rather re really said same say says shall she should since so some such than that the their theirs them themselves
+  then there thereby therefore these they thing things this those though through thus to too toward towards under unless until up upon us
+  use used using very via want was way we well were what whatever when whenever where whether which while who whoever whom whose why will with
+  within without would yes yet you your yours yourself yourselves explain explains describe tell know give show find makes make made mean means
+  whats dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent hadnt ive youre theyre s t d m ve`.split(/\s+/),
+);
+
+const TOKEN_RE = /\p{N}+(?:[.,]\p{N}+)*|[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}]+)*/gu;
+/** Scripts written without spaces between words: matched on character bigrams instead. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/** A doubled final consonant counts once (except l, s, z), so "purr/purring" and "run/running" meet. */
+function undouble(w: string): string {
+  return w.length >= 4 && /([b-df-hj-kmnp-rtv-y])\1$/.test(w) ? w.slice(0, -1) : w;
+}
+
+/** A light English stemmer: plurals, -ing, -ed and a final e, so "tides/tide/tidal" ≠ but "causes/caused/causing/cause" =. */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3 || /\d/.test(w) || !/^[a-z]+$/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('ing') && w.length >= 6) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length >= 5) w = w.slice(0, -2);
+  if (w.endsWith('e') && w.length >= 4) w = w.slice(0, -1);
+  return undouble(w);
+}
+
+/** The content terms of a text, stemmed, in order (repeats kept). */
+export function termsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.normalize('NFKC').toLowerCase().matchAll(TOKEN_RE)) {
+    const raw = m[0].replace(/['’]s$/, '').replace(/['’]/g, '');
+    if (UNSPACED.test(raw)) {
+      const chars = [...raw];
+      if (chars.length === 1) out.push(raw);
+      for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+      continue;
+    }
+    if (STOPWORDS.has(raw)) continue;
+    if (raw.length === 1 && !/\p{N}/u.test(raw)) continue;
+    out.push(stem(raw));
+  }
+  return out;
+}
+
+/** "How long/much/many/…" asks for a quantity: the adverb is part of the question, not its topic. */
+function questionText(question: string): string {
+  return question.replace(/\bhow\s+(?:long|much|many|far|often|old|big|large|small|soon|fast|quickly|well|hot|cold|high|deep)\b/giu, 'how');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sentences
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
+/** Abbreviations that never end a sentence (titles before names, e.g., i.e., ...). */
+const ALWAYS_JOIN = /(?:^|[\s(\[])(?:mr|mrs|ms|dr|prof|sr|jr|st|mt|ft|vs|cf|fig|figs|no|nos|vol|vols|pp|approx|ca|incl|dept|est|gen|gov|sen|rep|e\.g|i\.e|a\.k\.a|et al|resp)\.$/i;
+/** Abbreviations that end a sentence unless the next one starts in lower case (etc., Inc., a.m.). */
+const JOIN_IF_LOWER = /(?:^|[\s(\[])(?:etc|inc|ltd|co|corp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|a\.m|p\.m|u\.s|u\.k|[a-z](?:\.[a-z])+)\.$/i;
+/** A single capital initial: "J. Smith". */
+const INITIAL = /(?:^|[\s(\[])\p{Lu}\.$/u;
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Sentence spans of a text (offsets into it), with abbreviations and initials kept inside. */
+export function sentenceSpans(text: string): Span[] {
+  const raw: Span[] = [];
+  for (const s of segmenter.segment(text)) raw.push({ start: s.index, end: s.index + s.segment.length });
+  const merged: Span[] = [];
+  for (const span of raw) {
+    const prev = merged.at(-1);
+    if (prev) {
+      const prevText = text.slice(prev.start, prev.end);
+      const body = prevText.replace(/[ \t\u00a0]+$/, '');
+      const next = text.slice(span.start, span.end).trimStart();
+      // A line break ends a sentence whatever came before it.
+      const join =
+        !/[\r\n\u2028\u2029]\s*$/.test(prevText) &&
+        (ALWAYS_JOIN.test(body) || (JOIN_IF_LOWER.test(body) && /^[\p{Ll}\p{N}]/u.test(next)) || (INITIAL.test(body) && /^\p{Lu}/u.test(next)));
+      if (join) {
+        prev.end = span.end;
+        continue;
+      }
+    }
+    merged.push({ ...span });
+  }
+  // Long segments (tables, transcripts without punctuation) are cut at ; and :, then into runs of words.
+  const out: Span[] = [];
+  for (const span of merged) {
+    for (const piece of splitLong(text, span)) {
+      // Trim, and drop list bullets and heading hashes at the start: what is left is still verbatim.
+      let { start, end } = piece;
+      while (start < end && /\s/.test(text[start]!)) start++;
+      while (end > start && /\s/.test(text[end - 1]!)) end--;
+      const lead = /^(?:[-*•·‣▪–—>]+\s+|#{1,6}\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)/u.exec(text.slice(start, Math.min(end, start + 12)));
+      if (lead && lead[0].length < end - start) start += lead[0].length;
+      if (end > start) out.push({ start, end });
+    }
+  }
+  return out;
+}
+
+function splitLong(text: string, span: Span): Span[] {
+  if (span.end - span.start <= LONG_SEGMENT) return [span];
+  const parts: Span[] = [];
+  let from = span.start;
+  const re = /[;:]\s+/g;
+  re.lastIndex = span.start;
+  for (let m = re.exec(text); m !== null && m.index < span.end; m = re.exec(text)) {
+    parts.push({ start: from, end: m.index + 1 });
+    from = m.index + m[0].length;
+  }
+  parts.push({ start: from, end: span.end });
+  const out: Span[] = [];
+  for (const part of parts) {
+    if (part.end - part.start <= LONG_SEGMENT) {
+      out.push(part);
+      continue;
+    }
+    const wordRe = /\S+/g;
+    wordRe.lastIndex = part.start;
+    let count = 0;
+    let windowStart = part.start;
+    let lastEnd = part.start;
+    for (let m = wordRe.exec(text); m !== null && m.index < part.end; m = wordRe.exec(text)) {
+      if (count === WINDOW_WORDS) {
+        out.push({ start: windowStart, end: lastEnd });
+        windowStart = m.index;
+        count = 0;
+      }
+      count++;
+      lastEnd = Math.min(m.index + m[0].length, part.end);
+    }
+    out.push({ start: windowStart, end: part.end });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidates and scoring
+
+interface Candidate {
+  /** Whitespace collapsed; verbatim otherwise. */
+  text: string;
+  source: number;
+  passage: number;
+  offset: number;
+  terms: string[];
+  termSet: Set<string>;
+  /** Terms of the passage heading and the source path, for a small context bonus. */
+  context: Set<string>;
+  first: boolean;
+  coverage: number;
+  score: number;
+  vector: Map<string, number>;
+}
+
+function candidatesOf(sources: AnswerSource[]): Candidate[] {
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  for (let si = 0; si < sources.length; si++) {
+    const src = sources[si]!;
+    const pathTerms = termsOf(src.path.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[/_.-]+/g, ' '));
+    for (let pi = 0; pi < src.passages.length; pi++) {
+      const passage = src.passages[pi]!;
+      const context = new Set([...termsOf(passage.heading ?? ''), ...pathTerms]);
+      const headingText = (passage.heading ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
+      let first = true;
+      for (const span of sentenceSpans(passage.text ?? '')) {
+        if (out.length >= MAX_CANDIDATES) return out;
+        const text = passage.text.slice(span.start, span.end).replace(/\s+/g, ' ');
+        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text)) continue;
+        const key = text.toLowerCase();
+        if (key === headingText || seen.has(key)) continue; // the same sentence in a worse source adds nothing
+        seen.add(key);
+        const terms = termsOf(text);
+        if (terms.length === 0) continue;
+        out.push({ text, source: si, passage: pi, offset: span.start, terms, termSet: new Set(terms), context, first, coverage: 0, score: 0, vector: new Map() });
+        first = false;
+      }
+    }
+  }
+  return out;
+}
+
+/** 0..1 per source, from its rank (0.6) and its score (0.4), whichever way the scores run. */
+function sourcePriors(sources: AnswerSource[]): number[] {
+  const scores = sources.map((s) => (Number.isFinite(s.score) ? s.score : 0));
+  const min = Math.min(...scores);
+  const max = Math.max(...scores);
+  // Sources come best first: scores that rise along the list are "lower is better".
+  const rising = scores.length > 1 && scores[0]! < scores.at(-1)!;
+  return scores.map((s, i) => {
+    const norm = max > min ? (s - min) / (max - min) : 1;
+    const byScore = rising ? 1 - norm : norm;
+    const byRank = 1 / Math.sqrt(1 + i);
+    return 0.6 * byRank + 0.4 * byScore;
+  });
+}
+
+function shapeFactor(c: Candidate): number {
+  const words = c.text.split(' ').length;
+  let f = 1;
+  if (words < 5) f *= 0.7;
+  else if (words > 45) f *= Math.max(0.5, 45 / words);
+  if (/\?["'”’)]*$/.test(c.text)) f *= 0.5; // a question in the text is not its answer
+  if (c.first) f *= 1.05;
+  return f;
+}
+
+function cosine(a: Map<string, number>, b: Map<string, number>): number {
+  let dot = 0;
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const [t, v] of small) {
+    const w = large.get(t);
+    if (w !== undefined) dot += v * w;
+  }
+  return dot;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generator
+
+export function extractiveGenerator(options: ExtractiveOptions = {}): Generator {
+  const minRelevance = options.minRelevance ?? 0.3;
+  const lambda = options.lambda ?? 0.7;
+  const duplicate = options.duplicateSimilarity ?? 0.6;
+  const nothing = options.nothingFound ?? NOTHING_FOUND;
+
+  function answer(input: GenerateInput): GeneratedAnswer {
+    const nothingFound: GeneratedAnswer = { answer: nothing, cited: [] };
+    // Question terms weigh 1; terms a follow-up borrows from earlier turns weigh 0.5.
+    const weights = new Map<string, number>();
+    const questionTerms = termsOf(questionText(input.question));
+    for (const t of questionTerms) weights.set(t, 1);
+    const expanded = followUpQuery(input.question, input.history);
+    if (expanded !== input.question.trim()) {
+      const borrowed = weights.size === 0 ? 1 : 0.5;
+      for (const t of termsOf(expanded.slice(input.question.trim().length))) if (!weights.has(t)) weights.set(t, borrowed);
+    }
+    if (weights.size === 0) return nothingFound;
+
+    const candidates = candidatesOf(input.sources);
+    if (candidates.length === 0) return nothingFound;
+
+    // IDF over the candidate sentences (BM25's smoothing: a term in every sentence tells little).
+    const df = new Map<string, number>();
+    for (const c of candidates) for (const t of c.termSet) df.set(t, (df.get(t) ?? 0) + 1);
+    const n = candidates.length;
+    const idf = (t: string) => Math.log(1 + (n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5));
+    let total = 0;
+    for (const [t, w] of weights) total += w * idf(t);
+    if (total <= 0) return nothingFound;
+
+    const priors = sourcePriors(input.sources);
+    const bigrams: [string, string][] = [];
+    for (let i = 0; i + 1 < questionTerms.length; i++) bigrams.push([questionTerms[i]!, questionTerms[i + 1]!]);
+
+    let bestCoverage = 0;
+    for (const c of candidates) {
+      let matched = 0;
+      let fromContext = 0;
+      for (const [t, w] of weights) {
+        if (c.termSet.has(t)) matched += w * idf(t);
+        else if (c.context.has(t)) fromContext += w * idf(t);
+      }
+      c.coverage = matched / total;
+      if (c.coverage === 0) continue;
+      let phrase = 0;
+      if (bigrams.length > 0) {
+        for (let i = 0; i + 1 < c.terms.length && phrase < 0.15; i++) {
+          if (bigrams.some(([a, b]) => a === c.terms[i] && b === c.terms[i + 1])) phrase += 0.05;
+        }
+      }
+      const rel = Math.min(1, c.coverage + (0.3 * fromContext) / total) + Math.min(0.15, phrase);
+      c.score = rel * shapeFactor(c) * (0.85 + 0.15 * priors[c.source]!);
+      bestCoverage = Math.max(bestCoverage, c.coverage);
+    }
+    if (bestCoverage < minRelevance) return nothingFound;
+
+    // TF-IDF vectors (all terms, unit length) for the redundancy side of MMR.
+    for (const c of candidates) {
+      if (c.score === 0) continue;
+      const tf = new Map<string, number>();
+      for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+      let norm = 0;
+      for (const [t, f] of tf) {
+        const v = (1 + Math.log(f)) * idf(t);
+        tf.set(t, v);
+        norm += v * v;
+      }
+      norm = Math.sqrt(norm) || 1;
+      for (const [t, v] of tf) tf.set(t, v / norm);
+      c.vector = tf;
+    }
+
+    const maxSentences = options.maxSentences?.[input.mode] ?? DEFAULT_MAX_SENTENCES[input.mode];
+    const maxChars = options.maxChars?.[input.mode] ?? DEFAULT_MAX_CHARS[input.mode];
+    const floor = Math.max(0.6 * minRelevance, 0.5 * bestCoverage);
+    const secondFloor = Math.max(0.6 * minRelevance, 0.4 * bestCoverage);
+    let pool = candidates.filter((c) => c.coverage >= Math.min(floor, secondFloor));
+    const bestScore = Math.max(...pool.map((c) => c.score));
+    const picked: Candidate[] = [];
+    const maxSim = new Map<Candidate, number>(pool.map((c) => [c, 0]));
+    let chars = 0;
+    while (picked.length < maxSentences && pool.length > 0) {
+      let best: Candidate | undefined;
+      let bestMmr = -Infinity;
+      for (const c of pool) {
+        const mmr = lambda * (c.score / bestScore) - (1 - lambda) * maxSim.get(c)!;
+        if (mmr > bestMmr) {
+          bestMmr = mmr;
+          best = c;
+        }
+      }
+      if (!best) break;
+      pool = pool.filter((c) => c !== best);
+      const needed = picked.length < 2 ? secondFloor : floor;
+      if (best.coverage < needed) continue;
+      if (picked.length > 0 && chars + best.text.length > maxChars) continue;
+      picked.push(best);
+      chars += best.text.length + 1;
+      // Update redundancy; near duplicates of the pick leave the pool.
+      pool = pool.filter((c) => {
+        const sim = cosine(c.vector, best.vector);
+        if (sim >= duplicate) return false;
+        if (sim > maxSim.get(c)!) maxSim.set(c, sim);
+        return true;
+      });
+    }
+    if (picked.length === 0) return nothingFound;
+
+    // Readable order: sources in the order of their first pick (most relevant first), each
+    // source's passages likewise, and within a passage the order of the text itself.
+    const order = new Map<string, number>();
+    picked.forEach((c, i) => {
+      if (!order.has(`s${c.source}`)) order.set(`s${c.source}`, i);
+      if (!order.has(`p${c.source}:${c.passage}`)) order.set(`p${c.source}:${c.passage}`, i);
+    });
+    const rankOf = (c: Candidate) => [order.get(`s${c.source}`)!, order.get(`p${c.source}:${c.passage}`)!, c.offset] as const;
+    const ordered = [...picked].sort((a, b) => {
+      const [x, y] = [rankOf(a), rankOf(b)];
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    });
+    const parts = ordered.map((c) => `${c.text} ${formatMarker(input.sources[c.source]!.key)}`);
+    return finishAnswer(parts.join(' '), input.sources.map((s) => s.key));
+  }
+
+  return {
+    provider: 'extractive',
+    model: 'mmr-v1',
+    async generate(input: GenerateInput): Promise<GeneratedAnswer> {
+      checkDeadline(input);
+      return answer(input);
+    },
+  };
+}
