@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
-import { createGenerator, resolveGenerationConfig } from '../src/domain/answer/config.js';
+import { createGenerator, resolveGenerationConfig, type GenerationConfig } from '../src/domain/answer/config.js';
 import type { Generator } from '../src/domain/answer/generator.js';
 import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
@@ -36,6 +36,10 @@ export interface RuntimeOptions {
   uploadTtlMs?: number;
   /** false: open without the indexing worker, so queued jobs stay queued (tests of in-between states). */
   indexer?: boolean;
+  /** false: open without the research runner, so queued runs stay queued (tests of restarts). */
+  researchRunner?: boolean;
+  /** The answer generator; default from `<data-dir>/config.json` and TROVE_GENERATION_* (src/domain/answer/config.ts). */
+  generation?: GenerationConfig;
   log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -127,7 +131,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const fileRoots = (options.fileRoots ?? []).map((r) => resolve(r));
 
     const dense = new DenseSearcher(dbFile);
-    const generation = resolveGenerationConfig(dataDir);
+    const generation = options.generation ?? resolveGenerationConfig(dataDir);
     let generator: Generator | undefined;
     let research: ResearchRunner | undefined;
     let publicBaseUrl = 'http://127.0.0.1';
@@ -166,7 +170,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       indexerAlive: () => worker.alive(),
     };
     const app = createApp(services, log);
-    research = startResearchRunner(services, log);
+    if (options.researchRunner !== false) research = startResearchRunner(services, log);
     ready = true;
     worker.post({ type: 'wake' });
     const openDb = db;
