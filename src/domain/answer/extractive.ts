@@ -8,9 +8,13 @@
 //   score(s)    = rel · shape(s) · (0.85 + 0.15·prior(source))
 // where w = 1 for the question's own terms and 0.5 for terms a follow-up borrows from history,
 // shape penalises fragments, very long sentences and questions, and prior mixes the source's
-// rank (0.6) with its min-max normalised score (0.4). Picking: MMR with λ = 0.7 against the
-// cosine similarity of TF-IDF vectors; a candidate at ≥ 0.6 similarity to a picked sentence is a
-// near duplicate and is never picked. Nothing is relevant when the best coverage is below 0.3.
+// rank (0.6) with its min-max normalised score (0.4). Nothing is relevant when the best
+// coverage is below 0.3 (so one shared word out of a four-word question is not an answer).
+// Picking: MMR, argmax λ·score/best − (1−λ)·max cosine(s, picked) with λ = 0.7 over TF-IDF
+// vectors, among the 300 best; a candidate at ≥ 0.6 similarity to a pick is a near duplicate and
+// is dropped; every pick needs coverage ≥ 0.5·best (the first pick's neighbour in its passage
+// ≥ 0.35·best, as context for a second sentence); up to 5 (standard) or 8 (ultra, recall)
+// sentences and 1,200 / 3,000 characters.
 import { checkDeadline, followUpQuery, type AnswerSource, type GenerateInput, type GeneratedAnswer, type Generator } from './generator.js';
 import { finishAnswer, formatMarker, hasMarkerLikeText } from './markers.js';
 
@@ -37,6 +41,8 @@ const DEFAULT_MAX_CHARS: Record<GenerateInput['mode'], number> = { standard: 120
 const MAX_CANDIDATES = 6000;
 /** Segments longer than this are split further (at ; and :, then into runs of words). */
 const LONG_SEGMENT = 400;
+/** Candidates (best scores first) that MMR chooses among. */
+const MMR_POOL = 300;
 const WINDOW_WORDS = 40;
 
 // ---------------------------------------------------------------------------------------------
@@ -50,7 +56,7 @@ const STOPWORDS = new Set(
   per perhaps please quite rather re really said same say says shall she should since so some such than that the their theirs them themselves
   then there thereby therefore these they thing things this those though through thus to too toward towards under unless until up upon us
   use used using very via want was way we well were what whatever when whenever where whether which while who whoever whom whose why will with
-  within without would yes yet you your yours yourself yourselves explain explains describe tell know give show find makes make made mean means
+  within without would yes yet you your yours yourself yourselves explain explains describe tell know give show find makes make made mean means ones
   whats dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent hadnt ive youre theyre s t d m ve`.split(/\s+/),
 );
 
@@ -76,20 +82,30 @@ export function stem(word: string): string {
   return undouble(w);
 }
 
+/** Token → term (null for a stopword); bounded, cleared when full. */
+const termCache = new Map<string, string | null>();
+
 /** The content terms of a text, stemmed, in order (repeats kept). */
 export function termsOf(text: string): string[] {
   const out: string[] = [];
   for (const m of text.normalize('NFKC').toLowerCase().matchAll(TOKEN_RE)) {
-    const raw = m[0].replace(/['’]s$/, '').replace(/['’]/g, '');
-    if (UNSPACED.test(raw)) {
+    const token = m[0];
+    const cached = termCache.get(token);
+    if (cached !== undefined) {
+      if (cached !== null) out.push(cached);
+      continue;
+    }
+    const raw = token.replace(/['’]s$/, '').replace(/['’]/g, '');
+    if (/[^\u0000-\u2e7f]/.test(raw) && UNSPACED.test(raw)) {
       const chars = [...raw];
       if (chars.length === 1) out.push(raw);
       for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
       continue;
     }
-    if (STOPWORDS.has(raw)) continue;
-    if (raw.length === 1 && !/\p{N}/u.test(raw)) continue;
-    out.push(stem(raw));
+    const term = STOPWORDS.has(raw) || raw.length === 0 || (raw.length === 1 && !/\p{N}/u.test(raw)) ? null : stem(raw);
+    if (termCache.size >= 100_000) termCache.clear();
+    termCache.set(token, term);
+    if (term !== null) out.push(term);
   }
   return out;
 }
@@ -198,6 +214,8 @@ interface Candidate {
   source: number;
   passage: number;
   offset: number;
+  /** Position among the passage's sentences. */
+  index: number;
   terms: string[];
   termSet: Set<string>;
   /** Terms of the passage heading and the source path, for a small context bonus. */
@@ -219,7 +237,9 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
       const context = new Set([...termsOf(passage.heading ?? ''), ...pathTerms]);
       const headingText = (passage.heading ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
       let first = true;
+      let index = -1;
       for (const span of sentenceSpans(passage.text ?? '')) {
+        index++;
         if (out.length >= MAX_CANDIDATES) return out;
         const text = passage.text.slice(span.start, span.end).replace(/\s+/g, ' ');
         if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text)) continue;
@@ -228,7 +248,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
         seen.add(key);
         const terms = termsOf(text);
         if (terms.length === 0) continue;
-        out.push({ text, source: si, passage: pi, offset: span.start, terms, termSet: new Set(terms), context, first, coverage: 0, score: 0, vector: new Map() });
+        out.push({ text, source: si, passage: pi, offset: span.start, index, terms, termSet: new Set(terms), context, first, coverage: 0, score: 0, vector: new Map() });
         first = false;
       }
     }
@@ -300,9 +320,19 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
     const df = new Map<string, number>();
     for (const c of candidates) for (const t of c.termSet) df.set(t, (df.get(t) ?? 0) + 1);
     const n = candidates.length;
-    const idf = (t: string) => Math.log(1 + (n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5));
+    const idfCache = new Map<string, number>();
+    const idf = (t: string) => {
+      let v = idfCache.get(t);
+      if (v === undefined) {
+        const d = df.get(t) ?? 0;
+        v = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+        idfCache.set(t, v);
+      }
+      return v;
+    };
+    const weighted = [...weights].map(([t, w]) => [t, w * idf(t)] as const);
     let total = 0;
-    for (const [t, w] of weights) total += w * idf(t);
+    for (const [, v] of weighted) total += v;
     if (total <= 0) return nothingFound;
 
     const priors = sourcePriors(input.sources);
@@ -313,9 +343,9 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
     for (const c of candidates) {
       let matched = 0;
       let fromContext = 0;
-      for (const [t, w] of weights) {
-        if (c.termSet.has(t)) matched += w * idf(t);
-        else if (c.context.has(t)) fromContext += w * idf(t);
+      for (const [t, v] of weighted) {
+        if (c.termSet.has(t)) matched += v;
+        else if (c.context.has(t)) fromContext += v;
       }
       c.coverage = matched / total;
       if (c.coverage === 0) continue;
@@ -331,9 +361,20 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
     }
     if (bestCoverage < minRelevance) return nothingFound;
 
+    const maxSentences = options.maxSentences?.[input.mode] ?? DEFAULT_MAX_SENTENCES[input.mode];
+    const maxChars = options.maxChars?.[input.mode] ?? DEFAULT_MAX_CHARS[input.mode];
+    // Every pick must cover at least half of what the best sentence covers; to reach two
+    // sentences, a neighbour of the first pick in its passage may cover a little less (context).
+    const floor = Math.max(0.6 * minRelevance, 0.5 * bestCoverage);
+    const neighbourFloor = Math.max(0.6 * minRelevance, 0.35 * bestCoverage);
+    // MMR over the best few hundred: eight picks never reach further down.
+    let pool = candidates
+      .filter((c) => c.coverage >= neighbourFloor)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, MMR_POOL);
+
     // TF-IDF vectors (all terms, unit length) for the redundancy side of MMR.
-    for (const c of candidates) {
-      if (c.score === 0) continue;
+    for (const c of pool) {
       const tf = new Map<string, number>();
       for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1);
       let norm = 0;
@@ -347,11 +388,6 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
       c.vector = tf;
     }
 
-    const maxSentences = options.maxSentences?.[input.mode] ?? DEFAULT_MAX_SENTENCES[input.mode];
-    const maxChars = options.maxChars?.[input.mode] ?? DEFAULT_MAX_CHARS[input.mode];
-    const floor = Math.max(0.6 * minRelevance, 0.5 * bestCoverage);
-    const secondFloor = Math.max(0.6 * minRelevance, 0.4 * bestCoverage);
-    let pool = candidates.filter((c) => c.coverage >= Math.min(floor, secondFloor));
     const bestScore = Math.max(...pool.map((c) => c.score));
     const picked: Candidate[] = [];
     const maxSim = new Map<Candidate, number>(pool.map((c) => [c, 0]));
@@ -368,8 +404,8 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
       }
       if (!best) break;
       pool = pool.filter((c) => c !== best);
-      const needed = picked.length < 2 ? secondFloor : floor;
-      if (best.coverage < needed) continue;
+      const neighbour = picked.length === 1 && picked[0]!.source === best.source && picked[0]!.passage === best.passage && Math.abs(picked[0]!.index - best.index) === 1;
+      if (best.coverage < (neighbour ? neighbourFloor : floor)) continue;
       if (picked.length > 0 && chars + best.text.length > maxChars) continue;
       picked.push(best);
       chars += best.text.length + 1;

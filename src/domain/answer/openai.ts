@@ -131,6 +131,37 @@ function excerpt(text: string, secret: string | undefined): string {
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }
 
+/** History characters sent at most (the most recent turns), and per turn. */
+const HISTORY_CHARS = 12_000;
+const TURN_CHARS = 4_000;
+
+/**
+ * Prior turns as chat messages: the most recent ones within a budget, markers removed (they name
+ * other requests' sources), starting with a user turn, and with roles alternating (several chat
+ * templates, e.g. Mistral's, refuse two user messages in a row): turns of one role in a row merge.
+ * The question that follows is a user message, so a trailing user turn merges into it instead.
+ */
+export function historyMessages(history: GenerateInput['history']): { role: 'user' | 'assistant'; content: string }[] {
+  const kept: { role: 'user' | 'assistant'; content: string }[] = [];
+  let used = 0;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const turn = history[i]!;
+    const content = clip(stripMarkers(turn.content).trim(), TURN_CHARS);
+    if (content === '') continue;
+    if (used + content.length > HISTORY_CHARS && kept.length > 0) break;
+    used += content.length;
+    kept.unshift({ role: turn.role, content });
+  }
+  while (kept[0]?.role === 'assistant') kept.shift();
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (const turn of kept) {
+    const prev = out.at(-1);
+    if (prev && prev.role === turn.role) prev.content += `\n\n${turn.content}`;
+    else out.push({ ...turn });
+  }
+  return out;
+}
+
 interface ChatCompletion {
   choices?: { message?: { content?: string | null | { type?: string; text?: string }[] }; finish_reason?: string }[];
   error?: { message?: string };
@@ -145,11 +176,12 @@ export function openAiGenerator(cfg: OpenAiGeneratorConfig): Generator {
   function messages(input: GenerateInput): { role: 'system' | 'user' | 'assistant'; content: string }[] {
     const budget = cfg.maxEvidenceChars?.[input.mode] ?? DEFAULT_EVIDENCE_CHARS[input.mode];
     const evidence = input.sources.length > 0 ? evidenceBlocks(input.sources, budget) : '(no evidence was found)';
+    const prior = historyMessages(input.history);
+    const earlier = prior.at(-1)?.role === 'user' ? `Earlier question: ${prior.pop()!.content}\n\n` : '';
     return [
       { role: 'system', content: `${SYSTEM_PROMPT}\n${MODE_HINT[input.mode]}` },
-      // Markers in earlier answers name other requests' sources; the model never sees them.
-      ...input.history.filter((h) => h.content.trim() !== '').map((h) => ({ role: h.role, content: stripMarkers(h.content) })),
-      { role: 'user', content: `Evidence:\n\n${evidence}\n\nQuestion: ${input.question.trim()}` },
+      ...prior,
+      { role: 'user', content: `${earlier}Evidence:\n\n${evidence}\n\nQuestion: ${input.question.trim()}` },
     ];
   }
 
