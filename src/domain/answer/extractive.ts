@@ -9,7 +9,7 @@
 // where w = 1 for the question's own terms and 0.5 for terms a follow-up borrows from history,
 // shape penalises fragments, very long sentences and questions, and prior mixes the source's
 // rank (0.6) with its min-max normalised score (0.4). Nothing is relevant when the best
-// coverage is below 0.3 (so one shared word out of a four-word question is not an answer).
+// coverage is below MIN_RELEVANCE (a question whose weightiest words no sentence holds gets no answer).
 // Picking: MMR, argmax λ·score/best − (1−λ)·max cosine(s, picked) with λ = 0.7 over TF-IDF
 // vectors, among the 300 best; a candidate at ≥ 0.6 similarity to a pick is a near duplicate and
 // is dropped; every pick needs coverage ≥ 0.5·best (the first pick's neighbour in its passage
@@ -23,7 +23,7 @@ export interface ExtractiveOptions {
   maxSentences?: Partial<Record<GenerateInput['mode'], number>>;
   /** Most characters of answer text per mode (markers excluded); defaults 1,200 / 3,000 / 3,000. */
   maxChars?: Partial<Record<GenerateInput['mode'], number>>;
-  /** Below this best coverage (0..1) nothing is relevant. Default 0.3. */
+  /** Below this best coverage (0..1) nothing is relevant. Default MIN_RELEVANCE (0.2). */
   minRelevance?: number;
   /** MMR trade-off: 1 is pure relevance, 0 pure novelty. Default 0.7. */
   lambda?: number;
@@ -32,6 +32,14 @@ export interface ExtractiveOptions {
   /** The answer when nothing is relevant. */
   nothingFound?: string;
 }
+
+/**
+ * Below this best coverage nothing is relevant. Measured on SciFact (bench: --answers): 0.3 refused
+ * 24% of questions whose top sources held the answer (cites relevant 0.61); 0.2 answers 96% and
+ * cites a relevant document for 0.74 (0.69 over all 300 queries, bounded by retrieval's top-3 of
+ * 0.73); 0.15 and below gain nothing more. A question whose weightiest words no source holds is still refused.
+ */
+export const MIN_RELEVANCE = 0.2;
 
 export const NOTHING_FOUND = 'The collection holds nothing that answers this question.';
 
@@ -295,7 +303,7 @@ function cosine(a: Map<string, number>, b: Map<string, number>): number {
 // The generator
 
 export function extractiveGenerator(options: ExtractiveOptions = {}): Generator {
-  const minRelevance = options.minRelevance ?? 0.3;
+  const minRelevance = options.minRelevance ?? MIN_RELEVANCE;
   const lambda = options.lambda ?? 0.7;
   const duplicate = options.duplicateSimilarity ?? 0.6;
   const nothing = options.nothingFound ?? NOTHING_FOUND;
