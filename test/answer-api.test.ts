@@ -193,8 +193,14 @@ t.test('the OpenAI-compatible generator speaks the chat completions wire format'
     let raw = '';
     req.on('data', (d) => (raw += d));
     req.on('end', () => {
-      requests.push({ url: req.url, auth: req.headers.authorization, body: JSON.parse(raw) });
+      const body = JSON.parse(raw);
+      requests.push({ url: req.url, auth: req.headers.authorization, body });
       res.writeHead(200, { 'content-type': 'application/json' });
+      const image = body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((p: any) => p.type === 'image_url');
+      if (image) {
+        res.end(JSON.stringify({ id: 'chatcmpl-2', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `A blue sign by a harbour (${image.image_url.url.slice(0, 22)}).` }, finish_reason: 'stop' }] }));
+        return;
+      }
       res.end(
         JSON.stringify({
           id: 'chatcmpl-1',
@@ -211,7 +217,7 @@ t.test('the OpenAI-compatible generator speaks the chat completions wire format'
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as { port: number }).port;
   process.env.TEST_GENERATION_KEY = 'sk-test-secret';
-  const f = await startFixture({ generation: { provider: 'openai', model: 'local-model', url: `http://127.0.0.1:${port}/v1`, apiKeyEnv: 'TEST_GENERATION_KEY' } });
+  const f = await startFixture({ generation: { provider: 'openai', model: 'local-model', url: `http://127.0.0.1:${port}/v1`, apiKeyEnv: 'TEST_GENERATION_KEY', vision: true } });
   t.teardown(() => f.close());
   const { base } = await seeded(f, 'ans6');
   const info = await f.call('GET', '/info');
@@ -228,6 +234,13 @@ t.test('the OpenAI-compatible generator speaks the chat completions wire format'
   t.match(r.body.answer, new RegExp(`content \\[\\[${keys[0]}\\]\\]`), 'citations map to source keys');
   t.notMatch(r.body.answer, /\[9\]|SRC:0009/, 'a citation that points at nothing is removed');
   for (const m of r.body.answer.matchAll(MARKER)) t.equal(r.body.sources[m[1]].is_cited, true);
+
+  // A vision-capable model describes the query image beside what OCR read.
+  const png = readFileSync(new URL('../../fixtures/formats/sign.png', import.meta.url)).toString('base64');
+  const withImage = await f.call('POST', `${base}:answer`, { query: 'what is this sign?', query_image: { data: png, media_type: 'image/png' } });
+  t.equal(withImage.status, 200);
+  t.match(withImage.body.image_description, /The image shows: A blue sign by a harbour \(data:image\/png;base64,\)/, "the model's description, from the image sent as a data URL");
+  t.match(withImage.body.image_description, /harbour closed for maintenance/i, 'and the OCR reading');
 });
 
 async function waitRun(f: Fixture, url: string, headers = {}): Promise<any> {

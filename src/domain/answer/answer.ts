@@ -186,7 +186,7 @@ export async function answer(s: Services, key: AuthenticatedKey, col: Collection
     }, limitMs);
   });
   const work = (async (): Promise<Response> => {
-    const image = body.query_image ? await readQueryImage(body.query_image, deadline) : null;
+    const image = body.query_image ? await readQueryImage(body.query_image, deadline, await s.generator()) : null;
     const evidence = await retrieveEvidence(s, key, col, body, planQueries(body, image?.text ?? null), requestId);
     const produced = await produceAnswer(await s.generator(), body, evidence, deadline, controller.signal);
     const out: Response = {

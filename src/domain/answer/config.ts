@@ -13,6 +13,8 @@ export interface GenerationConfig {
   url?: string | undefined;
   /** Name of the environment variable holding the API key (never the key itself in a file). */
   apiKeyEnv: string;
+  /** The model reads images (a vision-capable chat model): query images are described by it too. */
+  vision?: boolean | undefined;
 }
 
 const PROVIDERS = ['extractive', 'openai'] as const;
@@ -29,11 +31,12 @@ export function resolveGenerationConfig(dataDir: string, env: NodeJS.ProcessEnv 
     model: env.TROVE_GENERATION_MODEL ?? fromFile.model ?? defaults.model,
     url: env.TROVE_GENERATION_URL ?? fromFile.url ?? defaults.url,
     apiKeyEnv: fromFile.apiKeyEnv ?? 'TROVE_GENERATION_API_KEY',
+    vision: env.TROVE_GENERATION_VISION !== undefined ? /^(1|true|yes)$/i.test(env.TROVE_GENERATION_VISION) : (fromFile.vision ?? false),
   };
 }
 
 export function createGenerator(config: GenerationConfig): Generator {
   if (config.provider === 'extractive') return extractiveGenerator();
   const apiKey = process.env[config.apiKeyEnv];
-  return openAiGenerator({ baseUrl: config.url!, model: config.model, ...(apiKey ? { apiKey } : {}) });
+  return openAiGenerator({ baseUrl: config.url!, model: config.model, vision: config.vision, ...(apiKey ? { apiKey } : {}) });
 }

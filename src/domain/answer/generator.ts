@@ -45,6 +45,8 @@ export interface Generator {
   provider: string;
   model: string;
   generate(input: GenerateInput): Promise<GeneratedAnswer>;
+  /** Present when the model reads images (a vision-capable chat model): a short description of a query image. */
+  describeImage?(image: { data: string; media_type: string }, deadline: number): Promise<string>;
 }
 
 export type GenerationErrorCode =

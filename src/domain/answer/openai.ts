@@ -16,6 +16,8 @@ export interface OpenAiGeneratorConfig {
   /** Upper bound per request; the input's deadline may cut it shorter. Default 120 s. */
   timeoutMs?: number | undefined;
   fetchImpl?: typeof fetch | undefined;
+  /** The model reads images: query images get its description besides what OCR read. */
+  vision?: boolean | undefined;
   /** Sampling temperature; null sends none (some reasoning models refuse the field). Default 0.2. */
   temperature?: number | null | undefined;
   /** Characters of evidence per request. Defaults: standard 16,000, ultra and recall 48,000. */
@@ -185,7 +187,7 @@ export function openAiGenerator(cfg: OpenAiGeneratorConfig): Generator {
     ];
   }
 
-  async function post(input: GenerateInput, body: Record<string, unknown>): Promise<{ status: number; ok: boolean; text: string }> {
+  async function post(input: Pick<GenerateInput, 'deadline' | 'signal'>, body: Record<string, unknown>): Promise<{ status: number; ok: boolean; text: string }> {
     checkDeadline(input);
     const controller = new AbortController();
     const untilDeadline = input.deadline - Date.now();
@@ -219,9 +221,51 @@ export function openAiGenerator(cfg: OpenAiGeneratorConfig): Generator {
     }
   }
 
+  /** The text of a completion, or a GenerationError saying what came back instead. */
+  function completionText(res: { status: number; ok: boolean; text: string }): string {
+    if (!res.ok) {
+      const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
+      throw new GenerationError('upstream_error', `The generation server at ${host} answered ${res.status}: ${excerpt(res.text, cfg.apiKey)}`, retryable, res.status);
+    }
+    let json: ChatCompletion;
+    try {
+      json = JSON.parse(res.text) as ChatCompletion;
+    } catch {
+      throw new GenerationError('bad_response', `The generation server at ${host} answered with something that is not JSON: ${excerpt(res.text, cfg.apiKey)}`, true, res.status);
+    }
+    const content = json.choices?.[0]?.message?.content;
+    const text = Array.isArray(content) ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : content;
+    if (typeof text !== 'string' || text.trim() === '') {
+      const why = json.error?.message ? `: ${excerpt(json.error.message, cfg.apiKey)}` : '';
+      throw new GenerationError('bad_response', `The generation server at ${host} returned no answer text${why}.`, true, res.status);
+    }
+    return text;
+  }
+
+  const describeImage = cfg.vision
+    ? async (image: { data: string; media_type: string }, deadline: number): Promise<string> => {
+        // The OpenAI vision message shape, which Ollama, vLLM and LM Studio accept too.
+        const body = {
+          model: cfg.model,
+          stream: false,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'Describe this image in two or three sentences for a search engine: what it shows, and any text it contains.' },
+                { type: 'image_url', image_url: { url: `data:${image.media_type};base64,${image.data}` } },
+              ],
+            },
+          ],
+        };
+        return completionText(await post({ deadline }, body)).trim();
+      }
+    : undefined;
+
   return {
     provider: 'openai',
     model: cfg.model,
+    ...(describeImage ? { describeImage } : {}),
     async generate(input: GenerateInput): Promise<GeneratedAnswer> {
       checkDeadline(input);
       const body: Record<string, unknown> = { model: cfg.model, messages: messages(input), stream: false };
@@ -233,23 +277,7 @@ export function openAiGenerator(cfg: OpenAiGeneratorConfig): Generator {
         delete body.temperature;
         res = await post(input, body);
       }
-      if (!res.ok) {
-        const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-        throw new GenerationError('upstream_error', `The generation server at ${host} answered ${res.status}: ${excerpt(res.text, cfg.apiKey)}`, retryable, res.status);
-      }
-      let json: ChatCompletion;
-      try {
-        json = JSON.parse(res.text) as ChatCompletion;
-      } catch {
-        throw new GenerationError('bad_response', `The generation server at ${host} answered with something that is not JSON: ${excerpt(res.text, cfg.apiKey)}`, true, res.status);
-      }
-      const content = json.choices?.[0]?.message?.content;
-      const text = Array.isArray(content) ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : content;
-      if (typeof text !== 'string' || text.trim() === '') {
-        const why = json.error?.message ? `: ${excerpt(json.error.message, cfg.apiKey)}` : '';
-        throw new GenerationError('bad_response', `The generation server at ${host} returned no answer text${why}.`, true, res.status);
-      }
-      return mapCitations(text, input.sources);
+      return mapCitations(completionText(res), input.sources);
     },
   };
 }

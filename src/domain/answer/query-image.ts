@@ -5,6 +5,8 @@ import { fileTypeFromBuffer } from 'file-type';
 import { TroveError } from '../../contract/errors.js';
 import { IngestFailure } from '../ingest/types.js';
 import { recognize } from '../ingest/formats/ocr.js';
+import type { Generator } from './generator.js';
+import { asServiceError } from './answer.js';
 
 export const MAX_QUERY_IMAGE_BYTES = 4 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -33,14 +35,19 @@ export interface ImageReading {
   text: string;
 }
 
-export async function readQueryImage(image: { data: string; media_type: string }, deadline: number): Promise<ImageReading> {
+export async function readQueryImage(image: { data: string; media_type: string }, deadline: number, generator?: Generator): Promise<ImageReading> {
   const bytes = await decodeQueryImage(image);
+  let text: string;
   try {
     const result = await recognize(bytes, { deadline });
-    const text = result.paragraphs.map((p) => p.lines.map((l) => l.text).join(' ')).join('\n').trim();
-    return { text, description: text ? `Text read from the image (OCR): ${text}` : 'An image in which OCR found no text.' };
+    text = result.paragraphs.map((p) => p.lines.map((l) => l.text).join(' ')).join('\n').trim();
   } catch (err) {
     if (err instanceof IngestFailure) throw new TroveError('invalid_request', `query_image could not be read: ${err.message}`);
     throw err;
   }
+  const parts = [text ? `Text read from the image (OCR): ${text}` : 'OCR found no text in the image.'];
+  // A vision-capable model, when configured, says what the image shows; OCR alone cannot.
+  const seen = generator?.describeImage ? await generator.describeImage(image, deadline).catch((err: unknown) => { throw asServiceError(err); }) : '';
+  if (seen) parts.unshift(`The image shows: ${seen}`);
+  return { text: [seen, text].filter(Boolean).join('\n'), description: parts.join('\n') };
 }

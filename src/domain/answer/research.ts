@@ -77,7 +77,7 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   const limitMs = answerTimeLimitMs(body.mode, Boolean(body.query_image));
   const deadline = Date.now() + limitMs;
   // The image is read now, and only what was read is kept (retrieval-api.md: "not stored or indexed").
-  const image = body.query_image ? await readQueryImage(body.query_image, Math.min(deadline, Date.now() + 45_000)) : null;
+  const image = body.query_image ? await readQueryImage(body.query_image, Math.min(deadline, Date.now() + 45_000), await s.generator()) : null;
   const { query_image: _image, ...request } = body;
   const run = s.db.transaction(() => {
     const again = replay();
