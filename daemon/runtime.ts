@@ -10,6 +10,7 @@ import { ensureClusterKey } from '../src/domain/keys.js';
 import { createGenerator, resolveGenerationConfig, type GenerationConfig } from '../src/domain/answer/config.js';
 import type { Generator } from '../src/domain/answer/generator.js';
 import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
+import { sweepEvents } from '../src/domain/events.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
@@ -171,6 +172,10 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     };
     const app = createApp(services, log);
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
+    // The event log keeps 30 days (decisions.md §6).
+    sweepEvents(services);
+    const sweeper = setInterval(() => sweepEvents(services), 3600_000);
+    sweeper.unref();
     ready = true;
     worker.post({ type: 'wake' });
     const openDb = db;
@@ -186,6 +191,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       close: async () => {
         ready = false;
         // Query images are read by OCR on this thread's own engine; it must stop too.
+        clearInterval(sweeper);
         await research?.stop();
         await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);
         openDb.close();

@@ -299,6 +299,14 @@ export const SearchResponse = z.object({
   next_cursor: z.string().nullable(),
 });
 
+// ---------------------------------------------------------------- events (decisions.md §6)
+
+export const EventsQuery = z.strictObject({
+  after: z.string().optional().describe('An event ID: only events after it.'),
+  cursor: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
 // ---------------------------------------------------------------- misc responses
 
 export const ErrorEnvelope = z.object({

@@ -1,4 +1,5 @@
 import type { Services } from './context.js';
+import { EVENT_TYPES } from './events.js';
 import { expectedDimensions } from './embed/config.js';
 import { DEFAULT_BODY_LIMIT } from './limits.js';
 
@@ -12,7 +13,7 @@ export function infoDocument(s: Services) {
     search_modes: ['keyword', 'semantic'],
     query_modes: ['standard', 'ultra', 'recall'],
     uri_schemes: ['file', 'http', 'https'],
-    event_types: [] as string[],
+    event_types: [...EVENT_TYPES],
     embedding: { provider: config.provider, model: s.embedding.modelId, dimensions: expectedDimensions(config) },
     generation: { provider: s.generation.provider, model: s.generation.model },
     web_search: { enabled: false },

@@ -94,8 +94,8 @@ export type Permission =
   | { kind: 'none' }
   | { kind: 'any_key' }
   | { kind: 'cluster' }
-  /** Key administration: a cluster key, or a namespace key managing collection keys in its namespace. */
-  | { kind: 'key_admin' }
+  /** A cluster or namespace key (key administration, the event log); collection keys get 403. */
+  | { kind: 'namespace_or_cluster' }
   | { kind: 'action'; action: Action; denyCollectionKeys?: boolean };
 
 export function hasAction(actions: readonly Action[], needed: Action): boolean {
@@ -120,9 +120,9 @@ export function canSeeCollection(key: AuthenticatedKey, ns: NamespaceRow, col: C
 export function authorize(key: AuthenticatedKey, permission: Permission): void {
   if (permission.kind === 'none' || permission.kind === 'any_key' || key.scope.kind === 'cluster') return;
   if (permission.kind === 'cluster') throw new TroveError('forbidden', 'This operation needs a cluster key.');
-  if (permission.kind === 'key_admin') {
+  if (permission.kind === 'namespace_or_cluster') {
     if (key.scope.kind === 'namespace') return;
-    throw new TroveError('forbidden', 'A collection key cannot manage keys.');
+    throw new TroveError('forbidden', 'This operation needs a cluster or namespace key; a collection key cannot perform it.');
   }
   if (permission.denyCollectionKeys && key.scope.kind === 'collection') throw new TroveError('forbidden', 'A collection key cannot perform this operation.');
   if (!hasAction(key.scope.actions, permission.action)) throw new TroveError('forbidden', `This key lacks the '${permission.action}' action.`);

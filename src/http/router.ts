@@ -25,6 +25,8 @@ export interface AppResponse {
   status: number;
   headers: Record<string, string>;
   body: Buffer | string | null;
+  /** A server-sent-event stream instead of a body (GET /events with Accept: text/event-stream). */
+  stream?: AsyncIterable<string>;
 }
 
 export interface RouteContext<B, Q> {
@@ -49,6 +51,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Raw bytes instead of JSON (signed downloads). */
   raw?: { bytes: Buffer; contentType: string };
+  /** Server-sent events instead of JSON. */
+  stream?: AsyncIterable<string>;
 }
 
 export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
@@ -300,6 +304,9 @@ export class Router {
     }
 
     const reply = await def.handler({ s: this.s, requestId, key, params: matched.params, body, query, ns, col, target, req });
+    if (reply.stream) {
+      return { status: reply.status, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId }, body: null, stream: reply.stream };
+    }
     if (reply.raw) {
       return { status: reply.status, headers: { 'content-type': reply.raw.contentType, 'x-request-id': requestId, ...reply.headers }, body: reply.raw.bytes };
     }

@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
 import { createKey, listAdministeredKeys, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
 import type { Reply } from './router.js';
+import { listEvents, streamEvents } from '../domain/events.js';
 
 function ruleReply(w: RuleWrite): Reply {
   return w.status === 202 ? { status: 202, body: { rule: w.rule, job: presentJob(w.job) } } : { status: w.status, body: w.rule };
@@ -27,7 +28,7 @@ const NS = '/namespaces/{namespace}';
 const COL = `${NS}/collections/{collection}`;
 const read = { kind: 'action', action: 'read' } as const;
 const write = { kind: 'action', action: 'write' } as const;
-const keyAdmin = { kind: 'key_admin' } as const;
+const keyAdmin = { kind: 'namespace_or_cluster' } as const;
 
 const err = (description: string) => ({ description, schema: S.ErrorEnvelope });
 const common = { 400: err('invalid_request'), 401: err('unauthenticated'), 403: err('forbidden'), 404: err('not_found') };
@@ -454,6 +455,23 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: keyAdmin,
       responses: { 200: { description: 'key with revoked_at', schema: S.KeySchema }, ...common },
       handler: ({ s, key, params }) => ({ status: 200, body: revokeKey(s, resolveKey(s, key, params.key_id!)) }),
+    }),
+
+    // ------------------------------------------------------------ events
+    route({
+      method: 'GET',
+      path: '/events',
+      summary: 'Recent events the key may see (a page, or a stream with Accept: text/event-stream)',
+      permission: { kind: 'namespace_or_cluster' },
+      query: S.EventsQuery,
+      responses: { 200: { description: 'page of events, or a text/event-stream', schema: S.page(S.EventSchema) }, ...common },
+      handler: ({ s, key, query, req }) => {
+        if ((req.headers.accept ?? '').includes('text/event-stream')) {
+          const after = query.after ?? req.headers['last-event-id'];
+          return { status: 200, stream: streamEvents(s, key, after) };
+        }
+        return { status: 200, body: listEvents(s, key, query) };
+      },
     }),
 
     // ------------------------------------------------------------ jobs

@@ -12,8 +12,25 @@ export function createHttpServer(app: App): Server {
     app
       .handle({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body: hasBody ? req : null })
       .catch((err: unknown) => errorResponse(asTroveError(err), newRequestId()))
-      .then((out) => {
+      .then(async (out) => {
         res.writeHead(out.status, out.headers);
+        if (out.stream) {
+          // Until the client goes away or the daemon stops; then the generator is closed.
+          const iterator = out.stream[Symbol.asyncIterator]();
+          let open = true;
+          res.on('close', () => {
+            open = false;
+            void iterator.return?.();
+          });
+          res.flushHeaders();
+          while (open) {
+            const next = await iterator.next();
+            if (next.done) break;
+            res.write(next.value);
+          }
+          res.end();
+          return;
+        }
         res.end(out.body ?? undefined);
         // A body we stopped reading (413) is drained so the client reads our answer, not a reset.
         if (!req.complete) req.resume();

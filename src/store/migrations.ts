@@ -207,6 +207,142 @@ CREATE INDEX research_collection ON research_runs(collection_rid, rid);
 CREATE INDEX research_status ON research_runs(status);
 `,
   },
+  {
+    version: 6,
+    sql: `
+-- The outbox (decisions.md §6): one append-only log of every status change, written by triggers in
+-- the same transaction as the change, so none is lost on a crash and none exists for a change that
+-- rolled back. data holds the resource as its GET shows it (the workspace object.* events their
+-- own fields). Kept 30 days (src/domain/events.ts sweeps).
+CREATE TABLE events (
+  rid INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  namespace_rid INTEGER,
+  collection_rid INTEGER,
+  data TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX events_namespace ON events(namespace_rid, rid);
+CREATE INDEX events_created ON events(created_at);
+
+CREATE VIEW job_json AS SELECT rid, json_object(
+  'id', id, 'type', type, 'status', status, 'namespace', namespace, 'collection', collection, 'file_id', file_id,
+  'error', CASE WHEN error_code IS NULL THEN NULL ELSE json_object('code', error_code, 'message', error_message) END,
+  'created_at', created_at, 'updated_at', updated_at) AS data, namespace_rid, collection_rid FROM jobs;
+
+CREATE TRIGGER events_job_insert AFTER INSERT ON jobs BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'job.updated', NEW.namespace_rid, NEW.collection_rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM job_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_job_status AFTER UPDATE OF status ON jobs WHEN NEW.status IS NOT OLD.status BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'job.updated', NEW.namespace_rid, NEW.collection_rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM job_json WHERE rid = NEW.rid;
+END;
+
+CREATE VIEW file_json AS SELECT f.rid, f.collection_rid, c.namespace_rid, f.status, f.id, f.path, f.version_id, c.id AS collection_id, n.id AS namespace_id, json_object(
+  'id', f.id, 'path', f.path, 'status', f.status,
+  'source', json_patch(json_object('type', f.source_type, 'content_type', f.content_type),
+    json_object('bytes', f.bytes, 'checksum', f.checksum, 'uri', f.uri)),
+  'metadata', json(f.metadata),
+  'error', CASE WHEN f.error_code IS NULL THEN NULL ELSE json_object('code', f.error_code, 'message', f.error_message) END,
+  'created_at', f.created_at, 'updated_at', f.updated_at) AS data
+  FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid;
+
+CREATE TRIGGER events_file_status AFTER UPDATE OF status ON files WHEN NEW.status IS NOT OLD.status BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), t.type, v.namespace_rid, v.collection_rid,
+         CASE WHEN t.type LIKE 'object.%' THEN json_object('workspaceId', v.namespace_id, 'bucketId', v.collection_id, 'key', v.path, 'versionId', v.version_id, 'fileId', v.id) ELSE v.data END,
+         strftime('%Y-%m-%dT%H:%M:%fZ')
+  FROM file_json v, (SELECT 'file.updated' AS type, 1 AS ord
+                     UNION ALL SELECT 'file.ready', 2 WHERE NEW.status = 'ready'
+                     UNION ALL SELECT 'object.indexed', 3 WHERE NEW.status = 'ready'
+                     UNION ALL SELECT 'file.failed', 2 WHERE NEW.status = 'failed'
+                     UNION ALL SELECT 'object.indexing_failed', 3 WHERE NEW.status = 'failed'
+                     UNION ALL SELECT 'file.deleted', 2 WHERE NEW.status = 'deleting') t
+  WHERE v.rid = NEW.rid ORDER BY t.ord;
+END;
+CREATE TRIGGER events_file_insert AFTER INSERT ON files BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'file.updated', v.namespace_rid, v.collection_rid, v.data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM file_json v WHERE v.rid = NEW.rid;
+END;
+
+-- A collection's status follows its files; it is reported when the collection changes: created,
+-- edited, deleted, or its index moved on (each indexing batch bumps the generation).
+CREATE VIEW collection_counts AS SELECT c.rid,
+  (SELECT count(*) FROM files f WHERE f.collection_rid = c.rid AND f.deleted_at IS NULL AND f.status = 'pending') AS pending,
+  (SELECT count(*) FROM files f WHERE f.collection_rid = c.rid AND f.deleted_at IS NULL AND f.status = 'indexing') AS indexing,
+  (SELECT count(*) FROM files f WHERE f.collection_rid = c.rid AND f.deleted_at IS NULL AND f.status = 'ready') AS ready,
+  (SELECT count(*) FROM files f WHERE f.collection_rid = c.rid AND f.deleted_at IS NULL AND f.status = 'failed') AS failed
+  FROM collections c;
+
+CREATE VIEW collection_json AS SELECT c.rid, c.namespace_rid, json_object(
+  'id', c.id, 'namespace', n.name, 'name', c.name, 'display_name', c.display_name,
+  'status', CASE
+    WHEN c.deleted_at IS NOT NULL THEN 'deleting'
+    WHEN k.pending + k.indexing + k.ready + k.failed = 0 THEN 'empty'
+    WHEN k.pending + k.indexing > 0 THEN 'indexing'
+    WHEN k.failed = 0 THEN 'ready'
+    WHEN k.ready > 0 THEN 'degraded'
+    ELSE 'failed' END,
+  'processing', json(c.processing), 'access_control', c.access_control,
+  'index_generation', CASE WHEN k.ready > 0 THEN 'gen-' || c.generation ELSE NULL END,
+  'file_counts', json_object('pending', k.pending, 'indexing', k.indexing, 'ready', k.ready, 'failed', k.failed),
+  'created_at', c.created_at, 'updated_at', c.updated_at) AS data
+  FROM collections c JOIN namespaces n ON n.rid = c.namespace_rid JOIN collection_counts k ON k.rid = c.rid;
+
+CREATE TRIGGER events_collection_insert AFTER INSERT ON collections BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'collection.updated', NEW.namespace_rid, NEW.rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM collection_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_collection_update AFTER UPDATE ON collections
+  WHEN NEW.generation IS NOT OLD.generation OR NEW.deleted_at IS NOT OLD.deleted_at OR NEW.display_name IS NOT OLD.display_name
+    OR NEW.processing IS NOT OLD.processing OR NEW.access_control IS NOT OLD.access_control BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'collection.updated', NEW.namespace_rid, NEW.rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM collection_json WHERE rid = NEW.rid;
+END;
+
+-- The collection settles (its last busy file ends) or starts indexing (its first file is added):
+-- both change its status between indexing and ready/degraded/failed/empty.
+CREATE TRIGGER events_collection_settled AFTER UPDATE OF status ON files
+  WHEN NEW.status IS NOT OLD.status AND NEW.status NOT IN ('pending', 'indexing') AND OLD.status IN ('pending', 'indexing')
+   AND NOT EXISTS (SELECT 1 FROM files WHERE collection_rid = NEW.collection_rid AND deleted_at IS NULL AND status IN ('pending', 'indexing')) BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'collection.updated', namespace_rid, rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM collection_json WHERE rid = NEW.collection_rid;
+END;
+CREATE TRIGGER events_collection_busy AFTER INSERT ON files
+  WHEN NOT EXISTS (SELECT 1 FROM files WHERE collection_rid = NEW.collection_rid AND deleted_at IS NULL AND status IN ('pending', 'indexing') AND rid <> NEW.rid) BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'collection.updated', namespace_rid, rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM collection_json WHERE rid = NEW.collection_rid;
+END;
+
+CREATE TRIGGER events_collection_rebusy AFTER UPDATE OF status ON files
+  WHEN NEW.status = 'pending' AND OLD.status NOT IN ('pending', 'indexing')
+   AND NOT EXISTS (SELECT 1 FROM files WHERE collection_rid = NEW.collection_rid AND deleted_at IS NULL AND status IN ('pending', 'indexing') AND rid <> NEW.rid) BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'collection.updated', namespace_rid, rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM collection_json WHERE rid = NEW.collection_rid;
+END;
+
+CREATE VIEW research_json AS SELECT rid, namespace_rid, collection_rid, json_object(
+  'id', id, 'namespace', namespace, 'collection', collection, 'status', status, 'mode', mode,
+  'progress', json(progress), 'answer', answer, 'sources', json(sources), 'image_description', image_description,
+  'usage', json(usage), 'error', json(error), 'created_at', created_at, 'updated_at', updated_at, 'completed_at', completed_at) AS data
+  FROM research_runs;
+
+CREATE TRIGGER events_research_insert AFTER INSERT ON research_runs BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.updated', NEW.namespace_rid, NEW.collection_rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_research_status AFTER UPDATE OF status ON research_runs WHEN NEW.status IS NOT OLD.status BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.updated', NEW.namespace_rid, NEW.collection_rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_research_progress AFTER UPDATE OF progress ON research_runs WHEN NEW.progress IS NOT OLD.progress AND NEW.progress IS NOT NULL BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.progress', NEW.namespace_rid, NEW.collection_rid, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

@@ -1,0 +1,90 @@
+// GET /events (decisions.md §2, §6): the outbox as a page, or as a server-sent-event stream. A
+// cluster key sees every event; a namespace key its namespace's; collection keys are refused (403)
+// by the route. Events are kept 30 days.
+import { TroveError } from '../contract/errors.js';
+import { hasPrefix } from '../contract/ids.js';
+import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/events.js';
+import { findNamespaceById } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
+import type { AuthenticatedKey } from './keys.js';
+
+export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+/** decisions.md §6: the event types this cluster emits (GET /info lists them). */
+export const EVENT_TYPES = [
+  'job.updated',
+  'file.updated',
+  'file.ready',
+  'file.failed',
+  'file.deleted',
+  'collection.updated',
+  'research.updated',
+  'research.progress',
+  'object.indexed',
+  'object.indexing_failed',
+  'webhook.test',
+] as const;
+
+export interface EventBody {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: unknown;
+}
+
+export const presentEvent = (e: EventRow): EventBody => ({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });
+
+/** The namespace a key's events come from; undefined for a cluster key (all of them). */
+function namespaceOf(s: Services, key: AuthenticatedKey): number | undefined {
+  if (key.scope.kind === 'cluster') return undefined;
+  const ns = findNamespaceById(s.db, key.scope.namespace_id);
+  // A deleted namespace's key sees nothing new: -1 matches no row.
+  return ns && !ns.deleted_at ? ns.rid : -1;
+}
+
+function startAfter(s: Services, after: string | undefined): number {
+  if (after === undefined) return 0;
+  if (!hasPrefix(after, 'evt')) throw new TroveError('invalid_request', "'after' takes an event ID (evt_…).");
+  const rid = findEventRid(s.db, after);
+  if (rid === undefined) throw new TroveError('invalid_request', `No event '${after}' (events are kept 30 days); start without 'after'.`);
+  return rid;
+}
+
+export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: string | undefined; cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([key.id, 'events', query.after ?? null]);
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : startAfter(s, query.after);
+  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, namespaceRid: namespaceOf(s, key) });
+  const more = rows.length > query.limit;
+  const page = more ? rows.slice(0, query.limit) : rows;
+  return { items: page.map(presentEvent), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
+}
+
+/**
+ * The live stream: every event the key may see after `after` (or from now), as `text/event-stream`
+ * messages (`id`, `event`, `data`), with a comment every 15 s to keep proxies open.
+ */
+export async function* streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
+  let cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
+  const ns = namespaceOf(s, key);
+  let quiet = 0;
+  yield ': trove events\n\n';
+  while (s.ready()) {
+    const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, namespaceRid: ns });
+    for (const row of rows) {
+      cursor = row.rid;
+      yield `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(presentEvent(row))}\n\n`;
+    }
+    if (rows.length === 500) continue;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    quiet += pollMs;
+    if (quiet >= 15_000) {
+      quiet = 0;
+      yield ': keep-alive\n\n';
+    }
+  }
+}
+
+export function sweepEvents(s: Services, now = Date.now()): number {
+  return deleteEventsBefore(s.db, new Date(now - EVENT_RETENTION_MS).toISOString());
+}
