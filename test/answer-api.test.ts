@@ -287,7 +287,14 @@ t.test('research runs: idempotent, staged, readable only by their creator', asyn
   t.same(all.body.items.map((r: any) => r.id), [mine.body.id, standard.body.id], 'a cluster key lists every run, newest first');
   const next = await f.call('GET', `${base}/research?limit=2&cursor=${encodeURIComponent(all.body.next_cursor)}`);
   t.same(next.body.items.map((r: any) => r.id), [created.body.id]);
+  t.equal((await f.call('GET', `${base}/research?cursor=${encodeURIComponent(all.body.next_cursor)}`, undefined, bearer(other))).body.error.code, 'invalid_cursor', "another key's cursor");
   t.equal((await f.call('GET', `${base}/research/rsr_unknown`)).status, 404);
+  // Idempotency records last 24 hours; after that the key names a new request.
+  f.rt.db.prepare('UPDATE research_runs SET created_at = ? WHERE id = ?').run(new Date(Date.now() - 25 * 3600_000).toISOString(), created.body.id);
+  const reused = await f.call('POST', `${base}/research`, { query: 'something else entirely', mode: 'ultra' }, { 'idempotency-key': 'run-1' });
+  t.equal(reused.status, 202, 'after 24 hours the key can start a new run');
+  t.not(reused.body.id, created.body.id);
+  await waitRun(f, `${base}/research/${reused.body.id}`);
   const noSources = await f.call('POST', `${base}/research`, { query: 'why do cats purr?', return_sources: false }, { 'idempotency-key': 'run-3' });
   t.equal((await waitRun(f, `${base}/research/${noSources.body.id}`)).sources, null, 'return_sources false leaves sources null');
 });
@@ -319,4 +326,14 @@ t.test('research runs survive a restart, can be canceled, and fail past their de
   t.equal((await f.call('GET', `${base}/research/${canceled.body.id}`)).body.status, 'canceled', 'a canceled run stays canceled');
   const finished = await f.call('POST', `${base}/research/${queued.body.id}:cancel`);
   t.equal(finished.body.status, 'succeeded', 'canceling a finished run returns it unchanged');
+});
+
+t.test('generator failures in the contract\'s terms (decisions.md §4)', async (t) => {
+  const { asServiceError } = await import('../src/domain/answer/answer.js');
+  const { GenerationError } = await import('../src/domain/answer/generator.js');
+  t.match(asServiceError(new GenerationError('deadline_exceeded', 'late', true)), { code: 'temporarily_unavailable', retryable: true, details: { reason: 'deadline_exceeded' } }, 'an answer past its time limit is 503 deadline_exceeded');
+  t.match(asServiceError(new GenerationError('unreachable', 'down', true)), { code: 'temporarily_unavailable', details: { reason: 'generation_unreachable' } });
+  t.match(asServiceError(new GenerationError('upstream_error', 'bad', false, 400)), { code: 'temporarily_unavailable', retryable: false });
+  const other = new Error('x');
+  t.equal(asServiceError(other), other, 'anything else passes through');
 });
