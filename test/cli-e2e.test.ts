@@ -149,6 +149,19 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.ok(files.every((f) => f.status === 'ready'), 'every file is ready');
   });
 
+  await t.test('answer cites the file that holds the answer', async (t) => {
+    const run = await runCli([...conn, 'answer', 'demo/notes', 'what shimmered over the harbour of Tromsø?', '--json']);
+    t.equal(run.code, 0, `exit 0 (${run.stderr})`);
+    const body = parseJson<{ answer: string; sources: Record<string, { path: string; is_cited: boolean }> }>(run);
+    t.match(body.answer, /aurora borealis shimmered green .*\[\[SRC:0001\]\]/);
+    t.equal(body.sources['SRC:0001']?.path, '/aurora.md');
+    const human = await runCli([...conn, 'answer', 'notes', 'what shimmered over the harbour?', '-n', 'demo']);
+    t.equal(human.code, 0);
+    t.match(human.stdout, /Sources:\n  \[SRC:0001\] \/aurora\.md/);
+    const bad = await runCli([...conn, 'answer', 'demo/notes', 'x', '--mode', 'deep']);
+    t.not(bad.code, 0, 'a bad --mode is refused');
+  });
+
   await t.test('search finds the right file with evidence', async (t) => {
     const body = await search(t, 'aurora borealis');
     t.equal(body.results[0]?.rank, 1);

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { runDaemonStart } from './commands/daemon-start.js';
 import { runIngest } from './commands/ingest.js';
 import { runSearch } from './commands/search.js';
+import { runAnswer } from './commands/answer.js';
 import { runStatus } from './commands/status.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -67,6 +68,20 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print the raw response as JSON')
     .action(async (collection: string, query: string, opts: Record<string, unknown>) => {
       process.exitCode = await runSearch(collection, query, program.opts(), opts);
+    });
+
+  program
+    .command('answer')
+    .description('Answer a question from a collection, with cited sources')
+    .argument('<collection>', 'collection name or ID, or <namespace>/<collection>')
+    .argument('<question>', 'the question')
+    .option('-n, --namespace <name>', 'namespace (default: "default")')
+    .addOption(new Option('--mode <mode>', 'how much of the collection to read').choices(['standard', 'ultra', 'recall']).default('standard'))
+    .option('--filter <json>', 'filter clause as JSON')
+    .option('--principal <principal...>', 'principals the answer may draw from (collections with access rules)')
+    .option('--json', 'print the raw response as JSON')
+    .action(async (collection: string, question: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runAnswer(collection, question, program.opts(), opts);
     });
 
   await program.parseAsync(argv);

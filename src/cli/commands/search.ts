@@ -65,7 +65,7 @@ export async function runSearch(collection: string, query: string, globalOpts: G
 }
 
 /** `ns/col` names both; a bare name uses --namespace or "default". */
-function parseTarget(collection: string, namespaceOption: string | undefined): { namespace: string; collection: string } {
+export function parseTarget(collection: string, namespaceOption: string | undefined): { namespace: string; collection: string } {
   const slash = collection.indexOf('/');
   if (slash < 0) return { namespace: namespaceOption ?? DEFAULT_NAMESPACE, collection };
   const namespace = collection.slice(0, slash);
@@ -84,7 +84,7 @@ function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-function parseFilter(text: string): unknown {
+export function parseFilter(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
