@@ -162,6 +162,27 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.not(bad.code, 0, 'a bad --mode is refused');
   });
 
+  await t.test('keys create, list and revoke', async (t) => {
+    const made = await runCli([...conn, 'keys', 'create', 'notes-reader', '--namespace', 'demo', '--collection', 'notes', '--actions', 'search,read', '--json']);
+    t.equal(made.code, 0, `exit 0 (${made.stderr})`);
+    const key = parseJson<{ id: string; secret: string; scope: unknown }>(made);
+    t.same(key.scope, { kind: 'collection', namespace: 'demo', collections: ['notes'], actions: ['search', 'read'] });
+    const asReader = await runCli(['--url', daemon.url, '--key', key.secret, 'search', 'demo/notes', 'aurora', '--json']);
+    t.equal(asReader.code, 0, 'the new key searches');
+    const listed = await runCli([...conn, 'keys', 'list']);
+    t.match(listed.stdout, new RegExp(`${key.id}\\s+notes-reader\\s+collection demo/notes \\[search,read\\]`));
+    t.notMatch(listed.stdout, /trove_[a-z0-9]+_/, 'no secret in the list');
+    const revoked = await runCli([...conn, 'keys', 'revoke', key.id]);
+    t.equal(revoked.code, 0);
+    t.match(revoked.stdout, /^revoked key_/);
+    const after = await runCli(['--url', daemon.url, '--key', key.secret, 'search', 'demo/notes', 'aurora', '--json']);
+    t.equal(after.code, 3, 'a revoked key exits with the unauthenticated code');
+    t.match(after.stderr, /"code":"unauthenticated"/);
+    const noScope = await runCli([...conn, 'keys', 'create', 'vague']);
+    t.equal(noScope.code, 2, 'a key needs a scope flag');
+    t.match(noScope.stderr, /--namespace .*--cluster/);
+  });
+
   await t.test('search finds the right file with evidence', async (t) => {
     const body = await search(t, 'aurora borealis');
     t.equal(body.results[0]?.rank, 1);

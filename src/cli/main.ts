@@ -4,6 +4,7 @@ import { runDaemonStart } from './commands/daemon-start.js';
 import { runIngest } from './commands/ingest.js';
 import { runSearch } from './commands/search.js';
 import { runAnswer } from './commands/answer.js';
+import { runKeysCreate, runKeysList, runKeysRevoke } from './commands/keys.js';
 import { runStatus } from './commands/status.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -82,6 +83,35 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print the raw response as JSON')
     .action(async (collection: string, question: string, opts: Record<string, unknown>) => {
       process.exitCode = await runAnswer(collection, question, program.opts(), opts);
+    });
+
+  const keys = program.command('keys').description('API keys: create, list, revoke');
+  keys
+    .command('create')
+    .description('Create a key; its secret is printed once')
+    .argument('<name>', 'key name (lowercase letters, digits, _ and -)')
+    .option('--cluster', 'a cluster key (everything)')
+    .option('--namespace <name>', 'the namespace the key may reach')
+    .option('--collection <name...>', 'only these collections of the namespace')
+    .option('--actions <list>', 'comma-separated: read, write, search, query')
+    .option('--json', 'print the key (with its secret) as JSON')
+    .action(async (name: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runKeysCreate(name, program.opts(), opts);
+    });
+  keys
+    .command('list')
+    .description('List the keys this key administers')
+    .option('--json', 'print the keys as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await runKeysList(program.opts(), opts);
+    });
+  keys
+    .command('revoke')
+    .description('Revoke a key by its key_ ID (repeating it is harmless)')
+    .argument('<id>', 'the key_ ID')
+    .option('--json', 'print the revoked key as JSON')
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runKeysRevoke(id, program.opts(), opts);
     });
 
   await program.parseAsync(argv);

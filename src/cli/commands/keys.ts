@@ -1,0 +1,79 @@
+// `trove keys create|list|revoke`: API keys from the terminal. Non-interactive: every choice is a flag.
+import { ApiClient, CliError, reportError } from '../client.js';
+import { resolveConnection, type GlobalOptions } from '../connection.js';
+
+interface Key {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: { kind: string; namespace?: string; collections?: string[]; actions?: string[] };
+  created_at: string;
+  revoked_at?: string;
+  secret?: string;
+}
+
+export interface CreateKeyOptions {
+  namespace?: string;
+  collection?: string[];
+  actions?: string;
+  cluster?: boolean;
+  json?: boolean;
+}
+
+const ACTIONS = ['read', 'write', 'search', 'query'];
+
+/** The scope the flags describe: --cluster, or --namespace [--collection …] with --actions. */
+export function scopeFromFlags(opts: CreateKeyOptions): Key['scope'] {
+  if (opts.cluster) {
+    if (opts.namespace || opts.collection || opts.actions) throw new CliError('--cluster takes no --namespace, --collection or --actions.', 2);
+    return { kind: 'cluster' };
+  }
+  if (!opts.namespace) throw new CliError('Say what the key may reach: --namespace <name> [--collection <name>...] --actions read,search, or --cluster.', 2);
+  const actions = (opts.actions ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  if (actions.length === 0) throw new CliError(`--actions is required: a comma-separated list of ${ACTIONS.join(', ')}.`, 2);
+  const unknown = actions.filter((a) => !ACTIONS.includes(a));
+  if (unknown.length > 0) throw new CliError(`Unknown action(s) ${unknown.join(', ')}; use ${ACTIONS.join(', ')}.`, 2);
+  return opts.collection?.length ? { kind: 'collection', namespace: opts.namespace, collections: opts.collection, actions } : { kind: 'namespace', namespace: opts.namespace, actions };
+}
+
+const describe = (k: Key) =>
+  k.scope.kind === 'cluster' ? 'cluster' : `${k.scope.kind} ${k.scope.namespace}${k.scope.collections ? `/${k.scope.collections.join(',')}` : ''} [${k.scope.actions?.join(',')}]`;
+
+export async function runKeysCreate(name: string, globalOpts: GlobalOptions, opts: CreateKeyOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    const scope = scopeFromFlags(opts);
+    const { url, key } = await resolveConnection(globalOpts);
+    const created = await new ApiClient(url, key).request<Key>('POST', '/keys', { name, scope });
+    if (json) process.stdout.write(JSON.stringify(created) + '\n');
+    else process.stdout.write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+export async function runKeysList(globalOpts: GlobalOptions, opts: { json?: boolean }): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    const { url, key } = await resolveConnection(globalOpts);
+    const keys = await new ApiClient(url, key).listAll<Key>('/keys');
+    if (json) process.stdout.write(JSON.stringify(keys) + '\n');
+    else for (const k of keys) process.stdout.write(`${k.id}  ${k.name.padEnd(24)} ${describe(k)}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}\n`);
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+export async function runKeysRevoke(id: string, globalOpts: GlobalOptions, opts: { json?: boolean }): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    const { url, key } = await resolveConnection(globalOpts);
+    const revoked = await new ApiClient(url, key).request<Key>('POST', `/keys/${encodeURIComponent(id)}:revoke`);
+    process.stdout.write(json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.id} at ${revoked.revoked_at}\n`);
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
