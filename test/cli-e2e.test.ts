@@ -183,6 +183,32 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.match(noScope.stderr, /--namespace .*--cluster/);
   });
 
+  await t.test('rules set, list, explain and rm', async (t) => {
+    const api = (method: string, p: string, body?: unknown) =>
+      fetch(`${daemon.url}${p}`, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    t.equal((await api('POST', '/namespaces/demo/collections', { name: 'private', access_control: 'enforced' })).status, 201);
+    const all = await runCli([...conn, 'rules', 'set', 'demo/private', '/', '--reader', 'staff', 'admins', '--json']);
+    t.equal(all.code, 0, `exit 0 (${all.stderr})`);
+    const sealed = await runCli([...conn, 'rules', 'set', 'private', '/payroll/', '--reader', 'payroll', '--sealed', '-n', 'demo']);
+    t.equal(sealed.code, 0);
+    t.match(sealed.stdout, /folder \/payroll\/ \(sealed\)\s+readers: payroll/);
+    await runCli([...conn, 'rules', 'set', 'demo/private', '/payroll/ceo.md', '--reader', 'ceo']);
+    const list = await runCli([...conn, 'rules', 'list', 'demo/private', '--json']);
+    t.same(parseJson<{ folder: string | null; file: string | null }[]>(list).map((r) => r.folder ?? r.file), ['/', '/payroll/', '/payroll/ceo.md']);
+    const explain = await runCli([...conn, 'rules', 'explain', 'demo/private', '/payroll/ceo.md', '--json']);
+    t.match(parseJson<{ governing_rule: { folder: string }; readers: string[] }>(explain), { governing_rule: { folder: '/payroll/' }, readers: ['payroll'] }, 'the sealed folder governs, not the file rule');
+    const human = await runCli([...conn, 'rules', 'explain', 'demo/private', '/handbook.md']);
+    t.match(human.stdout, /^\/handbook\.md: governed by acr_\w+\s+folder \/\s+readers: staff, admins/);
+    const payroll = parseJson<{ id: string; folder: string | null }[]>(list).find((r) => r.folder === '/payroll/')!;
+    const rm = await runCli([...conn, 'rules', 'rm', 'demo/private', payroll.id]);
+    t.equal(rm.code, 0);
+    t.match(rm.stdout, /^deleted acr_/);
+    const after = await runCli([...conn, 'rules', 'explain', 'demo/private', '/payroll/ceo.md', '--json']);
+    t.match(parseJson<{ governing_rule: { file: string } }>(after), { governing_rule: { file: '/payroll/ceo.md' } }, 'without the seal the file rule governs');
+    const bad = await runCli([...conn, 'rules', 'set', 'demo/private', 'payroll', '--reader', 'x']);
+    t.equal(bad.code, 2, 'a path must start with /');
+  });
+
   await t.test('search finds the right file with evidence', async (t) => {
     const body = await search(t, 'aurora borealis');
     t.equal(body.results[0]?.rank, 1);

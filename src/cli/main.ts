@@ -5,6 +5,7 @@ import { runIngest } from './commands/ingest.js';
 import { runSearch } from './commands/search.js';
 import { runAnswer } from './commands/answer.js';
 import { runKeysCreate, runKeysList, runKeysRevoke } from './commands/keys.js';
+import { runRulesExplain, runRulesList, runRulesRemove, runRulesSet } from './commands/rules.js';
 import { runStatus } from './commands/status.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -112,6 +113,50 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print the revoked key as JSON')
     .action(async (id: string, opts: Record<string, unknown>) => {
       process.exitCode = await runKeysRevoke(id, program.opts(), opts);
+    });
+
+  const rules = program.command('rules').description('Access rules of a collection: set, list, rm, explain');
+  const ns = ['-n, --namespace <name>', 'namespace (default: "default")'] as const;
+  rules
+    .command('set')
+    .description('Create or replace the rule on a folder (/team/) or a file (/team/plan.md)')
+    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .argument('<path>', 'a folder ending in / or a file path')
+    .option('--reader <principal...>', 'who may read (none: nobody)')
+    .option('--sealed', 'a sealed folder rule overrides every rule below it')
+    .option(...ns)
+    .option('--json', 'print the response as JSON')
+    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runRulesSet(collection, path, program.opts(), opts);
+    });
+  rules
+    .command('list')
+    .description('List the rules of a collection')
+    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .option(...ns)
+    .option('--json', 'print the rules as JSON')
+    .action(async (collection: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runRulesList(collection, program.opts(), opts);
+    });
+  rules
+    .command('rm')
+    .description('Delete a rule by its acr_ ID')
+    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .argument('<id>', 'the acr_ ID')
+    .option(...ns)
+    .option('--json', 'print the response as JSON')
+    .action(async (collection: string, id: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runRulesRemove(collection, id, program.opts(), opts);
+    });
+  rules
+    .command('explain')
+    .description('Which rule governs a file path, and who can read it')
+    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .argument('<path>', 'a file path')
+    .option(...ns)
+    .option('--json', 'print the explanation as JSON')
+    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+      process.exitCode = await runRulesExplain(collection, path, program.opts(), opts);
     });
 
   await program.parseAsync(argv);
