@@ -11,6 +11,8 @@ import { createGenerator, resolveGenerationConfig, type GenerationConfig } from 
 import type { Generator } from '../src/domain/answer/generator.js';
 import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
 import { sweepEvents } from '../src/domain/events.js';
+import { startWebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
+import { parseRetryScale } from '../src/domain/webhooks/config.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
@@ -37,6 +39,12 @@ export interface RuntimeOptions {
   uploadTtlMs?: number;
   /** false: open without the indexing worker, so queued jobs stay queued (tests of in-between states). */
   indexer?: boolean;
+  /** decisions.md §6: let webhooks deliver over http:// to loopback (a developer's machine, CI). */
+  allowInsecureWebhooks?: boolean;
+  /** Multiplies every webhook retry wait (tests and CI fixtures compress the ~75-hour schedule). */
+  webhookRetryScale?: number | undefined;
+  /** false: open without the webhook dispatcher (tests that drive their own). */
+  webhookDispatcher?: boolean;
   /** false: open without the research runner, so queued runs stay queued (tests of restarts). */
   researchRunner?: boolean;
   /** The answer generator; default from `<data-dir>/config.json` and TROVE_GENERATION_* (src/domain/answer/config.ts). */
@@ -172,6 +180,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     };
     const app = createApp(services, log);
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
+    if (options.allowInsecureWebhooks) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
+    const webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { allowInsecure: options.allowInsecureWebhooks ?? false, retryScale: options.webhookRetryScale ?? parseRetryScale(), log });
     // The event log keeps 30 days (decisions.md §6).
     sweepEvents(services);
     const sweeper = setInterval(() => sweepEvents(services), 3600_000);
@@ -193,6 +203,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
         // Query images are read by OCR on this thread's own engine; it must stop too.
         clearInterval(sweeper);
         await research?.stop();
+        await webhooks?.stop();
         await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);
         openDb.close();
         releaseLock();

@@ -28,6 +28,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print one JSON line {"event":"listening",…} once requests are answered')
     .option('--allow-file-root <dir>', 'allow file:// sources under this directory (repeatable; env TROVE_FILE_ROOTS, colon-separated)', collect)
     .option('--allow-private-sources', 'let http(s) sources reach loopback, private and link-local addresses')
+    .option('--allow-insecure-webhooks', 'let webhooks deliver over http:// to loopback (env TROVE_ALLOW_INSECURE_WEBHOOKS=1)')
+    .option('--webhook-retry-scale <factor>', 'multiply every webhook retry wait (env TROVE_WEBHOOK_RETRY_SCALE)')
     .option('--insecure', 'allow plain HTTP on a non-loopback address')
     .option('--tls-cert <file>', 'TLS certificate (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM)')

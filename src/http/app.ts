@@ -2,6 +2,7 @@ import type { Services } from '../domain/context.js';
 import { openApiDocument } from './openapi.js';
 import { route, Router, type AppRequest, type AppResponse, type Logger, type RouteDef } from './router.js';
 import { dataPlaneRoutes } from './routes.js';
+import { webhookRoutes } from './workspace-routes.js';
 
 export interface App {
   handle(req: AppRequest): Promise<AppResponse>;
@@ -9,7 +10,7 @@ export interface App {
 }
 
 export function createApp(s: Services, log: Logger): App {
-  const routes = dataPlaneRoutes();
+  const routes = [...dataPlaneRoutes(), ...webhookRoutes()];
   let openapi: string | undefined;
   routes.push(
     route({

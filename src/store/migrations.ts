@@ -1,4 +1,5 @@
 // Versioned schema migrations. Append new versions; never edit one that has shipped.
+import { WEBHOOK_MIGRATION_SQL } from './webhooks.js';
 export interface Migration {
   version: number;
   sql: string;
@@ -343,6 +344,7 @@ CREATE TRIGGER events_research_progress AFTER UPDATE OF progress ON research_run
 END;
 `,
   },
+  { version: 7, sql: WEBHOOK_MIGRATION_SQL },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

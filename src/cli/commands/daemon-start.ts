@@ -1,5 +1,6 @@
 import { DataDirLockedError } from '../../../daemon/runtime.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from '../../../daemon/main.js';
+import { parseRetryScale } from '../../domain/webhooks/config.js';
 
 export interface DaemonStartOptions {
   dataDir?: string;
@@ -9,6 +10,8 @@ export interface DaemonStartOptions {
   json?: boolean;
   allowFileRoot?: string[];
   allowPrivateSources?: boolean;
+  allowInsecureWebhooks?: boolean;
+  webhookRetryScale?: string;
   insecure?: boolean;
   tlsCert?: string;
   tlsKey?: string;
@@ -40,6 +43,8 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       clusterKey: process.env.TROVE_CLUSTER_KEY || undefined,
       fileRoots: [...envRoots, ...(opts.allowFileRoot ?? [])],
       allowPrivateSources: opts.allowPrivateSources ?? process.env.TROVE_ALLOW_PRIVATE_SOURCES === '1',
+      allowInsecureWebhooks: opts.allowInsecureWebhooks ?? process.env.TROVE_ALLOW_INSECURE_WEBHOOKS === '1',
+      webhookRetryScale: parseRetryScale(opts.webhookRetryScale ?? process.env.TROVE_WEBHOOK_RETRY_SCALE),
       insecure: opts.insecure ?? false,
       tlsCert: opts.tlsCert,
       tlsKey: opts.tlsKey,

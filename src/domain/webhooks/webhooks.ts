@@ -1,0 +1,337 @@
+// Webhook registration and the delivery log (workspace-api.md "Webhook", "States and transitions",
+// "Other webhook operations"; decisions.md §5-6). A workspace is a namespace, a bucket a collection.
+import { TroveError } from '../../contract/errors.js';
+import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
+import { findCollection } from '../../store/collections.js';
+import type { NamespaceRow } from '../../store/namespaces.js';
+import {
+  attemptsOf,
+  deleteWebhook,
+  failPendingDeliveries,
+  findDelivery,
+  findWebhook,
+  insertWebhook,
+  latestEventRid,
+  listDeliveries,
+  listWebhooks,
+  replayCandidates,
+  updateDelivery,
+  updateWebhook,
+  type DeliveryRow,
+  type WebhookChanges,
+  type WebhookRow,
+} from '../../store/webhooks.js';
+import type { Services } from '../context.js';
+import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
+import { EVENT_TYPES } from '../events.js';
+import type { AuthenticatedKey } from '../keys.js';
+import { webhookConfig } from './config.js';
+import { wakeDispatcher } from './wake.js';
+import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
+import { checkReceiverUrl, postOnce } from './transport.js';
+
+export const MAX_ROTATION_OVERLAP_S = 604_800;
+export const DEFAULT_ROTATION_OVERLAP_S = 86_400;
+
+export interface WebhookView {
+  id: string;
+  name: string;
+  url: string;
+  eventTypes: string[] | null;
+  bucketIds: string[] | null;
+  enabled: boolean;
+  ownerKind: 'me' | 'workspace';
+  disabledReason: string | null;
+  signing: { secretFingerprint: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function presentWebhook(w: WebhookRow): WebhookView {
+  return {
+    id: w.id,
+    name: w.name,
+    url: w.url,
+    eventTypes: w.event_types === null ? null : (JSON.parse(w.event_types) as string[]),
+    bucketIds: w.bucket_ids === null ? null : (JSON.parse(w.bucket_ids) as string[]),
+    enabled: w.enabled === 1,
+    ownerKind: w.owner_kind,
+    disabledReason: w.disabled_reason,
+    signing: { secretFingerprint: secretFingerprint(w.secret) },
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+  };
+}
+
+export function presentDelivery(d: DeliveryRow) {
+  return { id: d.id, eventId: d.event_id, eventType: d.event_type, status: d.status, attempts: d.attempts, createdAt: d.created_at, updatedAt: d.updated_at };
+}
+
+// ------------------------------------------------------------------ who sees what
+
+/** The local user (decisions.md §5) holds the cluster key; a namespace key with every action is an admin. */
+function isAdmin(key: AuthenticatedKey): boolean {
+  if (key.scope.kind === 'cluster') return true;
+  if (key.scope.kind !== 'namespace') return false;
+  const actions = key.scope.actions;
+  return (['read', 'write', 'search', 'query'] as const).every((a) => actions.includes(a));
+}
+
+function visible(key: AuthenticatedKey, w: WebhookRow): boolean {
+  return w.owner_kind === 'workspace' || isAdmin(key);
+}
+
+export function resolveWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, id: string): WebhookRow {
+  const w = hasPrefix(id, 'whk') ? findWebhook(s.db, ns.rid, id) : undefined;
+  if (!w || !visible(key, w)) throw new TroveError('not_found', `Webhook '${id}' not found in workspace '${ns.name}'.`);
+  return w;
+}
+
+// ------------------------------------------------------------------ validation helpers
+
+function checkEventTypes(types: string[] | null | undefined): string[] | null {
+  if (types === undefined || types === null) return null;
+  const known = new Set<string>(EVENT_TYPES);
+  const unknown = types.filter((t) => !known.has(t));
+  if (unknown.length > 0) throw new TroveError('invalid_request', `eventTypes: unknown event type(s): ${unknown.join(', ')}.`, { known: [...EVENT_TYPES] });
+  return [...new Set(types)];
+}
+
+/** Bucket names or IDs → the collections' immutable `col_` IDs. */
+function checkBucketIds(s: Services, ns: NamespaceRow, key: AuthenticatedKey, refs: string[] | null | undefined): string[] | null {
+  if (refs === undefined || refs === null) return null;
+  const ids = refs.map((ref) => {
+    const col = findCollection(s.db, ns.rid, ref);
+    if (!col || col.deleted_at) throw new TroveError('invalid_request', `bucketIds: no bucket '${ref}' in workspace '${ns.name}'.`, { bucket: ref });
+    if (key.scope.kind === 'collection' && !key.scope.collections.includes(col.name)) throw new TroveError('invalid_request', `bucketIds: no bucket '${ref}' in workspace '${ns.name}'.`, { bucket: ref });
+    return col.id;
+  });
+  return [...new Set(ids)];
+}
+
+// ------------------------------------------------------------------ operations
+
+export interface CreateWebhookInput {
+  name: string;
+  url: string;
+  eventTypes?: string[] | null | undefined;
+  bucketIds?: string[] | null | undefined;
+  owner?: 'me' | 'workspace' | undefined;
+}
+
+export async function createWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, input: CreateWebhookInput): Promise<{ webhook: WebhookView; secret: string }> {
+  const owner = input.owner ?? 'workspace';
+  // Personal webhooks belong to the local user (decisions.md §5), who holds the cluster key.
+  if (owner === 'me' && key.scope.kind !== 'cluster') throw new TroveError('forbidden', "owner 'me' makes a personal webhook of the local user; a workspace API key creates workspace webhooks (owner 'workspace').");
+  const eventTypes = checkEventTypes(input.eventTypes);
+  const bucketIds = checkBucketIds(s, ns, key, input.bucketIds);
+  await checkReceiverUrl(input.url, webhookConfig(s));
+  const secret = mintWebhookSecret();
+  const now = nowIso();
+  const row = s.db
+    .transaction(() =>
+      insertWebhook(s.db, {
+        id: newId('whk'),
+        namespace_rid: ns.rid,
+        name: input.name,
+        url: input.url,
+        event_types: eventTypes === null ? null : JSON.stringify(eventTypes),
+        bucket_ids: bucketIds === null ? null : JSON.stringify(bucketIds),
+        enabled: 1,
+        owner_kind: owner,
+        disabled_reason: null,
+        secret,
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        // A new webhook receives only events that happen after its creation.
+        cursor_rid: latestEventRid(s.db),
+        last_success_at: null,
+        created_at: now,
+        created_ms: Date.parse(now),
+        updated_at: now,
+      }),
+    )
+    .immediate();
+  return { webhook: presentWebhook(row), secret };
+}
+
+export function listWorkspaceWebhooks(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([key.id, 'webhooks', ns.id]);
+  let after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  const items: WebhookRow[] = [];
+  let more = false;
+  // Personal webhooks a key may not see are skipped, so a page may take more than one read.
+  for (;;) {
+    const rows = listWebhooks(s.db, ns.rid, after, query.limit + 1);
+    for (const r of rows) {
+      after = r.rid;
+      if (!visible(key, r)) continue;
+      if (items.length === query.limit) {
+        more = true;
+        break;
+      }
+      items.push(r);
+    }
+    if (more || rows.length < query.limit + 1) break;
+  }
+  const last = items.at(-1);
+  return { items: items.map(presentWebhook), next_cursor: more && last ? signCursor(s.cursorSecret, binding, last.rid, LIST_CURSOR_TTL_MS) : null };
+}
+
+export interface PatchWebhookInput {
+  name?: string | undefined;
+  url?: string | undefined;
+  eventTypes?: string[] | null | undefined;
+  bucketIds?: string[] | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, w: WebhookRow, input: PatchWebhookInput): Promise<WebhookView> {
+  const changes: WebhookChanges = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.url !== undefined) {
+    await checkReceiverUrl(input.url, webhookConfig(s));
+    changes.url = input.url;
+  }
+  if (Object.hasOwn(input, 'eventTypes') && input.eventTypes !== undefined) {
+    const t = checkEventTypes(input.eventTypes);
+    changes.event_types = t === null ? null : JSON.stringify(t);
+  }
+  if (Object.hasOwn(input, 'bucketIds') && input.bucketIds !== undefined) {
+    const b = checkBucketIds(s, ns, key, input.bucketIds);
+    changes.bucket_ids = b === null ? null : JSON.stringify(b);
+  }
+  const now = nowIso();
+  const row = s.db
+    .transaction(() => {
+      const current = findWebhook(s.db, ns.rid, w.id);
+      if (!current) throw new TroveError('not_found', `Webhook '${w.id}' not found in workspace '${ns.name}'.`);
+      if (input.enabled === false && current.enabled === 1) {
+        changes.enabled = 0;
+        changes.disabled_reason = null;
+        failPendingDeliveries(s.db, current.rid, now);
+      } else if (input.enabled === true && current.enabled === 0) {
+        changes.enabled = 1;
+        changes.disabled_reason = null;
+        // An off webhook records no events: it starts again from now.
+        changes.cursor_rid = latestEventRid(s.db);
+        // The 72-hour failing window starts again too.
+        changes.last_success_at = Date.now();
+      }
+      changes.updated_at = now;
+      updateWebhook(s.db, current.rid, changes);
+      return findWebhook(s.db, ns.rid, w.id)!;
+    })
+    .immediate();
+  if (row.enabled === 1) wakeDispatcher(s);
+  return presentWebhook(row);
+}
+
+export function removeWebhook(s: Services, w: WebhookRow): void {
+  s.db.transaction(() => deleteWebhook(s.db, w.rid)).immediate();
+}
+
+export function rotateSecret(s: Services, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): { webhook: WebhookView; secret: string } {
+  if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_S) {
+    throw new TroveError('invalid_request', `previousSecretExpiresInSeconds must be an integer from 0 to ${MAX_ROTATION_OVERLAP_S}.`);
+  }
+  const secret = mintWebhookSecret();
+  const now = nowIso();
+  const row = s.db
+    .transaction(() => {
+      const current = findWebhookByRidOrThrow(s, w);
+      // The secret being replaced becomes the previous one; an older previous secret still in its
+      // overlap stops at once (only two secrets are ever live).
+      updateWebhook(s.db, current.rid, {
+        secret,
+        previous_secret: overlapSeconds > 0 ? current.secret : null,
+        previous_secret_expires_at: overlapSeconds > 0 ? Date.now() + overlapSeconds * 1000 : null,
+        updated_at: now,
+      });
+      return findWebhookByRidOrThrow(s, w);
+    })
+    .immediate();
+  return { webhook: presentWebhook(row), secret };
+}
+
+function findWebhookByRidOrThrow(s: Services, w: WebhookRow): WebhookRow {
+  const row = findWebhook(s.db, w.namespace_rid, w.id);
+  if (!row) throw new TroveError('not_found', `Webhook '${w.id}' not found.`);
+  return row;
+}
+
+/** The secrets that sign now: the current one, and the previous one during its overlap. */
+export function liveSecrets(w: WebhookRow, nowMs = Date.now()): string[] {
+  const out = [w.secret];
+  if (w.previous_secret && w.previous_secret_expires_at !== null && w.previous_secret_expires_at > nowMs) out.push(w.previous_secret);
+  return out;
+}
+
+export interface ReplayInput {
+  since?: string | undefined;
+  until?: string | undefined;
+  onlyFailed?: boolean | undefined;
+  eventIds?: string[] | undefined;
+}
+
+/**
+ * Sends logged deliveries again: same event ID and body, new timestamp and signature, a new round of
+ * up to 10 attempts. A delivery still pending stays queued once (and counts as replayed).
+ */
+export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): { replayed: number } {
+  if (input.since === undefined && input.eventIds === undefined) throw new TroveError('invalid_request', 'Give `since` (optionally `until`, `onlyFailed`) or `eventIds`.');
+  if (input.eventIds !== undefined && (input.since !== undefined || input.until !== undefined)) {
+    throw new TroveError('invalid_request', '`eventIds` cannot be combined with `since` or `until`.');
+  }
+  if (input.since !== undefined && input.until !== undefined && Date.parse(input.until) <= Date.parse(input.since)) {
+    throw new TroveError('invalid_request', '`until` must be later than `since`.');
+  }
+  const since = input.since === undefined ? undefined : new Date(input.since).toISOString();
+  const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
+  const count = s.db
+    .transaction(() => {
+      const current = findWebhookByRidOrThrow(s, w);
+      if (current.enabled !== 1) throw new TroveError('webhook_disabled', 'The webhook is off; turn it on (PATCH enabled: true) before replaying.');
+      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds });
+      const now = nowIso();
+      const nowMs = Date.now();
+      for (const d of rows) {
+        if (d.status === 'pending') continue;
+        updateDelivery(s.db, d.rid, { status: 'pending', attempts: d.attempts, round_attempts: 0, next_attempt_ms: nowMs, updated_at: now });
+      }
+      return rows.length;
+    })
+    .immediate();
+  wakeDispatcher(s);
+  return { replayed: count };
+}
+
+/** One signed `webhook.test` event; no retries, not logged, works while the webhook is off. */
+export async function testWebhook(s: Services, ns: NamespaceRow, w: WebhookRow): Promise<{ status: number | null; body: string; error?: string }> {
+  const cfg = webhookConfig(s);
+  const workspaceId = ns.id;
+  const event = { id: newId('evt'), type: 'webhook.test', timestamp: nowIso(), data: { webhookId: w.id, workspaceId } };
+  const body = JSON.stringify(event);
+  const result = await postOnce(w.url, body, signedHeaders(event.id, body, liveSecrets(w)), { allowInsecure: cfg.allowInsecure, timeoutMs: cfg.timeoutMs });
+  return result.error === null ? { status: result.status, body: result.body } : { status: result.status, body: result.body, error: result.error };
+}
+
+export function listWebhookDeliveries(s: Services, key: AuthenticatedKey, w: WebhookRow, query: { status?: string | undefined; cursor?: string | undefined; limit: number }) {
+  const binding = requestBinding([key.id, 'webhook-deliveries', w.id, query.status ?? null]);
+  const before = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
+  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status });
+  const more = rows.length > query.limit;
+  const page = more ? rows.slice(0, query.limit) : rows;
+  return { items: page.map(presentDelivery), next_cursor: more ? signCursor(s.cursorSecret, binding, page.at(-1)!.rid, LIST_CURSOR_TTL_MS) : null };
+}
+
+export function getWebhookDelivery(s: Services, w: WebhookRow, deliveryId: string) {
+  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId) : undefined;
+  if (!d) throw new TroveError('not_found', `Delivery '${deliveryId}' not found.`);
+  return {
+    ...presentDelivery(d),
+    body: JSON.parse(d.body) as unknown,
+    // `attempts` stays the count the list shows; every attempt is listed in `attemptLog`.
+    attemptLog: attemptsOf(s.db, d.rid).map((a) => ({ at: a.at, responseStatus: a.response_status, error: a.error, durationMs: a.duration_ms })),
+  };
+}

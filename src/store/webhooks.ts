@@ -1,0 +1,257 @@
+// Webhooks, their delivery log and every attempt (workspace-api.md "Webhook"; decisions.md §6).
+// WEBHOOK_MIGRATION_SQL is appended to src/store/migrations.ts as a new version.
+import type { Db } from './db.js';
+import { stmt } from './statements.js';
+
+export const WEBHOOK_MIGRATION_SQL = `
+CREATE TABLE webhooks (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  namespace_rid INTEGER NOT NULL REFERENCES namespaces(rid) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  url TEXT NOT NULL,
+  event_types TEXT,                    -- JSON array, NULL = every type
+  bucket_ids TEXT,                     -- JSON array of col_ IDs, NULL = every bucket
+  enabled INTEGER NOT NULL DEFAULT 1,
+  owner_kind TEXT NOT NULL,            -- 'me' | 'workspace'
+  disabled_reason TEXT,
+  secret TEXT NOT NULL,                -- whsec_…; kept to sign (never shown again)
+  previous_secret TEXT,
+  previous_secret_expires_at INTEGER,  -- ms since epoch
+  cursor_rid INTEGER NOT NULL,         -- last events.rid fanned out to this webhook
+  last_success_at INTEGER,             -- ms since epoch of the last 2xx answer
+  created_at TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX webhooks_namespace ON webhooks(namespace_rid);
+
+CREATE TABLE webhook_deliveries (
+  rid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  webhook_rid INTEGER NOT NULL REFERENCES webhooks(rid) ON DELETE CASCADE,
+  event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  event_at TEXT NOT NULL,
+  body TEXT NOT NULL,                  -- the exact JSON sent, identical for retries and replays
+  status TEXT NOT NULL,                -- pending | succeeded | failed
+  attempts INTEGER NOT NULL DEFAULT 0, -- every attempt, all rounds
+  round_attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER,             -- when a pending delivery is due
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (webhook_rid, event_id)
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_ms);
+
+CREATE TABLE webhook_attempts (
+  rid INTEGER PRIMARY KEY,
+  delivery_rid INTEGER NOT NULL REFERENCES webhook_deliveries(rid) ON DELETE CASCADE,
+  at TEXT NOT NULL,
+  response_status INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL
+);
+CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_rid);
+`;
+
+export interface WebhookRow {
+  rid: number;
+  id: string;
+  namespace_rid: number;
+  name: string;
+  url: string;
+  event_types: string | null;
+  bucket_ids: string | null;
+  enabled: number;
+  owner_kind: 'me' | 'workspace';
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  cursor_rid: number;
+  last_success_at: number | null;
+  created_at: string;
+  created_ms: number;
+  updated_at: string;
+}
+
+export interface DeliveryRow {
+  rid: number;
+  id: string;
+  webhook_rid: number;
+  event_id: string;
+  event_type: string;
+  event_at: string;
+  body: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  round_attempts: number;
+  next_attempt_ms: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AttemptRow {
+  rid: number;
+  delivery_rid: number;
+  at: string;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export type NewWebhook = Omit<WebhookRow, 'rid'>;
+
+export function insertWebhook(db: Db, w: NewWebhook): WebhookRow {
+  const info = stmt(
+    db,
+    `INSERT INTO webhooks (id, namespace_rid, name, url, event_types, bucket_ids, enabled, owner_kind, disabled_reason, secret,
+       previous_secret, previous_secret_expires_at, cursor_rid, last_success_at, created_at, created_ms, updated_at)
+     VALUES (@id, @namespace_rid, @name, @url, @event_types, @bucket_ids, @enabled, @owner_kind, @disabled_reason, @secret,
+       @previous_secret, @previous_secret_expires_at, @cursor_rid, @last_success_at, @created_at, @created_ms, @updated_at)`,
+  ).run(w);
+  return { ...w, rid: Number(info.lastInsertRowid) };
+}
+
+export function findWebhook(db: Db, namespaceRid: number, id: string): WebhookRow | undefined {
+  return stmt(db, 'SELECT * FROM webhooks WHERE namespace_rid = ? AND id = ?').get(namespaceRid, id) as WebhookRow | undefined;
+}
+
+export function findWebhookByRid(db: Db, rid: number): WebhookRow | undefined {
+  return stmt(db, 'SELECT * FROM webhooks WHERE rid = ?').get(rid) as WebhookRow | undefined;
+}
+
+export function listWebhooks(db: Db, namespaceRid: number, afterRid: number, limit: number): WebhookRow[] {
+  return stmt(db, 'SELECT * FROM webhooks WHERE namespace_rid = ? AND rid > ? ORDER BY rid LIMIT ?').all(namespaceRid, afterRid, limit) as WebhookRow[];
+}
+
+export function enabledWebhooks(db: Db): WebhookRow[] {
+  return stmt(db, 'SELECT * FROM webhooks WHERE enabled = 1 ORDER BY rid').all() as WebhookRow[];
+}
+
+const UPDATABLE = ['name', 'url', 'event_types', 'bucket_ids', 'enabled', 'disabled_reason', 'secret', 'previous_secret', 'previous_secret_expires_at', 'cursor_rid', 'last_success_at', 'updated_at'] as const;
+export type WebhookChanges = Partial<Pick<WebhookRow, (typeof UPDATABLE)[number]>>;
+
+export function updateWebhook(db: Db, rid: number, changes: WebhookChanges): void {
+  const keys = UPDATABLE.filter((k) => Object.hasOwn(changes, k));
+  if (keys.length === 0) return;
+  stmt(db, `UPDATE webhooks SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE rid = @rid`).run({ ...changes, rid });
+}
+
+export function deleteWebhook(db: Db, rid: number): void {
+  // Explicit, so the log goes even on a connection without foreign_keys.
+  stmt(db, 'DELETE FROM webhook_attempts WHERE delivery_rid IN (SELECT rid FROM webhook_deliveries WHERE webhook_rid = ?)').run(rid);
+  stmt(db, 'DELETE FROM webhook_deliveries WHERE webhook_rid = ?').run(rid);
+  stmt(db, 'DELETE FROM webhooks WHERE rid = ?').run(rid);
+}
+
+// ------------------------------------------------------------------ deliveries
+
+export function insertDelivery(db: Db, d: Omit<DeliveryRow, 'rid'>): boolean {
+  const info = stmt(
+    db,
+    `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_rid, event_id, event_type, event_at, body, status, attempts, round_attempts, next_attempt_ms, created_at, updated_at)
+     VALUES (@id, @webhook_rid, @event_id, @event_type, @event_at, @body, @status, @attempts, @round_attempts, @next_attempt_ms, @created_at, @updated_at)`,
+  ).run(d);
+  return info.changes > 0;
+}
+
+export function findDelivery(db: Db, webhookRid: number, id: string): DeliveryRow | undefined {
+  return stmt(db, 'SELECT * FROM webhook_deliveries WHERE webhook_rid = ? AND id = ?').get(webhookRid, id) as DeliveryRow | undefined;
+}
+
+export function findDeliveryByRid(db: Db, rid: number): DeliveryRow | undefined {
+  return stmt(db, 'SELECT * FROM webhook_deliveries WHERE rid = ?').get(rid) as DeliveryRow | undefined;
+}
+
+/** Newest first; `beforeRid` 0 means from the newest. */
+export function listDeliveries(db: Db, webhookRid: number, opts: { beforeRid: number; limit: number; status?: string | undefined }): DeliveryRow[] {
+  return stmt(
+    db,
+    `SELECT * FROM webhook_deliveries WHERE webhook_rid = @w AND (@before = 0 OR rid < @before) AND (@status IS NULL OR status = @status)
+     ORDER BY rid DESC LIMIT @limit`,
+  ).all({ w: webhookRid, before: opts.beforeRid, status: opts.status ?? null, limit: opts.limit }) as DeliveryRow[];
+}
+
+export function attemptsOf(db: Db, deliveryRid: number): AttemptRow[] {
+  return stmt(db, 'SELECT * FROM webhook_attempts WHERE delivery_rid = ? ORDER BY rid').all(deliveryRid) as AttemptRow[];
+}
+
+export function dueDeliveries(db: Db, nowMs: number, limit: number): DeliveryRow[] {
+  return stmt(
+    db,
+    `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.rid = d.webhook_rid
+     WHERE d.status = 'pending' AND w.enabled = 1 AND d.next_attempt_ms <= ? ORDER BY d.next_attempt_ms, d.rid LIMIT ?`,
+  ).all(nowMs, limit) as DeliveryRow[];
+}
+
+export function nextDueMs(db: Db): number | undefined {
+  const row = stmt(
+    db,
+    `SELECT min(d.next_attempt_ms) AS m FROM webhook_deliveries d JOIN webhooks w ON w.rid = d.webhook_rid WHERE d.status = 'pending' AND w.enabled = 1`,
+  ).get() as { m: number | null };
+  return row.m ?? undefined;
+}
+
+export function recordAttempt(db: Db, a: Omit<AttemptRow, 'rid'>): void {
+  stmt(db, 'INSERT INTO webhook_attempts (delivery_rid, at, response_status, error, duration_ms) VALUES (@delivery_rid, @at, @response_status, @error, @duration_ms)').run(a);
+}
+
+export function updateDelivery(db: Db, rid: number, changes: Pick<DeliveryRow, 'status' | 'attempts' | 'round_attempts' | 'next_attempt_ms' | 'updated_at'>): void {
+  stmt(
+    db,
+    'UPDATE webhook_deliveries SET status = @status, attempts = @attempts, round_attempts = @round_attempts, next_attempt_ms = @next_attempt_ms, updated_at = @updated_at WHERE rid = @rid',
+  ).run({ ...changes, rid });
+}
+
+/** Turning a webhook off ends its pending deliveries as failed (workspace-api.md, States). */
+export function failPendingDeliveries(db: Db, webhookRid: number, now: string): number {
+  return stmt(db, "UPDATE webhook_deliveries SET status = 'failed', next_attempt_ms = NULL, updated_at = ? WHERE webhook_rid = ? AND status = 'pending'").run(now, webhookRid).changes;
+}
+
+/** Deliveries a replay selects. */
+export function replayCandidates(
+  db: Db,
+  webhookRid: number,
+  opts: { since?: string | undefined; until?: string | undefined; onlyFailed: boolean; eventIds?: string[] | undefined },
+): DeliveryRow[] {
+  const rows = stmt(
+    db,
+    `SELECT * FROM webhook_deliveries WHERE webhook_rid = @w AND (@since IS NULL OR event_at >= @since) AND (@until IS NULL OR event_at < @until)
+       AND (@onlyFailed = 0 OR status <> 'succeeded') ORDER BY rid`,
+  ).all({ w: webhookRid, since: opts.since ?? null, until: opts.until ?? null, onlyFailed: opts.onlyFailed ? 1 : 0 }) as DeliveryRow[];
+  if (!opts.eventIds) return rows;
+  const wanted = new Set(opts.eventIds);
+  return rows.filter((r) => wanted.has(r.event_id));
+}
+
+/** Delivery log retention (workspace-api.md, Limits: 30 days); pending deliveries stay. */
+export function deleteDeliveriesBefore(db: Db, cutoff: string): number {
+  stmt(db, `DELETE FROM webhook_attempts WHERE delivery_rid IN (SELECT rid FROM webhook_deliveries WHERE created_at < ? AND status <> 'pending')`).run(cutoff);
+  return stmt(db, "DELETE FROM webhook_deliveries WHERE created_at < ? AND status <> 'pending'").run(cutoff).changes;
+}
+
+// ------------------------------------------------------------------ the outbox, as webhooks read it
+
+export interface OutboxEvent {
+  rid: number;
+  id: string;
+  type: string;
+  namespace_rid: number | null;
+  collection_id: string | null;
+  data: string;
+  created_at: string;
+}
+
+export function outboxAfter(db: Db, namespaceRid: number, afterRid: number, uptoRid: number, limit: number): OutboxEvent[] {
+  return stmt(
+    db,
+    `SELECT e.rid, e.id, e.type, e.namespace_rid, c.id AS collection_id, e.data, e.created_at FROM events e LEFT JOIN collections c ON c.rid = e.collection_rid
+     WHERE e.rid > ? AND e.rid <= ? AND e.namespace_rid = ? ORDER BY e.rid LIMIT ?`,
+  ).all(afterRid, uptoRid, namespaceRid, limit) as OutboxEvent[];
+}
+
+export function latestEventRid(db: Db): number {
+  return (stmt(db, 'SELECT coalesce(max(rid), 0) AS r FROM events').get() as { r: number }).r;
+}
