@@ -565,3 +565,14 @@ t.test('pending deliveries survive a dispatcher restart; stopping cuts off reque
   });
   t.pass('delivered after restart');
 });
+
+t.test("our signing passes the Standard Webhooks library's published test vector", async (t) => {
+  const { signedHeaders } = await import('../src/domain/webhooks/signing.js');
+  // The vector of the standard-webhooks libraries' own tests: key, message ID, timestamp, payload.
+  const headers = signedHeaders('msg_p5jXN8AQM9LWM0D4loKWxJek', '{"test": 2432232314}', ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], new Date(1614265330 * 1000));
+  t.equal(headers['webhook-id'], 'msg_p5jXN8AQM9LWM0D4loKWxJek');
+  t.equal(headers['webhook-timestamp'], '1614265330');
+  t.equal(headers['webhook-signature'], 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  const two = signedHeaders('msg_p5jXN8AQM9LWM0D4loKWxJek', '{"test": 2432232314}', ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'whsec_' + Buffer.alloc(24, 7).toString('base64')], new Date(1614265330 * 1000));
+  t.match(two['webhook-signature'], /^v1,g0hM9SsE\+OTPJTGt\/tmIKtSyZlE3uFJELVlNIOLJ1OE= v1,\S+$/, 'two space-separated signatures during a rotation');
+});
