@@ -23,6 +23,9 @@ import {
   MAX_ROTATION_OVERLAP_S,
 } from '../domain/webhooks/webhooks.js';
 import { route, type RouteDef } from './router.js';
+import { restoreBucket } from '../domain/restore.js';
+import { authenticate } from '../domain/keys.js';
+import { TroveError } from '../contract/errors.js';
 import type { WebhookRow } from '../store/webhooks.js';
 
 // `namespace` is the parameter the router resolves (404 outside the key's scope) before authorizing.
@@ -90,6 +93,30 @@ const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<string
 
 export function webhookRoutes(): RouteDef[] {
   return [
+    // ---------------------------------------------------------------- restores (workspace-api.md; decisions.md §5)
+    route({
+      method: 'POST',
+      path: '/v1/workspaces/{namespace}/buckets/{bucketId}/restore',
+      summary: 'Restore a deleted bucket within its recovery window (editor or higher)',
+      permission: { kind: 'action', action: 'write' },
+      responses: { 200: { description: 'the restored bucket (collection)', schema: S.CollectionSchema }, 409: err('already_exists'), ...common },
+      handler: ({ s, key, ns, params }) => ({ status: 200, body: restoreBucket(s, key, ns, params.bucketId!) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/workspaces/{workspaceId}/restore',
+      summary: 'Restore a deleted workspace (operator channel only; API keys get 403)',
+      permission: { kind: 'none' },
+      responses: { 401: err('unauthenticated'), 403: err('forbidden') },
+      handler: ({ s, req }) => {
+        // A human session (the operator channel) restores workspaces; no API key may, whatever its kind.
+        const auth = req.headers.authorization;
+        const secret = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : req.headers['x-api-key'];
+        authenticate(s.db, secret);
+        throw new TroveError('forbidden', 'Restoring a workspace needs the operator channel (the local user); API keys cannot restore workspaces.');
+      },
+    }),
+
     route({
       method: 'POST',
       path: BASE,

@@ -96,3 +96,14 @@ export function allCollectionRids(db: Db, namespaceRid: number): number[] {
 export function setEmbeddingModel(db: Db, rid: number, model: string | null): void {
   stmt(db, 'UPDATE collections SET embedding_model = ? WHERE rid = ?').run(model, rid);
 }
+
+/** The most recently deleted collection of a namespace with this ID or name. */
+export function findDeletedCollection(db: Db, namespaceRid: number, ref: string): CollectionRow | undefined {
+  return stmt(db, 'SELECT * FROM collections WHERE namespace_rid = @ns AND (id = @ref OR name = @ref) AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1').get({ ns: namespaceRid, ref }) as
+    | CollectionRow
+    | undefined;
+}
+
+export function restoreCollection(db: Db, rid: number, now: string): CollectionRow {
+  return stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as CollectionRow;
+}

@@ -120,3 +120,21 @@ export function failVersionJobs(db: Db, versionId: string, now: string, error: {
     versionId,
   );
 }
+
+/**
+ * After a collection is restored: its files that were waiting to be indexed when the delete job
+ * canceled their jobs get a new index job each (an upload still waiting for its bytes stays unrunnable).
+ */
+export function requeueCollectionFiles(db: Db, collectionRid: number, now: string): number {
+  stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE collection_rid = ? AND deleted_at IS NULL AND status = 'indexing'").run(now, collectionRid);
+  return stmt(
+    db,
+    `INSERT INTO jobs (id, type, status, namespace_rid, collection_rid, namespace, collection, file_rid, file_id, version_id, runnable, created_at, updated_at)
+     SELECT 'job_' || lower(hex(randomblob(10))), 'index_file', 'queued', c.namespace_rid, c.rid, n.name, c.name, f.rid, f.id, f.version_id,
+            CASE WHEN v.upload_state = 'waiting' THEN 0 ELSE 1 END, @now, @now
+     FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid
+     LEFT JOIN file_versions v ON v.id = f.version_id
+     WHERE f.collection_rid = @col AND f.deleted_at IS NULL AND f.status = 'pending'
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.file_rid = f.rid AND j.status IN ('queued', 'running'))`,
+  ).run({ now, col: collectionRid }).changes;
+}

@@ -1,0 +1,30 @@
+// Restoring deleted buckets (collections) within the recovery window (workspace-api.md, POST
+// .../buckets/{bucketId}/restore; decisions.md §5). A deleted collection keeps its data, so a
+// restore brings it back whole without reindexing; work its delete job canceled is queued again.
+import { TroveError } from '../contract/errors.js';
+import { nowIso } from '../contract/ids.js';
+import type { Collection } from '../contract/schemas.js';
+import { findCollection, restoreCollection, findDeletedCollection } from '../store/collections.js';
+import { requeueCollectionFiles } from '../store/jobs.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { canSeeCollection, type AuthenticatedKey } from './keys.js';
+import { presentCollection } from './present.js';
+
+/** decisions.md §5: deleted namespaces and collections stay restorable this long. */
+export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+export function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceRow, ref: string): Collection {
+  const result = s.db.transaction(() => {
+    const col = findDeletedCollection(s.db, ns.rid, ref);
+    const missing = new TroveError('not_found', `No deleted bucket '${ref}' in workspace '${ns.name}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
+    if (!col || !canSeeCollection(key, ns, col)) throw missing;
+    if (Date.parse(col.deleted_at!) < Date.now() - RECOVERY_WINDOW_MS) throw missing;
+    if (findCollection(s.db, ns.rid, col.name)) throw new TroveError('already_exists', `A bucket named '${col.name}' exists again in workspace '${ns.name}'; delete or rename it before restoring.`);
+    const restored = restoreCollection(s.db, col.rid, nowIso());
+    const requeued = requeueCollectionFiles(s.db, col.rid, nowIso());
+    return { collection: presentCollection(s.db, restored, ns.name), requeued };
+  }).immediate();
+  if (result.requeued > 0) s.notifyWork();
+  return result.collection;
+}

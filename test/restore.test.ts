@@ -1,0 +1,66 @@
+// Restores (workspace-api.md: POST .../buckets/{bucketId}/restore and POST .../restore; decisions.md
+// §5): a deleted bucket comes back whole, without reindexing, within its recovery window; workspace
+// restore belongs to the operator channel, so every API key gets 403.
+import t from 'tap';
+import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+
+const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
+
+t.test('a deleted bucket is restored whole, within its recovery window', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns, col, base } = await seedCollection(f, 'rs1', 'docs');
+  await addInline(f, base, '/a.md', '# A\n\nrestorable harbour notes');
+  await f.waitForIdle(ns, col);
+  const before = (await f.call('GET', base)).body;
+  t.equal((await f.call('DELETE', base)).status, 202);
+  t.equal((await f.call('GET', base)).status, 404, 'deleted: hidden at once');
+
+  const reader = (await f.call('POST', '/keys', { name: 'rs1-read', scope: { kind: 'namespace', namespace: 'rs1', actions: ['read'] } })).body.secret;
+  t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/docs/restore', undefined, bearer(reader))).status, 403, 'a viewer cannot restore');
+  const other = (await f.call('POST', '/keys', { name: 'rs1-other', scope: { kind: 'namespace', namespace: (await seedCollection(f, 'rs1other', 'x')).ns, actions: ['write'] } })).body.secret;
+  t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/docs/restore', undefined, bearer(other))).status, 404, 'another workspace is out of scope');
+
+  const restored = await f.call('POST', `/v1/workspaces/rs1/buckets/${before.id}/restore`);
+  t.equal(restored.status, 200);
+  t.match(restored.body, { id: before.id, name: 'docs', status: 'ready', index_generation: before.index_generation }, 'the same collection, index untouched');
+  const r = await f.call('POST', `${base}:search`, { query: 'restorable harbour', mode: 'keyword' });
+  t.equal(r.body.results[0]?.path, '/a.md', 'searchable again without reindexing');
+  t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/docs/restore')).status, 404, 'nothing left to restore');
+
+  // A live bucket took the name: restoring would clash.
+  await f.call('DELETE', base);
+  await seedCollection(f, 'rs1', 'docs');
+  t.equal((await f.call('POST', `/v1/workspaces/rs1/buckets/${before.id}/restore`)).body.error.code, 'already_exists');
+
+  // Past the recovery window it is gone for restores.
+  const { base: old } = await seedCollection(f, 'rs1', 'old');
+  await f.call('DELETE', old);
+  f.rt.db.prepare("UPDATE collections SET deleted_at = ? WHERE name = 'old'").run(new Date(Date.now() - 8 * 86_400_000).toISOString());
+  t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/old/restore')).status, 404, 'older than 7 days');
+});
+
+t.test('files waiting to index when the bucket was deleted are indexed after the restore', async (t) => {
+  const f = await startFixture({ indexer: false });
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'rs2', 'docs');
+  await addInline(f, base, '/late.md', 'indexed after the restore');
+  await f.call('DELETE', base);
+  // The delete job cancels the file's index job when it runs; do what it does here (no indexer).
+  f.rt.db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file'").run();
+  t.equal((await f.call('POST', '/v1/workspaces/rs2/buckets/docs/restore')).status, 200);
+  const queued = f.rt.db.prepare("SELECT count(*) AS n FROM jobs WHERE type = 'index_file' AND status = 'queued'").get() as { n: number };
+  t.equal(queued.n, 1, 'its index job is queued again');
+});
+
+t.test('workspace restore is refused to every API key (operator channel only)', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns } = await seedCollection(f, 'rs3', 'docs');
+  await f.call('DELETE', `/namespaces/${ns}`, { force: true });
+  const asCluster = await f.call('POST', '/v1/workspaces/rs3/restore');
+  t.equal(`${asCluster.status} ${asCluster.body.error.code}`, '403 forbidden', 'even the cluster key');
+  t.match(asCluster.body.error.message, /operator channel/);
+  t.equal((await f.call('POST', '/v1/workspaces/rs3/restore', undefined, { authorization: undefined })).status, 401, 'no key: 401');
+  t.equal((await f.call('POST', '/v1/workspaces/rs3/restore', undefined, bearer('trove_nope_xxxxxxxxxxxxxxxxxxxxxxxxx'))).status, 401);
+});
