@@ -64,3 +64,36 @@ t.test('workspace restore is refused to every API key (operator channel only)', 
   t.equal((await f.call('POST', '/v1/workspaces/rs3/restore', undefined, { authorization: undefined })).status, 401, 'no key: 401');
   t.equal((await f.call('POST', '/v1/workspaces/rs3/restore', undefined, bearer('trove_nope_xxxxxxxxxxxxxxxxxxxxxxxxx'))).status, 401);
 });
+
+t.test('PATCH a workspace API key: name, role within the caller\'s, bucket list, never the kind', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'wk', 'docs');
+  await seedCollection(f, 'wk', 'wiki');
+  const docsId = (await f.call('GET', '/namespaces/wk/collections/docs')).body.id;
+  const nsKey = (await f.call('POST', '/keys', { name: 'wk-editor', scope: { kind: 'namespace', namespace: 'wk', actions: ['write', 'search', 'query'] } })).body;
+  const colKey = (await f.call('POST', '/keys', { name: 'wk-col', scope: { kind: 'collection', namespace: 'wk', collections: ['docs'], actions: ['read'] } })).body;
+  const patch = (id: string, body: unknown, as?: string) => f.call('PATCH', `/v1/workspaces/wk/api-keys/${id}`, body, as ? bearer(as) : {});
+
+  const renamed = await patch(colKey.id, { name: 'wk-reader', role: 'viewer' });
+  t.equal(renamed.status, 200);
+  t.match(renamed.body, { id: colKey.id, name: 'wk-reader', role: 'viewer', kind: 'collection', bucketScope: { mode: 'selected', bucketIds: [docsId] }, accessKeyId: colKey.prefix, revision: 2, revokedAt: null });
+  const moved = await patch(colKey.id, { bucketScope: { mode: 'selected', bucketIds: ['wiki', docsId] } });
+  t.equal(moved.body.bucketScope.bucketIds.length, 2, 'the bucket list is replaced (IDs or names)');
+  t.same((await f.call('GET', `/keys/${colKey.id}`)).body.scope.collections, ['wiki', 'docs'], 'the /keys view agrees');
+  t.equal((await patch(colKey.id, { bucketScope: { mode: 'all' } })).body.error.code, 'invalid_request', 'a collection key cannot become a namespace key');
+  t.equal((await patch(nsKey.id, { bucketScope: { mode: 'selected', bucketIds: ['docs'] } })).body.error.code, 'invalid_request', 'nor the reverse');
+  t.equal((await patch(colKey.id, { bucketScope: { mode: 'selected', bucketIds: ['nope'] } })).status, 404);
+  t.equal((await patch(colKey.id, { name: 'Bad Name' })).status, 400);
+  t.equal((await patch(colKey.id, { name: 'wk-editor' })).body.error.code, 'already_exists');
+
+  // An editor (namespace key) may edit its workspace's collection keys up to its own role.
+  t.equal((await patch(colKey.id, { role: 'editor' }, nsKey.secret)).status, 200);
+  const tooHigh = await patch(colKey.id, { role: 'admin' }, nsKey.secret);
+  t.equal(`${tooHigh.status} ${tooHigh.body.error.code}`, '403 forbidden', "not beyond the caller's role");
+  t.equal((await patch(nsKey.id, { name: 'x-y' }, nsKey.secret)).status, 404, 'a namespace key does not edit namespace keys');
+  t.equal((await patch(colKey.id, { name: 'x-y' }, colKey.secret)).status, 403, 'a collection key edits no key');
+  const otherNs = await seedCollection(f, 'wk2', 'docs');
+  t.equal((await f.call('PATCH', `/v1/workspaces/${otherNs.ns}/api-keys/${colKey.id}`, { name: 'zz' })).status, 404, "another workspace's key is not found");
+  t.equal((await f.call('GET', `/keys/${colKey.id}`)).body.name, 'wk-reader', 'refused edits changed nothing');
+});

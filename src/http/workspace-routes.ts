@@ -24,6 +24,7 @@ import {
 } from '../domain/webhooks/webhooks.js';
 import { route, type RouteDef } from './router.js';
 import { restoreBucket } from '../domain/restore.js';
+import { patchWorkspaceKey } from '../domain/workspace-keys.js';
 import { authenticate } from '../domain/keys.js';
 import { TroveError } from '../contract/errors.js';
 import type { WebhookRow } from '../store/webhooks.js';
@@ -93,6 +94,15 @@ const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<string
 
 export function webhookRoutes(): RouteDef[] {
   return [
+    route({
+      method: 'PATCH',
+      path: '/v1/workspaces/{namespace}/api-keys/{keyId}',
+      summary: 'Edit a workspace API key: name, role (within the caller\'s), bucket list; never its kind',
+      permission: { kind: 'namespace_or_cluster' },
+      body: S.PatchWorkspaceApiKeyRequest,
+      responses: { 200: { description: 'the workspace API key', schema: S.WorkspaceApiKeySchema }, 409: err('already_exists'), ...common },
+      handler: ({ s, key, ns, params, body }) => ({ status: 200, body: patchWorkspaceKey(s, key, ns, params.keyId!, body) }),
+    }),
     // ---------------------------------------------------------------- restores (workspace-api.md; decisions.md §5)
     route({
       method: 'POST',

@@ -12,9 +12,11 @@ export interface KeyRow {
   revoked_at: string | null;
   /** The namespace of a namespace or collection key; null for cluster keys. */
   namespace_id: string | null;
+  /** Bumped by every workspace API edit. */
+  revision: number;
 }
 
-export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at' | 'namespace_id'> & { namespace_id?: string | null }): KeyRow {
+export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at' | 'namespace_id' | 'revision'> & { namespace_id?: string | null }): KeyRow {
   return stmt(
     db,
     'INSERT INTO api_keys (id, name, prefix, secret_hash, scope, namespace_id, created_by, created_at) VALUES (@id, @name, @prefix, @secret_hash, @scope, @namespace_id, @created_by, @created_at) RETURNING *',
@@ -49,4 +51,8 @@ export function listKeys(db: Db, opts: { afterRid: number; limit: number; collec
 
 export function markKeyRevoked(db: Db, id: string, now: string): KeyRow {
   return stmt(db, 'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *').get(now, id) as KeyRow;
+}
+
+export function updateKeyNameAndScope(db: Db, id: string, name: string, scope: string): KeyRow {
+  return stmt(db, 'UPDATE api_keys SET name = ?, scope = ?, revision = revision + 1 WHERE id = ? RETURNING *').get(name, scope, id) as KeyRow;
 }

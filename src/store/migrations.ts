@@ -345,6 +345,13 @@ END;
 `,
   },
   { version: 7, sql: WEBHOOK_MIGRATION_SQL },
+  {
+    version: 8,
+    sql: `
+-- Workspace API keys carry a revision, bumped by every PATCH (workspace-api.md, Workspace API key).
+ALTER TABLE api_keys ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

@@ -1,0 +1,95 @@
+// PATCH /v1/workspaces/{workspaceId}/api-keys/{keyId} (workspace-api.md; decisions.md §5): the keys
+// of /keys seen as workspace API keys. `role` follows the actions (admin: all four; editor: write,
+// search, query; viewer: read, search, query); `bucketScope` {mode: all} is a namespace key,
+// {mode: selected} a collection key. A PATCH renames, changes the role within the caller's own, or
+// replaces the bucket list; it never changes the kind.
+import type { z } from 'zod';
+import { TroveError } from '../contract/errors.js';
+import { ResourceName, type Action, type PatchWorkspaceApiKeyRequest, type WorkspaceApiKeySchema } from '../contract/schemas.js';
+import { findCollection } from '../store/collections.js';
+import { findKeyByName, getKeyById, updateKeyNameAndScope, type KeyRow } from '../store/keys.js';
+import type { NamespaceRow } from '../store/namespaces.js';
+import type { Services } from './context.js';
+import { CLUSTER_KEY_NAME, type AuthenticatedKey, type StoredScope } from './keys.js';
+
+type Role = 'viewer' | 'editor' | 'admin';
+type WorkspaceKey = z.infer<typeof WorkspaceApiKeySchema>;
+
+export const ROLE_ACTIONS: Record<Role, Action[]> = {
+  viewer: ['read', 'search', 'query'],
+  editor: ['write', 'search', 'query'],
+  admin: ['read', 'write', 'search', 'query'],
+};
+
+const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
+
+export function roleOf(actions: readonly Action[]): Role {
+  if (ROLE_ACTIONS.admin.every((a) => actions.includes(a))) return 'admin';
+  return actions.includes('write') ? 'editor' : 'viewer';
+}
+
+function present(s: Services, ns: NamespaceRow, row: KeyRow): WorkspaceKey {
+  const scope = JSON.parse(row.scope) as Extract<StoredScope, { actions: Action[] }>;
+  const bucketScope: WorkspaceKey['bucketScope'] =
+    scope.kind === 'collection'
+      ? { mode: 'selected', bucketIds: scope.collections.map((name) => findCollection(s.db, ns.rid, name)?.id ?? name) }
+      : { mode: 'all' };
+  return {
+    id: row.id,
+    workspaceId: ns.id,
+    name: row.name,
+    accessKeyId: row.prefix,
+    ownerKind: 'workspace',
+    ownerId: ns.id,
+    role: roleOf(scope.actions),
+    kind: scope.kind,
+    bucketScope,
+    createdAt: row.created_at,
+    lastUsedAt: null,
+    expiresAt: null,
+    revokedAt: row.revoked_at,
+    revision: row.revision,
+  };
+}
+
+export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: NamespaceRow, keyId: string, body: z.output<typeof PatchWorkspaceApiKeyRequest>): WorkspaceKey {
+  return s.db.transaction(() => {
+    const row = getKeyById(s.db, keyId);
+    const scope = row ? (JSON.parse(row.scope) as StoredScope) : undefined;
+    // The caller administers the key (a cluster key any; a namespace key the collection keys of its workspace).
+    const visible =
+      row && scope && scope.kind !== 'cluster' && scope.namespace_id === ns.id && (caller.scope.kind === 'cluster' || (caller.scope.kind === 'namespace' && scope.kind === 'collection'));
+    if (!row || !scope || scope.kind === 'cluster' || !visible) throw new TroveError('not_found', `API key '${keyId}' not found in workspace '${ns.name}'.`);
+    let actions = scope.actions;
+    if (body.role !== undefined) {
+      actions = ROLE_ACTIONS[body.role];
+      // Roles rank viewer < editor < admin; a caller grants up to its own.
+      if (caller.scope.kind !== 'cluster' && RANK[body.role] > RANK[roleOf(caller.scope.actions)]) {
+        throw new TroveError('forbidden', `Role '${body.role}' exceeds the caller's own role (${roleOf(caller.scope.actions)}).`);
+      }
+    }
+    let next: StoredScope = { ...scope, actions };
+    if (body.bucketScope !== undefined) {
+      const wantsCollection = body.bucketScope.mode === 'selected';
+      if (wantsCollection !== (scope.kind === 'collection')) {
+        throw new TroveError('invalid_request', `bucketScope cannot change a ${scope.kind} key into a ${wantsCollection ? 'collection' : 'namespace'} key: the kind of a key never changes.`);
+      }
+      if (body.bucketScope.mode === 'selected') {
+        const names = body.bucketScope.bucketIds.map((ref) => {
+          const col = findCollection(s.db, ns.rid, ref);
+          if (!col) throw new TroveError('not_found', `Bucket '${ref}' not found in workspace '${ns.name}'.`);
+          return col.name;
+        });
+        next = { kind: 'collection', namespace_id: ns.id, collections: [...new Set(names)], actions };
+      }
+    }
+    let name = row.name;
+    if (body.name !== undefined && body.name !== row.name) {
+      const parsed = ResourceName.safeParse(body.name);
+      if (!parsed.success) throw new TroveError('invalid_request', `name: ${parsed.error.issues[0]?.message ?? 'invalid'} (1-63 lowercase letters, digits, _ or -).`);
+      if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
+      name = body.name;
+    }
+    return present(s, ns, updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next)));
+  }).immediate();
+}
