@@ -11,6 +11,7 @@ import { createGenerator, resolveGenerationConfig, type GenerationConfig } from 
 import type { Generator } from '../src/domain/answer/generator.js';
 import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
 import { sweepEvents } from '../src/domain/events.js';
+import { purgeExpired } from '../src/domain/restore.js';
 import { startWebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
 import { parseRetryScale } from '../src/domain/webhooks/config.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
@@ -183,8 +184,18 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     if (options.allowInsecureWebhooks) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
     const webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { allowInsecure: options.allowInsecureWebhooks ?? false, retryScale: options.webhookRetryScale ?? parseRetryScale(), log });
     // The event log keeps 30 days (decisions.md §6).
-    sweepEvents(services);
-    const sweeper = setInterval(() => sweepEvents(services), 3600_000);
+    // Deleted namespaces and collections are purged after their recovery window (decisions.md §5).
+    const sweep = () => {
+      sweepEvents(services);
+      try {
+        const purged = purgeExpired(services);
+        if (purged.collections + purged.namespaces > 0) log.info('purged deleted data past its recovery window', purged);
+      } catch (err) {
+        log.error('purging deleted data failed', { cause: String((err as Error)?.stack ?? err) });
+      }
+    };
+    sweep();
+    const sweeper = setInterval(sweep, 3600_000);
     sweeper.unref();
     ready = true;
     worker.post({ type: 'wake' });

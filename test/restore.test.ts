@@ -97,3 +97,43 @@ t.test('PATCH a workspace API key: name, role within the caller\'s, bucket list,
   t.equal((await f.call('PATCH', `/v1/workspaces/${otherNs.ns}/api-keys/${colKey.id}`, { name: 'zz' })).status, 404, "another workspace's key is not found");
   t.equal((await f.call('GET', `/keys/${colKey.id}`)).body.name, 'wk-reader', 'refused edits changed nothing');
 });
+
+t.test('after the recovery window the sweeper purges deleted data for good', async (t) => {
+  const { purgeExpired } = await import('../src/domain/restore.js');
+  const { existsSync } = await import('node:fs');
+  const { blobPath } = await import('../src/domain/blobs.js');
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns, col, base } = await seedCollection(f, 'pg', 'docs');
+  const keep = await seedCollection(f, 'pg', 'keep');
+  await addInline(f, base, '/a.md', '# A\n\npurged words');
+  const up = await f.call('POST', `${base}/files`, { path: '/up.txt', source: { type: 'upload', content_type: 'text/plain' } });
+  const put = await f.raw('PUT', new URL(up.body.upload.url).pathname, 'uploaded purged bytes', { 'content-type': 'text/plain', authorization: undefined });
+  t.equal(put.status, 200);
+  await addInline(f, keep.base, '/k.md', 'kept words');
+  await f.waitForIdle(ns, col);
+  await f.waitForIdle(keep.ns, keep.col);
+  const colRid = (f.rt.db.prepare("SELECT rid FROM collections WHERE name = 'docs'").get() as { rid: number }).rid;
+  const sha = (f.rt.db.prepare('SELECT blob_sha256 AS b FROM file_versions WHERE blob_sha256 IS NOT NULL').get() as { b: string }).b;
+  t.ok(existsSync(blobPath(f.rt.services.blobsDir, sha)), 'the uploaded bytes are stored');
+  await f.call('DELETE', base);
+
+  t.same(purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
+  f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE rid = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), colRid);
+  t.same(purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
+  const count = (sql: string) => (f.rt.db.prepare(sql).get(colRid) as { n: number }).n;
+  t.equal(count('SELECT count(*) AS n FROM collections WHERE rid = ?'), 0, 'the collection row is gone');
+  t.equal(count('SELECT count(*) AS n FROM files WHERE collection_rid = ?'), 0, 'its files');
+  const tables = f.rt.db.prepare('SELECT count(*) AS n FROM sqlite_master WHERE name IN (?, ?, ?)').get(`fts_${colRid}`, `vec_${colRid}`, `vec_${colRid}_data`) as { n: number };
+  t.equal(tables.n, 0, 'its keyword and vector indexes');
+  t.notOk(existsSync(blobPath(f.rt.services.blobsDir, sha)), 'and the bytes no other file uses');
+  t.equal((await f.call('POST', '/v1/workspaces/pg/buckets/docs/restore')).status, 404, 'no longer restorable');
+  const kept = await f.call('POST', `${keep.base}:search`, { query: 'kept words', mode: 'keyword' });
+  t.equal(kept.body.results[0]?.path, '/k.md', 'other collections are untouched');
+
+  // A whole namespace past its window goes too, with its collections.
+  await f.call('DELETE', '/namespaces/pg', { force: true });
+  f.rt.db.prepare("UPDATE namespaces SET deleted_at = ? WHERE name = 'pg'").run(new Date(Date.now() - 8 * 86_400_000).toISOString());
+  t.same(purgeExpired(f.rt.services), { collections: 1, namespaces: 1 });
+  t.equal((f.rt.db.prepare("SELECT count(*) AS n FROM namespaces WHERE name = 'pg'").get() as { n: number }).n, 0);
+});

@@ -1,6 +1,7 @@
 // Restoring deleted buckets (collections) within the recovery window (workspace-api.md, POST
 // .../buckets/{bucketId}/restore; decisions.md §5). A deleted collection keeps its data, so a
 // restore brings it back whole without reindexing; work its delete job canceled is queued again.
+// After the window, the sweeper (purgeExpired) removes it for good.
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
@@ -10,6 +11,9 @@ import type { NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
+import { rmSync } from 'node:fs';
+import { blobPath } from './blobs.js';
+import { blobInUse, collectionRidsOf, collectionsDeletedBefore, namespacesDeletedBefore, purgeCollection, purgeNamespace } from '../store/purge.js';
 
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
@@ -27,4 +31,24 @@ export function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceR
   }).immediate();
   if (result.requeued > 0) s.notifyWork();
   return result.collection;
+}
+
+/**
+ * The sweeper (decisions.md §5): collections and namespaces deleted longer ago than the recovery
+ * window are removed for good, with their indexes and the uploaded bytes no other file uses.
+ */
+export function purgeExpired(s: Services, now = Date.now()): { collections: number; namespaces: number } {
+  const cutoff = new Date(now - RECOVERY_WINDOW_MS).toISOString();
+  let collections = 0;
+  const freed: string[] = [];
+  const expiredNamespaces = namespacesDeletedBefore(s.db, cutoff);
+  const targets = new Set([...collectionsDeletedBefore(s.db, cutoff).map((c) => c.rid), ...expiredNamespaces.flatMap((ns) => collectionRidsOf(s.db, ns))]);
+  for (const rid of targets) {
+    freed.push(...s.db.transaction(() => purgeCollection(s.db, rid)).immediate());
+    collections++;
+  }
+  for (const ns of expiredNamespaces) s.db.transaction(() => purgeNamespace(s.db, ns)).immediate();
+  // Content-addressed bytes may be shared: only those no remaining version uses go.
+  for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) rmSync(blobPath(s.blobsDir, sha), { force: true });
+  return { collections, namespaces: expiredNamespaces.length };
 }
