@@ -137,3 +137,21 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   t.same(purgeExpired(f.rt.services), { collections: 1, namespaces: 1 });
   t.equal((f.rt.db.prepare("SELECT count(*) AS n FROM namespaces WHERE name = 'pg'").get() as { n: number }).n, 0);
 });
+
+t.test('a deleted workspace is restored whole by the operator-side function', async (t) => {
+  const { restoreWorkspace } = await import('../src/domain/restore.js');
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns, col, base } = await seedCollection(f, 'rw', 'docs');
+  await addInline(f, base, '/a.md', 'workspace words');
+  await f.waitForIdle(ns, col);
+  const id = (await f.call('GET', '/namespaces/rw')).body.id;
+  await f.call('DELETE', '/namespaces/rw', { force: true });
+  t.equal((await f.call('GET', '/namespaces/rw')).status, 404);
+  t.equal((await f.call('POST', `/v1/workspaces/${id}/restore`)).status, 403, 'never through an API key');
+  t.same(restoreWorkspace(f.rt.services, 'rw'), { id }, 'the same workspace ID');
+  t.equal((await f.call('GET', '/namespaces/rw/collections/docs')).body.status, 'ready', 'with its collections, unindexed nothing');
+  const r = await f.call('POST', `${base}:search`, { query: 'workspace words', mode: 'keyword' });
+  t.equal(r.body.results[0]?.path, '/a.md');
+  t.throws(() => restoreWorkspace(f.rt.services, 'rw'), { code: 'not_found' }, 'nothing left to restore');
+});

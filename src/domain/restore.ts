@@ -13,7 +13,7 @@ import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
 import { rmSync } from 'node:fs';
 import { blobPath } from './blobs.js';
-import { blobInUse, collectionRidsOf, collectionsDeletedBefore, namespacesDeletedBefore, purgeCollection, purgeNamespace } from '../store/purge.js';
+import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNamespace, liveNamespaceNamed, namespacesDeletedBefore, purgeCollection, purgeNamespace, undeleteNamespace } from '../store/purge.js';
 
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
@@ -51,4 +51,26 @@ export function purgeExpired(s: Services, now = Date.now()): { collections: numb
   // Content-addressed bytes may be shared: only those no remaining version uses go.
   for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) rmSync(blobPath(s.blobsDir, sha), { force: true });
   return { collections, namespaces: expiredNamespaces.length };
+}
+
+/**
+ * Restores a deleted workspace (namespace) and the collections its deletion took, within the
+ * recovery window. Only the operator channel (the local user's session) calls it; the HTTP route
+ * refuses every API key (workspace-api.md: "API keys cannot call this route").
+ */
+export function restoreWorkspace(s: Services, ref: string): { id: string } {
+  const result = s.db.transaction(() => {
+    const ns = findDeletedNamespace(s.db, ref);
+    if (!ns || Date.parse(ns.deleted_at) < Date.now() - RECOVERY_WINDOW_MS) {
+      throw new TroveError('not_found', `No deleted workspace '${ref}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
+    }
+    if (liveNamespaceNamed(s.db, ns.name)) throw new TroveError('already_exists', `A workspace named '${ns.name}' exists again; delete it before restoring.`);
+    const now = nowIso();
+    const cols = undeleteNamespace(s.db, ns.rid, ns.deleted_at, now);
+    let requeued = 0;
+    for (const rid of cols) requeued += requeueCollectionFiles(s.db, rid, now);
+    return { id: ns.id, requeued };
+  }).immediate();
+  if (result.requeued > 0) s.notifyWork();
+  return { id: result.id };
 }

@@ -41,3 +41,22 @@ export function purgeNamespace(db: Db, namespaceRid: number): void {
 export function blobInUse(db: Db, sha256: string): boolean {
   return stmt(db, 'SELECT 1 FROM file_versions WHERE blob_sha256 = ? LIMIT 1').get(sha256) !== undefined;
 }
+
+/** The most recently deleted namespace with this ID or name. */
+export function findDeletedNamespace(db: Db, ref: string): { rid: number; id: string; name: string; deleted_at: string } | undefined {
+  return stmt(db, 'SELECT rid, id, name, deleted_at FROM namespaces WHERE (id = @ref OR name = @ref) AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1').get({ ref }) as
+    | { rid: number; id: string; name: string; deleted_at: string }
+    | undefined;
+}
+
+export function liveNamespaceNamed(db: Db, name: string): boolean {
+  return stmt(db, 'SELECT 1 FROM namespaces WHERE name = ? AND deleted_at IS NULL').get(name) !== undefined;
+}
+
+/** Undeletes a namespace and the collections its deletion took with it (same deletion time); returns those collections. */
+export function undeleteNamespace(db: Db, rid: number, deletedAt: string, now: string): number[] {
+  const cols = (stmt(db, 'SELECT rid FROM collections WHERE namespace_rid = ? AND deleted_at = ?').all(rid, deletedAt) as { rid: number }[]).map((r) => r.rid);
+  stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE namespace_rid = ? AND deleted_at = ?').run(now, rid, deletedAt);
+  stmt(db, 'UPDATE namespaces SET deleted_at = NULL, updated_at = ? WHERE rid = ?').run(now, rid);
+  return cols;
+}
