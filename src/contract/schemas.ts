@@ -458,6 +458,14 @@ export const WorkspaceApiKeySchema = z.object({
 export const PatchWorkspaceApiKeyRequest = z.strictObject({ name: z.string().min(1).max(63).optional(), role: WorkspaceRole.optional(), bucketScope: BucketScope.optional() });
 export const RestoreResponse = z.object({ id: z.string() });
 
+// Webhooks (workspace-api.md; decisions.md §6). Workspace API fields are camelCase.
+/** decisions.md §6 / workspace-api.md: rotation overlap 0-604,800 s, default 24 h. */
+export const MAX_ROTATION_OVERLAP_S = 604_800;
+export const DEFAULT_ROTATION_OVERLAP_S = 86_400;
+const WebhookName = z.string().trim().min(1).max(200);
+const WebhookUrl = z.string().min(1).max(2048);
+const WebhookEventTypes = z.array(z.string().min(1).max(100)).max(100).nullable();
+const WebhookBucketIds = z.array(z.string().min(1).max(200)).max(1000).nullable();
 export const WebhookSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -466,31 +474,32 @@ export const WebhookSchema = z.object({
   bucketIds: z.array(z.string()).nullable(),
   enabled: z.boolean(),
   ownerKind: z.enum(['me', 'workspace']),
-  disabledReason: z.string().optional(),
+  disabledReason: z.string().nullable(),
   signing: z.object({ secretFingerprint: z.string() }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
 });
+export const WebhookWithSecret = z.object({ webhook: WebhookSchema, secret: z.string() });
 export const CreateWebhookRequest = z.strictObject({
-  name: z.string().min(1).max(256),
-  url: z.string().min(1).max(2048),
-  eventTypes: z.array(z.string()).nullable().optional(),
-  bucketIds: z.array(z.string()).nullable().optional(),
-  enabled: z.boolean().default(true),
+  name: WebhookName,
+  url: WebhookUrl,
+  eventTypes: WebhookEventTypes.optional(),
+  bucketIds: WebhookBucketIds.optional(),
   owner: z.enum(['me', 'workspace']).optional(),
 });
-export const UpdateWebhookRequest = z.strictObject({
-  name: z.string().min(1).max(256).optional(),
-  url: z.string().min(1).max(2048).optional(),
-  eventTypes: z.array(z.string()).nullable().optional(),
-  bucketIds: z.array(z.string()).nullable().optional(),
-  enabled: z.boolean().optional(),
+export const UpdateWebhookRequest = z
+  .strictObject({ name: WebhookName.optional(), url: WebhookUrl.optional(), eventTypes: WebhookEventTypes.optional(), bucketIds: WebhookBucketIds.optional(), enabled: z.boolean().optional() })
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of name, url, eventTypes, bucketIds, enabled' });
+export const RotateWebhookSecretRequest = z.strictObject({
+  previousSecretExpiresInSeconds: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).default(DEFAULT_ROTATION_OVERLAP_S),
 });
-export const RotateWebhookSecretRequest = z.strictObject({ previousSecretExpiresInSeconds: z.number().int().min(0).max(604800).optional() });
 export const ReplayWebhookRequest = z.strictObject({
-  since: Timestamp.optional(),
-  until: Timestamp.optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
   onlyFailed: z.boolean().optional(),
-  eventIds: z.array(z.string()).min(1).max(1000).optional(),
+  eventIds: z.array(z.string().regex(/^evt_[0-9a-z]+$/, 'an event ID (evt_…)')).min(1).max(1000).optional(),
 });
+export const WebhookDeliveriesQuery = ListQuery.extend({ status: z.enum(['pending', 'succeeded', 'failed']).optional() });
 export const WebhookDeliverySchema = z.object({
   id: z.string(),
   eventId: z.string(),
@@ -499,5 +508,9 @@ export const WebhookDeliverySchema = z.object({
   attempts: z.number().int(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+});
+export const WebhookDeliveryDetail = WebhookDeliverySchema.extend({
+  body: z.unknown(),
+  attemptLog: z.array(z.object({ at: Timestamp, responseStatus: z.number().int().nullable(), error: z.string().nullable(), durationMs: z.number() })),
 });
 export const EventSchema = z.object({ id: z.string(), type: z.string(), timestamp: Timestamp, data: z.record(z.string(), z.unknown()) });

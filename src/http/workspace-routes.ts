@@ -19,8 +19,6 @@ import {
   resolveWebhook,
   rotateSecret,
   testWebhook,
-  DEFAULT_ROTATION_OVERLAP_S,
-  MAX_ROTATION_OVERLAP_S,
 } from '../domain/webhooks/webhooks.js';
 import { route, type RouteDef } from './router.js';
 import { restoreBucket } from '../domain/restore.js';
@@ -38,55 +36,6 @@ const write = { kind: 'action', action: 'write', denyCollectionKeys: true } as c
 const err = (description: string) => ({ description, schema: S.ErrorEnvelope });
 const common = { 400: err('invalid_request'), 401: err('unauthenticated'), 403: err('forbidden'), 404: err('not_found') };
 
-const Name = z.string().trim().min(1).max(200);
-const Url = z.string().min(1).max(2048);
-const EventTypes = z.array(z.string().min(1).max(100)).max(100).nullable();
-const BucketIds = z.array(z.string().min(1).max(200)).max(1000).nullable();
-
-const CreateBody = z.strictObject({
-  name: Name,
-  url: Url,
-  eventTypes: EventTypes.optional(),
-  bucketIds: BucketIds.optional(),
-  owner: z.enum(['me', 'workspace']).optional(),
-});
-const PatchBody = z
-  .strictObject({ name: Name.optional(), url: Url.optional(), eventTypes: EventTypes.optional(), bucketIds: BucketIds.optional(), enabled: z.boolean().optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of name, url, eventTypes, bucketIds, enabled' });
-const RotateBody = z.strictObject({
-  previousSecretExpiresInSeconds: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).default(DEFAULT_ROTATION_OVERLAP_S),
-});
-const DateTime = z.iso.datetime({ offset: true });
-const ReplayBody = z.strictObject({
-  since: DateTime.optional(),
-  until: DateTime.optional(),
-  onlyFailed: z.boolean().optional(),
-  eventIds: z.array(z.string().regex(/^evt_[0-9a-z]+$/, 'an event ID (evt_…)')).min(1).max(1000).optional(),
-});
-const ListQuery = z.strictObject({ cursor: z.string().optional(), limit: z.coerce.number().int().min(1).max(100).default(50) });
-const DeliveryQuery = ListQuery.extend({ status: z.enum(['pending', 'succeeded', 'failed']).optional() });
-
-const WebhookSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  url: z.string(),
-  eventTypes: z.array(z.string()).nullable(),
-  bucketIds: z.array(z.string()).nullable(),
-  enabled: z.boolean(),
-  ownerKind: z.enum(['me', 'workspace']),
-  disabledReason: z.string().nullable(),
-  signing: z.object({ secretFingerprint: z.string() }),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-const WithSecret = z.object({ webhook: WebhookSchema, secret: z.string() });
-const DeliverySchema = z.object({ id: z.string(), eventId: z.string(), eventType: z.string(), status: z.string(), attempts: z.number(), createdAt: z.string(), updatedAt: z.string() });
-const DeliveryDetail = DeliverySchema.extend({
-  body: z.unknown(),
-  attemptLog: z.array(z.object({ at: z.string(), responseStatus: z.number().nullable(), error: z.string().nullable(), durationMs: z.number() })),
-});
-
-/** Resolves the webhook in the path before authorizing, so one out of scope is 404, never 403. */
 // Resolved in the handler, after the permission check: a key of the workspace lacking the action is
 // 403 whatever the webhook ID, as on every other workspace-scoped route.
 const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<string, string>): WebhookRow =>
@@ -132,8 +81,8 @@ export function webhookRoutes(): RouteDef[] {
       path: BASE,
       summary: 'Register a webhook; the signing secret is returned once',
       permission: write,
-      body: CreateBody,
-      responses: { 201: { description: 'created', schema: WithSecret }, ...common },
+      body: S.CreateWebhookRequest,
+      responses: { 201: { description: 'created', schema: S.WebhookWithSecret }, ...common },
       handler: async ({ s, key, ns, body }) => ({ status: 201, body: await createWebhook(s, key, ns, body) }),
     }),
     route({
@@ -141,8 +90,8 @@ export function webhookRoutes(): RouteDef[] {
       path: BASE,
       summary: "List the workspace's webhooks",
       permission: read,
-      query: ListQuery,
-      responses: { 200: { description: 'page', schema: z.object({ items: z.array(WebhookSchema), next_cursor: z.string().nullable() }) }, ...common },
+      query: S.ListQuery,
+      responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookSchema), next_cursor: z.string().nullable() }) }, ...common },
       handler: ({ s, key, ns, query }) => ({ status: 200, body: listWorkspaceWebhooks(s, key, ns, query) }),
     }),
     route({
@@ -150,7 +99,7 @@ export function webhookRoutes(): RouteDef[] {
       path: ONE,
       summary: 'Get a webhook',
       permission: read,
-      responses: { 200: { description: 'webhook', schema: WebhookSchema }, ...common },
+      responses: { 200: { description: 'webhook', schema: S.WebhookSchema }, ...common },
       handler: ({ s, key, params }) => ({ status: 200, body: presentWebhook(webhookTarget(s, key, params)) }),
     }),
     route({
@@ -158,8 +107,8 @@ export function webhookRoutes(): RouteDef[] {
       path: ONE,
       summary: 'Edit a webhook; enabled: false ends pending deliveries as failed',
       permission: write,
-      body: PatchBody,
-      responses: { 200: { description: 'webhook', schema: WebhookSchema }, ...common },
+      body: S.UpdateWebhookRequest,
+      responses: { 200: { description: 'webhook', schema: S.WebhookSchema }, ...common },
       handler: async ({ s, key, ns, body, params }) => ({ status: 200, body: await patchWebhook(s, key, ns, webhookTarget(s, key, params), body) }),
     }),
     route({
@@ -187,8 +136,8 @@ export function webhookRoutes(): RouteDef[] {
       path: `${ONE}/rotate-secret`,
       summary: 'Replace the signing secret; the previous one keeps signing during the overlap',
       permission: write,
-      body: RotateBody,
-      responses: { 200: { description: 'rotated', schema: WithSecret }, ...common },
+      body: S.RotateWebhookSecretRequest,
+      responses: { 200: { description: 'rotated', schema: S.WebhookWithSecret }, ...common },
       handler: ({ s, body, key, params }) => ({ status: 200, body: rotateSecret(s, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
     }),
     route({
@@ -196,7 +145,7 @@ export function webhookRoutes(): RouteDef[] {
       path: `${ONE}/replay`,
       summary: 'Send logged events again (same ID and body, new timestamp and signature)',
       permission: write,
-      body: ReplayBody,
+      body: S.ReplayWebhookRequest,
       responses: { 202: { description: 'queued', schema: z.object({ replayed: z.number() }) }, 409: err('webhook_disabled'), ...common },
       handler: ({ s, body, key, params }) => ({ status: 202, body: replayWebhook(s, webhookTarget(s, key, params), body) }),
     }),
@@ -205,8 +154,8 @@ export function webhookRoutes(): RouteDef[] {
       path: `${ONE}/deliveries`,
       summary: "A page of the webhook's delivery log, newest first",
       permission: read,
-      query: DeliveryQuery,
-      responses: { 200: { description: 'page', schema: z.object({ items: z.array(DeliverySchema), next_cursor: z.string().nullable() }) }, ...common },
+      query: S.WebhookDeliveriesQuery,
+      responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookDeliverySchema), next_cursor: z.string().nullable() }) }, ...common },
       handler: ({ s, key, query, params }) => ({ status: 200, body: listWebhookDeliveries(s, key, webhookTarget(s, key, params), query) }),
     }),
     route({
@@ -214,7 +163,7 @@ export function webhookRoutes(): RouteDef[] {
       path: `${ONE}/deliveries/{deliveryId}`,
       summary: 'One delivery: its exact body and every attempt',
       permission: read,
-      responses: { 200: { description: 'delivery', schema: DeliveryDetail }, ...common },
+      responses: { 200: { description: 'delivery', schema: S.WebhookDeliveryDetail }, ...common },
       handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, webhookTarget(s, key, params), params.deliveryId!) }),
     }),
   ];

@@ -30,8 +30,7 @@ import { wakeDispatcher } from './wake.js';
 import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
 import { checkReceiverUrl, postOnce } from './transport.js';
 
-export const MAX_ROTATION_OVERLAP_S = 604_800;
-export const DEFAULT_ROTATION_OVERLAP_S = 86_400;
+import { DEFAULT_ROTATION_OVERLAP_S, MAX_ROTATION_OVERLAP_S } from '../../contract/schemas.js';
 
 export interface WebhookView {
   id: string;
