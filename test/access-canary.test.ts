@@ -449,8 +449,7 @@ t.test('Y sees the same thing whether or not X\'s documents exist', async (t) =>
   t.equal(differing.length, 0, "Y's scores are the same whether or not X's documents exist", { todo: 'see above' });
 });
 
-// When :answer exists, turn this t.todo into t.test: the body below is the check to run.
-t.todo('answer channel: :answer text, sources and citations never carry X\'s canary to Y (the :answer route does not exist yet)', async (t) => {
+t.test('answer channel: :answer text, sources and citations never carry X\'s canary to Y', async (t) => {
   const base = main;
   for (const principals of Y_PRINCIPALS)
     for (const query of QUERIES) {
