@@ -7,7 +7,7 @@ import type { JobRow } from '../store/jobs.js';
 import type { NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
-import { enqueue } from './jobs.js';
+import { enqueueCollectionJob } from './jobs.js';
 import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
 import { presentCollection } from './present.js';
@@ -78,16 +78,7 @@ export function patchCollection(
 }
 
 function enqueueReindex(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
-  return enqueue(s.db, {
-    type: 'reindex_collection',
-    namespace_rid: ns.rid,
-    collection_rid: col.rid,
-    namespace: ns.name,
-    collection: col.name,
-    file_rid: null,
-    file_id: null,
-    version_id: null,
-  });
+  return enqueueCollectionJob(s.db, 'reindex_collection', ns, col);
 }
 
 export function reindexCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
@@ -100,16 +91,7 @@ export function reindexCollection(s: Services, ns: NamespaceRow, col: Collection
 export function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
   const job = s.db.transaction(() => {
     markCollectionDeleted(s.db, col.rid, nowIso());
-    return enqueue(s.db, {
-      type: 'delete_collection',
-      namespace_rid: ns.rid,
-      collection_rid: col.rid,
-      namespace: ns.name,
-      collection: col.name,
-      file_rid: null,
-      file_id: null,
-      version_id: null,
-    });
+    return enqueueCollectionJob(s.db, 'delete_collection', ns, col);
   }).immediate();
   s.notifyWork();
   return job;

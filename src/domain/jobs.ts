@@ -2,14 +2,19 @@ import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { Db } from '../store/db.js';
 import { finishJob, getJob, insertJob, type JobRow, type NewJob } from '../store/jobs.js';
-import { getCollectionByRid } from '../store/collections.js';
-import { getNamespaceByRid } from '../store/namespaces.js';
+import { getCollectionByRid, type CollectionRow } from '../store/collections.js';
+import { getNamespaceByRid, type NamespaceRow } from '../store/namespaces.js';
 import { setFileStatus, getFileByRid } from '../store/files.js';
 import type { Services } from './context.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 
 export function enqueue(db: Db, fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): JobRow {
   return insertJob(db, { ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() });
+}
+
+/** A job on a whole collection (reindex, delete, access-rule application). */
+export function enqueueCollectionJob(db: Db, type: 'reindex_collection' | 'delete_collection' | 'apply_access_rule', ns: NamespaceRow, col: CollectionRow): JobRow {
+  return enqueue(db, { type, namespace_rid: ns.rid, collection_rid: col.rid, namespace: ns.name, collection: col.name, file_rid: null, file_id: null, version_id: null });
 }
 
 /** A job is visible when its namespace (and collection, for collection keys) is in the key's scope. */

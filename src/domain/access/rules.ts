@@ -28,7 +28,7 @@ import { finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
 import type { NamespaceRow } from '../../store/namespaces.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding } from '../cursors.js';
-import { enqueue } from '../jobs.js';
+import { enqueueCollectionJob } from '../jobs.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { pageOf } from '../paging.js';
 import { candidateTargets, governingRule, indexRules } from './governing.js';
@@ -99,16 +99,7 @@ function holdMovedFiles(s: Services, ns: NamespaceRow, col: CollectionRow, chang
     }
   }
   if (moved.size === 0) return null;
-  const job = enqueue(s.db, {
-    type: 'apply_access_rule',
-    namespace_rid: ns.rid,
-    collection_rid: col.rid,
-    namespace: ns.name,
-    collection: col.name,
-    file_rid: null,
-    file_id: null,
-    version_id: null,
-  });
+  const job = enqueueCollectionJob(s.db, 'apply_access_rule', ns, col);
   holdFilesForJob(s.db, [...moved], job.rid);
   return job;
 }
