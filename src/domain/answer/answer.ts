@@ -14,6 +14,7 @@ import { validateFilter } from '../search/filter.js';
 import { readerFor } from '../access/visibility.js';
 import type { AnswerSource, Generator } from './generator.js';
 import { followUpQuery, GenerationError } from './generator.js';
+import { finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
@@ -144,9 +145,7 @@ export async function produceAnswer(generator: Generator, body: AnswerBody, evid
   } catch (err) {
     throw asServiceError(err);
   }
-  const known = new Set(Object.keys(evidence.sourceMap));
-  const answer = generated.answer.replace(/\[\[(SRC:\d{4})\]\]/g, (marker: string, k: string) => (known.has(k) ? marker : '')).replace(/[ \t]+\n/g, '\n').trim();
-  const cited = [...new Set([...answer.matchAll(/\[\[(SRC:\d{4})\]\]/g)].map((m) => m[1]!))];
+  const { answer, cited } = finishAnswer(generated.answer, Object.keys(evidence.sourceMap));
   const sources: SourceMap = {};
   for (const [k, v] of Object.entries(evidence.sourceMap)) sources[k] = { ...v, is_cited: cited.includes(k) };
   return { answer, sources, cited, generationMs: performance.now() - started };

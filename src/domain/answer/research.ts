@@ -8,7 +8,6 @@ import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { ResearchRunSchema } from '../../contract/schemas.js';
 import { getCollectionByRid, type CollectionRow } from '../../store/collections.js';
-import type { Db } from '../../store/db.js';
 import type { NamespaceRow } from '../../store/namespaces.js';
 import {
   claimResearch,
@@ -231,10 +230,10 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
     step(i++); // read
     step(i++); // synthesize
     const produced = await produceAnswer(await s.generator(), body, evidence, run.deadline_at, signal);
-    let { answer, sources, cited } = produced;
+    let { answer, sources } = produced;
     if (stages[i]?.stage === 'verify') {
       step(i++);
-      ({ answer, sources, cited } = verifyCitations(answer, sources));
+      ({ answer, sources } = verifyCitations(answer, sources));
     }
     if (signal.aborted) throw new RunEnded();
     finishResearch(s.db, run.rid, {
@@ -244,7 +243,6 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
       usage: JSON.stringify({ credits: creditsFor(queries.length, evidence.passagesConsidered) }),
       now: now(),
     });
-    void cited;
   } catch (err) {
     if (err instanceof RunEnded || signal.aborted) return;
     const mapped = asServiceError(err);
@@ -257,9 +255,4 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
   } finally {
     clearTimeout(deadlineTimer);
   }
-}
-
-/** For tests and shutdown paths that need the database view of a run. */
-export function runStatus(db: Db, rid: number): string | undefined {
-  return getResearchByRid(db, rid)?.status;
 }

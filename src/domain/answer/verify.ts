@@ -3,9 +3,10 @@
 // most of its content words do (a model may rephrase); markers that fail are removed, and
 // `is_cited` follows what is left.
 
+import { citedKeys, findMarkers, stripMarkers } from './markers.js';
+
 type Sources = Record<string, { is_cited: boolean; evidence: { text: string }[] }>;
 
-const MARKER = /\[\[(SRC:\d{4})\]\]/g;
 /** Share of a sentence's content words its source must contain. */
 const MIN_SUPPORT = 0.6;
 
@@ -14,7 +15,7 @@ const STOP = new Set(['the', 'and', 'for', 'are', 'was', 'were', 'that', 'this',
 const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
 
 export function supports(sentence: string, evidence: readonly { text: string }[]): boolean {
-  const plain = normalize(sentence.replace(MARKER, ''));
+  const plain = normalize(stripMarkers(sentence));
   if (plain === '') return false;
   const joined = normalize(evidence.map((e) => e.text).join(' '));
   if (joined.includes(plain)) return true;
@@ -28,19 +29,19 @@ export function verifyCitations<S extends Sources>(answer: string, sources: S): 
   let lastEnd = 0;
   let sentenceStart = 0;
   const out: string[] = [];
-  for (const m of answer.matchAll(MARKER)) {
-    const at = m.index!;
+  for (const m of findMarkers(answer)) {
+    const at = m.index;
     // The sentence a marker follows runs from the previous marker (or sentence end) to the marker.
     const before = answer.slice(sentenceStart, at);
     out.push(answer.slice(lastEnd, at));
-    const source = sources[m[1]!];
-    if (source && supports(before, source.evidence)) out.push(m[0]);
-    lastEnd = at + m[0].length;
+    const source = sources[m.key];
+    if (source && supports(before, source.evidence)) out.push(answer.slice(at, at + m.length));
+    lastEnd = at + m.length;
     if (!/^\s*\[\[/.test(answer.slice(lastEnd))) sentenceStart = lastEnd;
   }
   out.push(answer.slice(lastEnd));
   const verified = out.join('').replace(/[ \t]{2,}/g, ' ').replace(/ +([.,;:!?])/g, '$1').trim();
-  const cited = [...new Set([...verified.matchAll(MARKER)].map((m) => m[1]!))];
+  const cited = citedKeys(verified);
   const next = {} as S;
   for (const [k, v] of Object.entries(sources)) (next as Sources)[k] = { ...v, is_cited: cited.includes(k) };
   return { answer: verified, sources: next, cited };

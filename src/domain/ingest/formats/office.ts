@@ -399,7 +399,7 @@ export async function extractPptx(bytes: Buffer, ctx: ExtractContext): Promise<E
     collectSlidePieces(slide.children ?? [], pieces);
     const notes: Piece[] = [];
     for (const note of slideNotes(slide)) collectSlidePieces(note.children ?? [], notes);
-    // A slide-number placeholder is the only text of most generated notes pages.
+    // Generated notes pages usually hold nothing but the slide's number; that alone is not a note.
     const speakerNotes = notes.filter((piece) => collapseWhitespace(piece.text) !== String(page));
     if (speakerNotes.length > 0) withNotes++;
 
