@@ -1,88 +1,14 @@
 // End to end: the built CLI against a real daemon process (`npm test` builds before tap runs).
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { freePort, newClusterKey, parseJson, runCli, startDaemonProcess } from './helpers/cli.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = path.join(ROOT, 'bin', 'trove');
-const KEY = `trove_e2e_${randomBytes(24).toString('hex')}`;
-
-/** The environment without the caller's TROVE_* settings, so only the flags below count. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('TROVE_')) env[name] = value;
-  return { ...env, ...extra };
-}
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function parseJson<T = Record<string, unknown>>(run: CliRun): T {
-  try {
-    return JSON.parse(run.stdout) as T;
-  } catch {
-    throw new Error(`expected JSON on stdout, got: ${run.stdout}\nstderr: ${run.stderr}`);
-  }
-}
-
-interface Daemon {
-  url: string;
-  dataDir: string;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
-
-async function startDaemon(): Promise<Daemon> {
-  const child = spawn(process.execPath, [BIN, 'daemon', 'start', '--ephemeral', '--port', '0', '--json'], {
-    cwd: ROOT,
-    env: cleanEnv({ TROVE_CLUSTER_KEY: KEY }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const lines = createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    exited.then(({ code }) => Promise.reject(new Error(`daemon exited (${code}) before listening: ${stderr}`))),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30_000).unref()),
-  ]);
-  const event = JSON.parse(first) as { event: string; url: string; data_dir: string };
-  if (event.event !== 'listening') throw new Error(`unexpected first line: ${first}`);
-  return { url: event.url, dataDir: event.data_dir, child, exited, stderr: () => stderr };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const KEY = newClusterKey();
+const startDaemon = () => startDaemonProcess({ key: KEY });
 
 interface FileItem {
   path: string;

@@ -7,6 +7,10 @@ import { runAnswer } from './commands/answer.js';
 import { runKeysCreate, runKeysList, runKeysRevoke } from './commands/keys.js';
 import { runRulesExplain, runRulesList, runRulesRemove, runRulesSet } from './commands/rules.js';
 import { runStatus } from './commands/status.js';
+import { registerOperatorCommands } from './groups/operator.js';
+import { registerResourceCommands } from './groups/resources.js';
+import { registerWorkflowCommands } from './groups/workflow.js';
+import { registerTuiCommand } from './groups/tui.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -33,6 +37,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--insecure', 'allow plain HTTP on a non-loopback address')
     .option('--tls-cert <file>', 'TLS certificate (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM)')
+    .option('--seed <file>', 'seed file (YAML or JSON): namespaces, collections, keys with given secrets, rules and files to create at start')
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const dataDir = (opts.dataDir as string | undefined) ?? (cmd.parent?.parent?.opts().dataDir as string | undefined);
       await runDaemonStart({ ...opts, ...(dataDir ? { dataDir } : {}) });
@@ -54,6 +59,8 @@ export async function main(argv: string[]): Promise<void> {
     .requiredOption('-c, --collection <name>', 'collection (created if missing)')
     .option('--dry-run', 'print the plan and change nothing')
     .option('--no-wait', 'return once files are accepted, without waiting for indexing')
+    .option('--watch', 'keep running: re-ingest changes as they happen (after reconciling what changed while nothing watched)')
+    .option('--debounce <ms>', 'with --watch: wait this long after the last change before syncing', '300')
     .option('--json', 'print JSON')
     .action(async (folder: string, opts: Record<string, unknown>) => {
       process.exitCode = await runIngest(folder, program.opts(), opts);
@@ -160,6 +167,12 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
       process.exitCode = await runRulesExplain(collection, path, program.opts(), opts);
     });
+
+  // Each group lives in its own file (src/cli/groups/); they share the global options above.
+  registerOperatorCommands(program, daemon);
+  registerResourceCommands(program, rules);
+  registerWorkflowCommands(program);
+  registerTuiCommand(program);
 
   await program.parseAsync(argv);
 }

@@ -1,0 +1,4 @@
+// `trove tui`: the Ink terminal UI.
+import type { Command } from 'commander';
+
+export function registerTuiCommand(_program: Command): void {}

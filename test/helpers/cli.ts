@@ -1,0 +1,104 @@
+// Shared by the end-to-end CLI tests: run the built CLI and start a real daemon process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const BIN = path.join(ROOT, 'bin', 'trove');
+
+/** A fresh cluster key for a test daemon (TROVE_CLUSTER_KEY). */
+export const newClusterKey = (): string => `trove_e2e_${randomBytes(24).toString('hex')}`;
+
+/** The environment without the caller's TROVE_* settings, so only the flags a test passes count. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('TROVE_')) env[name] = value;
+  return { ...env, ...extra };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `trove <args>` to completion; `input` is written to its stdin (which is then closed). */
+export function runCli(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export function parseJson<T = Record<string, unknown>>(run: CliRun): T {
+  try {
+    return JSON.parse(run.stdout) as T;
+  } catch {
+    throw new Error(`expected JSON on stdout, got: ${run.stdout}\nstderr: ${run.stderr}`);
+  }
+}
+
+export interface DaemonProcess {
+  url: string;
+  dataDir: string;
+  key: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+  /** SIGKILL if still running (for teardown). */
+  kill(): void;
+}
+
+/**
+ * Starts `trove daemon start --port 0 --json` (ephemeral unless `args` names a --data-dir) and waits
+ * for its "listening" line.
+ */
+export async function startDaemonProcess(options: { key?: string; args?: string[]; env?: Record<string, string> } = {}): Promise<DaemonProcess> {
+  const key = options.key ?? newClusterKey();
+  const args = options.args ?? [];
+  const ephemeral = args.includes('--data-dir') ? [] : ['--ephemeral'];
+  const child = spawn(process.execPath, [BIN, 'daemon', 'start', ...ephemeral, '--port', '0', '--json', ...args], {
+    cwd: ROOT,
+    env: cleanEnv({ TROVE_CLUSTER_KEY: key, ...options.env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then(({ code }) => Promise.reject(new Error(`daemon exited (${code}) before listening: ${stderr}`))),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30_000).unref()),
+  ]);
+  const event = JSON.parse(first) as { event: string; url: string; data_dir: string };
+  if (event.event !== 'listening') throw new Error(`unexpected first line: ${first}`);
+  return {
+    url: event.url,
+    dataDir: event.data_dir,
+    key,
+    child,
+    exited,
+    stderr: () => stderr,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
