@@ -3,7 +3,8 @@ import t from 'tap';
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, newClusterKey, parseJson, runCli, startDaemonProcess } from './helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { cleanEnv, freePort, newClusterKey, parseJson, PUBLISHED_BIN, runCli, startDaemonProcess } from './helpers/cli.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -249,4 +250,16 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.equal(signal, null);
     t.equal(code, 0, `exit 0 (${daemon.stderr()})`);
   });
+});
+
+t.test('bin/trove, the published entry, runs the built CLI', async (t) => {
+  const run = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [PUBLISHED_BIN, '--help'], { env: cleanEnv() });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+  t.equal(run.code, 0);
+  t.match(run.stdout, /Usage: trove/);
 });

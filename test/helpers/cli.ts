@@ -6,8 +6,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-export const BIN = path.join(ROOT, 'bin', 'trove');
+/** The build this file belongs to (dist/, or a helper's own out dir), and the repository root. */
+const BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = path.resolve(BUILD, '..');
+/** bin/trove loads dist/src/cli/run.js; running the same file of this build tests the code built with it. */
+export const BIN = path.join(BUILD, 'src', 'cli', 'run.js');
+/** The published entry, for the one test that checks it. */
+export const PUBLISHED_BIN = path.join(ROOT, 'bin', 'trove');
 
 /** A fresh cluster key for a test daemon (TROVE_CLUSTER_KEY). */
 export const newClusterKey = (): string => `trove_e2e_${randomBytes(24).toString('hex')}`;
