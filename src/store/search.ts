@@ -35,24 +35,104 @@ const FULL_SCAN_AFTER = 20_000;
  * index ranks a window of its best passages on its own (cheap), the join then drops passages of files
  * that are not ready or not selected; when that leaves fewer than `limit` while the window was full,
  * the window grows, ending in a full scan. Filtering never happens after the cut.
+ * `phrases` are the query's FTS5 strings (already quoted), OR'd together.
  */
-export function keywordPassageHits(db: Db, opts: { collectionRid: number; match: string; filter: SqlFragment | null; limit: number }): PassageHit[] {
+export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrases: string[]; filter: SqlFragment | null; limit: number }): PassageHit[] {
   const fts = ftsTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
   const filterParams = opts.filter?.params ?? [];
-  for (let window = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 2, 64)); ; window *= WINDOW_GROWTH) {
-    const full = window > FULL_SCAN_AFTER;
-    const sql = `SELECT p.rid AS pid, p.file_rid AS fr, -m.r AS s
-      FROM (SELECT rowid, bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS r FROM ${fts} WHERE ${fts} MATCH ? ORDER BY r ${full ? '' : 'LIMIT ?'}) m
-      JOIN passages p ON p.rid = m.rowid JOIN files f ON f.rid = p.file_rid
+  const join = stmt(
+    db,
+    `SELECT p.rid AS pid, p.file_rid AS fr, m.value ->> '$[1]' AS s
+      FROM json_each(?) m JOIN passages p ON p.rid = m.value ->> '$[0]' JOIN files f ON f.rid = p.file_rid
       WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
-      ORDER BY m.r ASC, p.rid ASC LIMIT ?`;
-    const params = full ? [opts.match, ...filterParams, opts.limit] : [opts.match, window, ...filterParams, opts.limit];
-    const rows = stmt(db, sql).all(...params) as { pid: number; fr: number; s: number }[];
-    if (full || rows.length >= opts.limit) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
-    const windowCount = (stmt(db, `SELECT count(*) AS n FROM (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT ?)`).get(opts.match, window) as { n: number }).n;
-    if (windowCount < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
+      ORDER BY m.key LIMIT ?`,
+  );
+  for (let window = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 2, 64)); ; window *= WINDOW_GROWTH) {
+    if (window > FULL_SCAN_AFTER) {
+      const rows = stmt(
+        db,
+        `SELECT p.rid AS pid, p.file_rid AS fr, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS s
+          FROM ${fts} m JOIN passages p ON p.rid = m.rowid JOIN files f ON f.rid = p.file_rid
+          WHERE ${fts} MATCH ? AND f.status = 'ready' AND f.deleted_at IS NULL ${where}
+          ORDER BY s DESC, p.rid LIMIT ?`,
+      ).all(opts.phrases.join(' OR '), ...filterParams, opts.limit) as { pid: number; fr: number; s: number }[];
+      return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
+    }
+    const ranked = rankedWindow(db, fts, opts.phrases, window);
+    const rows = join.all(JSON.stringify(ranked.map((r) => [r.rowid, r.score])), ...filterParams, opts.limit) as { pid: number; fr: number; s: number }[];
+    if (rows.length >= opts.limit || ranked.length < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
   }
+}
+
+// FTS5's bm25() constants (fts5_aux.c): k1 = 1.2, b = 0.75; a non-positive IDF counts as 1e-6.
+const BM25_K1 = 1.2;
+/** Terms in more than this share of the passages are "common" and may be left to the bound check. */
+const COMMON_TERM_SHARE = 0.05;
+
+/**
+ * The `window` best passages by BM25, best first.
+ *
+ * Most of a keyword search's time goes to computing bm25() for every passage that matches any term,
+ * and a query with a common word matches a large share of the collection. So this is MaxScore: only
+ * passages holding at least one of the rarer ("essential") terms are scored (with every term, so
+ * scores are unchanged). A passage holding common terms only scores at most the sum of their
+ * ceilings, idf × (k1 + 1); when the window's last score beats that sum, no such passage could have
+ * entered the window and the result is exactly the full query's. Otherwise the next-rarest common
+ * term becomes essential and the window is ranked again, ending with the plain query.
+ * `plan.essentialTerms` tells (tests) how many terms were essential when pruning was used.
+ */
+export function rankedWindow(db: Db, fts: string, phrases: string[], window: number, plan?: { essentialTerms?: number }): { rowid: number; score: number }[] {
+  const all = phrases.join(' OR ');
+  const plain = (): { rowid: number; score: number }[] =>
+    stmt(db, `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score DESC, rowid LIMIT ?`).all(all, window) as {
+      rowid: number;
+      score: number;
+    }[];
+  if (phrases.length < 2) return plain();
+  const rows = ftsRowCount(db, fts);
+  if (rows === null) return plain();
+  const terms = phrases
+    .map((phrase) => {
+      const docs = (stmt(db, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(phrase) as { n: number }).n;
+      const idf = Math.log((rows - docs + 0.5) / (docs + 0.5));
+      return { phrase, docs, ceiling: (idf > 0 ? idf : 1e-6) * (BM25_K1 + 1) };
+    })
+    .sort((a, b) => a.docs - b.docs);
+  const pruned = stmt(
+    db,
+    `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts}
+      WHERE ${fts} MATCH ? AND +rowid IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?) ORDER BY score DESC, rowid LIMIT ?`,
+  );
+  for (let essential = Math.max(1, terms.filter((t) => t.docs <= COMMON_TERM_SHARE * rows).length); essential < terms.length; essential++) {
+    const ranked = pruned.all(all, terms.slice(0, essential).map((t) => t.phrase).join(' OR '), window) as { rowid: number; score: number }[];
+    const ceiling = terms.slice(essential).reduce((sum, t) => sum + t.ceiling, 0);
+    const last = ranked[window - 1];
+    // A small margin: SQLite's and our arithmetic may round differently.
+    if (last && last.score > ceiling * (1 + 1e-9) + 1e-9) {
+      if (plan) plan.essentialTerms = essential;
+      return ranked;
+    }
+  }
+  return plain();
+}
+
+/**
+ * The row count bm25() itself uses for IDF: FTS5 keeps it as the first varint of the "averages"
+ * record (rowid 1 of the %_data table; fts5Int.h, FTS5_AVERAGES_ROWID). null if it cannot be read.
+ */
+function ftsRowCount(db: Db, fts: string): number | null {
+  const block = (stmt(db, `SELECT block FROM ${fts}_data WHERE id = 1`).get() as { block: Buffer } | undefined)?.block;
+  if (!block || block.length === 0) return null;
+  // SQLite varint: big-endian 7-bit groups, high bit set on every byte but the last (the 9th is 8 bits).
+  let value = 0;
+  for (let i = 0; i < Math.min(block.length, 9); i++) {
+    const byte = block[i]!;
+    if (i === 8) return value * 256 + byte;
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return value;
+  }
+  return null;
 }
 
 /**

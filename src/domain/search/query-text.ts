@@ -22,10 +22,10 @@ export function queryTerms(query: string): string[] {
   return (content.length > 0 ? content : unique).slice(0, MAX_QUERY_TERMS);
 }
 
-/** An FTS5 MATCH expression, or null when the query has no searchable word. */
-export function buildMatchExpression(query: string): string | null {
+/** The FTS5 strings the query's words become (OR'd by the keyword stage), or null when it has no searchable word. */
+export function buildMatchPhrases(query: string): string[] | null {
   const terms = queryTerms(query);
   if (terms.length === 0) return null;
   // Each term is a quoted FTS5 string, so no query text is ever read as FTS5 syntax.
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"`);
 }

@@ -15,7 +15,7 @@ import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '..
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
-import { buildMatchExpression, queryTerms } from './query-text.js';
+import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { bestSnippet } from './snippet.js';
 
 type SearchBody = z.output<typeof SearchRequest>;
@@ -91,12 +91,12 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     stages.push(...(body.mode === 'keyword' ? (['keyword'] as const) : (['keyword', 'semantic'] as const)));
     return respond([], null, performance.now() - retrievalStarted);
   }
-  const match = buildMatchExpression(body.query);
+  const match = buildMatchPhrases(body.query);
   let ranked: RankedPassage[];
   if (body.mode === 'keyword') {
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
-    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, wanted * 2) : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter: selected, limit: wanted });
+    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, wanted * 2) : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: selected, limit: wanted });
     ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
   } else {
     ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages);
@@ -152,7 +152,7 @@ async function hybridPassages(
   s: Services,
   col: CollectionRow,
   query: string,
-  match: string | null,
+  match: string[] | null,
   filter: SqlFragment | null,
   wanted: number,
   unit: 'file' | 'passage',
@@ -185,7 +185,7 @@ async function hybridPassages(
       ? []
       : unit === 'file'
         ? passagesCoveringFiles(s, col, match, filter, wanted, keywordDepth)
-        : keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: keywordDepth });
+        : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: keywordDepth });
   stages.push('keyword');
   let dense = await denseFirst;
   if (keyword.length < wanted && fillDepth > DENSE_DEPTH) dense = await denseFor(fillDepth);
@@ -255,9 +255,9 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
  * (groupByFile then ranks files by their best passage). When a few files hold most of the top
  * passages, the window grows until enough files are seen or the matches run out.
  */
-function passagesCoveringFiles(s: Services, col: CollectionRow, match: string, filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
+function passagesCoveringFiles(s: Services, col: CollectionRow, match: string[], filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
   for (let window = firstWindow; ; window *= 4) {
-    const hits = keywordPassageHits(s.db, { collectionRid: col.rid, match, filter, limit: window });
+    const hits = keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: window });
     if (hits.length < window || new Set(hits.map((h) => h.fileRid)).size >= wanted) return hits;
   }
 }
