@@ -352,6 +352,15 @@ END;
 ALTER TABLE api_keys ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
 `,
   },
+  {
+    version: 9,
+    sql: `
+-- A collection's vector version changes with every write to its vectors, so the dense stage's
+-- in-memory copies (src/store/vectors.ts) know when they are stale. Versions are drawn from one
+-- sequence across collections, so a purged collection's rid reused later never repeats one.
+CREATE TABLE vector_versions (collection_rid INTEGER PRIMARY KEY, version INTEGER NOT NULL);
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

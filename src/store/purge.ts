@@ -1,5 +1,6 @@
 // Purging what was deleted once its recovery window has passed (decisions.md §5): every row and
 // index of a collection, and a namespace once its collections are gone.
+import { bumpVectorVersion } from './vectors.js';
 import type { Db } from './db.js';
 import { ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';
@@ -22,6 +23,7 @@ export function purgeCollection(db: Db, collectionRid: number): string[] {
   db.exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
   db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}`);
   db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
+  bumpVectorVersion(db, collectionRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM file_versions WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM files WHERE collection_rid = ?').run(collectionRid);

@@ -2,7 +2,7 @@
 // milliseconds, so it runs here, beside the keyword stage on the HTTP thread, not before or after it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
-import { denseHits, type DenseHit } from '../../store/vectors.js';
+import { denseHits, refreshVectorCopy, type DenseHit } from '../../store/vectors.js';
 import type { SqlFragment } from '../../store/search.js';
 
 export interface DenseRequest {
@@ -28,5 +28,11 @@ port.on('message', (msg: DenseRequest | 'close') => {
     port.postMessage({ id: msg.id, hits: denseHits(db, msg) } satisfies DenseReply);
   } catch (err) {
     port.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) } satisfies DenseReply);
+  }
+  // After the reply, so no query waits for a rebuild; a failed rebuild leaves sqlite-vec in charge.
+  try {
+    refreshVectorCopy(db, msg.collectionRid, msg.shard);
+  } catch {
+    // The next query tries again.
   }
 });
