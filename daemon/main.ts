@@ -4,6 +4,8 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../src/http/server.js';
+import { createOperatorRouter } from '../src/rpc/router.js';
+import { startOperatorServer, troveVersion, type OperatorServer } from '../src/rpc/server.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface DaemonOptions extends RuntimeOptions {
@@ -13,6 +15,13 @@ export interface DaemonOptions extends RuntimeOptions {
   insecure?: boolean;
   tlsCert?: string | undefined;
   tlsKey?: string | undefined;
+  /** false: no operator socket (decisions.md §1); by default `<data-dir>/operator.sock` serves it. */
+  operator?: boolean;
+  /**
+   * What `daemon.stop` on the operator channel does; `trove daemon start` passes its SIGTERM path
+   * (stop, then exit). By default the daemon stops in-process.
+   */
+  onStopRequest?: () => void;
 }
 
 export interface RunningDaemon {
@@ -20,6 +29,8 @@ export interface RunningDaemon {
   dataDir: string;
   clusterKeyFile: string;
   runtime: Runtime;
+  /** The operator channel's Unix socket, or null when it is off. */
+  operatorSocket: string | null;
   stop(): Promise<void>;
 }
 
@@ -61,19 +72,50 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const url = `${tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
   runtime.setPublicBaseUrl(url);
   let stopping: Promise<void> | null = null;
-  return {
+  const closeHttp = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  let operator: OperatorServer | null = null;
+  const daemon: RunningDaemon = {
     url,
     dataDir: runtime.dataDir,
     clusterKeyFile: runtime.clusterKeyFile,
     runtime,
+    operatorSocket: null,
     stop: () =>
       (stopping ??= (async () => {
-        // Stop accepting, let in-flight requests finish, then stop the worker and close the store.
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        // The operator socket goes first (no new operator work), then HTTP: stop accepting, let
+        // in-flight requests finish; then stop the worker and close the store.
+        await operator?.close();
+        await closeHttp();
         await runtime.close();
       })()),
   };
+  if (options.operator !== false) {
+    const log = options.log ?? { info() {}, error() {} };
+    try {
+      operator = await startOperatorServer({
+        dataDir: runtime.dataDir,
+        log,
+        router: createOperatorRouter({
+          services: runtime.services,
+          roots: runtime.roots,
+          version: troveVersion(),
+          startedAt: runtime.startedAt,
+          httpUrl: () => url,
+          socketPath: () => operator?.socketPath ?? null,
+          requestStop: () => (options.onStopRequest ? options.onStopRequest() : void daemon.stop()),
+          log,
+        }),
+      });
+    } catch (err) {
+      await closeHttp();
+      await runtime.close();
+      throw err;
+    }
+    daemon.operatorSocket = operator.socketPath;
+  }
+  return daemon;
 }

@@ -21,6 +21,7 @@ import { workerExecArgv } from '../src/domain/threads.js';
 import { lazyEmbedding, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
+import { FileRoots } from '../src/rpc/roots.js';
 import type { Logger } from '../src/http/router.js';
 import { openDatabase, type Db } from '../src/store/db.js';
 import { resetInterruptedFiles } from '../src/store/files.js';
@@ -59,6 +60,9 @@ export interface Runtime {
   db: Db;
   dataDir: string;
   clusterKeyFile: string;
+  /** The file:// roots: the start-up ones and those the operator grants while it runs. */
+  roots: FileRoots;
+  startedAt: Date;
   setPublicBaseUrl(url: string): void;
   close(): Promise<void>;
 }
@@ -111,6 +115,7 @@ function isAlive(pid: number): boolean {
 const silentLog = { info() {}, warn() {}, error() {} };
 
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const startedAt = new Date();
   const log = options.log ?? silentLog;
   const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -138,7 +143,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
     // Loaded on the first semantic query, not at start-up (start-up must stay fast).
     const embedding = lazyEmbedding(embeddingConfig);
-    const fileRoots = (options.fileRoots ?? []).map((r) => resolve(r));
+    // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
+    const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
 
     const dense = new DenseSearcher(dbFile);
     const generation = options.generation ?? resolveGenerationConfig(dataDir);
@@ -179,6 +185,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       ready: () => ready,
       indexerAlive: () => worker.alive(),
     };
+    const roots = new FileRoots(db, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
     const app = createApp(services, log);
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
     if (options.allowInsecureWebhooks) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
@@ -206,6 +213,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       db,
       dataDir,
       clusterKeyFile,
+      roots,
+      startedAt,
       setPublicBaseUrl: (url) => {
         publicBaseUrl = url;
       },

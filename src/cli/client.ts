@@ -58,8 +58,8 @@ export class ApiClient {
   }
 
   /** Sends one JSON request to `path` (relative to the base URL) and returns the parsed JSON body. */
-  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean } = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (options.auth !== false && this.key) headers.authorization = `Bearer ${this.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = this.baseUrl + path;

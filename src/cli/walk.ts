@@ -31,7 +31,7 @@ export interface WalkResult {
 }
 
 /** The rules of one .gitignore, which apply to paths relative to the folder holding it. */
-interface IgnoreLayer {
+export interface IgnoreLayer {
   base: string;
   rules: ignore.Ignore;
 }
@@ -121,7 +121,7 @@ export async function walkFolder(folder: string, options: { maxFileBytes?: numbe
  * Git's precedence: the .gitignore nearest the path wins, and within one file the last matching rule.
  * A directory whose rules say nothing defers to its parent's.
  */
-function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean): boolean {
+export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean): boolean {
   for (let i = layers.length - 1; i >= 0; i--) {
     const layer = layers[i]!;
     const local = layer.base ? rel.slice(layer.base.length + 1) : rel;
@@ -133,7 +133,7 @@ function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean):
 }
 
 /** For names without a known extension: text unless the first bytes hold a NUL; the daemon refines binary types. */
-async function sniffContentType(absPath: string): Promise<string> {
+export async function sniffContentType(absPath: string): Promise<string> {
   const handle = await open(absPath, 'r');
   try {
     const buffer = Buffer.alloc(SNIFF_BYTES);

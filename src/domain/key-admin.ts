@@ -6,11 +6,11 @@ import { TroveError } from '../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../contract/ids.js';
 import type { Action, CreateKeyRequest, KeyScope } from '../contract/schemas.js';
 import { findCollection } from '../store/collections.js';
-import { findKeyByName, getKeyById, insertKey, listKeys, markKeyRevoked, type KeyRow } from '../store/keys.js';
+import { findKeyByName, findKeyByPrefix, getKeyById, insertKey, listKeys, markKeyRevoked, type KeyRow } from '../store/keys.js';
 import { findNamespace, findNamespaceById } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
-import { CLUSTER_KEY_NAME, canSeeNamespace, hasAction, hashSecret, mintSecret, type AuthenticatedKey, type StoredScope } from './keys.js';
+import { CLUSTER_KEY_NAME, canSeeNamespace, chosenSecretProblem, hasAction, hashSecret, mintSecret, prefixOf, type AuthenticatedKey, type StoredScope } from './keys.js';
 import { pageOf } from './paging.js';
 
 export interface KeyResource {
@@ -56,10 +56,28 @@ const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
 
 /** POST /keys: 201 with the secret, shown this once; only its hash is stored. */
 export function createKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>): { key: KeyResource; secret: string } {
+  const { secret, prefix } = mintSecret();
+  const key = insertNewKey(s, caller, body, secret, prefix);
+  return { key: { ...key, secret }, secret };
+}
+
+/**
+ * A key whose secret the caller chose (seed files: a test suite must know its keys in advance).
+ * The same scope and name rules as POST /keys; the secret must look like a minted one
+ * (chosenSecretProblem). Only its hash is stored, and the result carries no secret.
+ */
+export function createKeyWithSecret(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string): KeyResource {
+  const problem = chosenSecretProblem(secret);
+  if (problem) throw new TroveError('invalid_request', `The secret of key '${body.name}' ${problem}.`);
+  return insertNewKey(s, caller, body, secret, prefixOf(secret));
+}
+
+function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string, prefix: string): KeyResource {
   const stored = scopeToStore(s, caller, body.scope);
   return s.db.transaction(() => {
     if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
-    const { secret, prefix } = mintSecret();
+    // Keys are found by prefix at every request, so a chosen secret cannot share one.
+    if (findKeyByPrefix(s.db, prefix)) throw new TroveError('already_exists', `Another key already uses the prefix '${prefix}'; give the secret of key '${body.name}' a prefix of its own.`);
     const row = insertKey(s.db, {
       id: newId('key'),
       name: body.name,
@@ -70,7 +88,7 @@ export function createKey(s: Services, caller: AuthenticatedKey, body: z.output<
       created_by: caller.id,
       created_at: nowIso(),
     });
-    return { key: { ...presentKey(s, row), secret }, secret };
+    return presentKey(s, row);
   }).immediate();
 }
 

@@ -39,6 +39,64 @@ export function prefixOf(secret: string): string {
   return 'h' + hashSecret(secret).toString('hex').slice(0, 11);
 }
 
+/** Length of the random part of a minted secret: 32 random bytes in base64url (decisions.md §1). */
+export const SECRET_RANDOM_CHARS = 43;
+/** The least a chosen secret's random part may score in estimatedSecretBits. */
+export const MIN_CHOSEN_SECRET_BITS = 128;
+
+/**
+ * What is wrong with a secret the caller chose instead of letting trove mint one (seed files: a
+ * test suite must know its keys in advance), or null. It must have the minted secrets' format and
+ * room for their 32 random bytes, and must not be a pattern: a length check alone would let
+ * `trove_testtest_aaaa…` through.
+ */
+export function chosenSecretProblem(secret: string): string | null {
+  const shape = SECRET_SHAPE.exec(secret);
+  if (!shape) {
+    return "must have the form trove_<prefix>_<random>: 'trove_', a prefix of 8-32 lowercase letters and digits, '_', then the random part in letters, digits, '-' and '_'";
+  }
+  const random = secret.slice('trove_'.length + shape[1]!.length + 1);
+  if (random.length < SECRET_RANDOM_CHARS) {
+    return `has a random part of ${random.length} characters; it needs at least ${SECRET_RANDOM_CHARS} (32 random bytes in base64url, or 64 hex digits)`;
+  }
+  const bits = estimatedSecretBits(random);
+  if (bits < MIN_CHOSEN_SECRET_BITS) {
+    return `looks guessable: its random part scores about ${Math.floor(bits)} bits once repeats and sequences are discounted, and at least ${MIN_CHOSEN_SECRET_BITS} are needed; generate it from 32 random bytes`;
+  }
+  return null;
+}
+
+/**
+ * A deliberately pessimistic strength estimate: log2 of the alphabet the text draws from, for each
+ * character that neither repeats a three-character chunk seen before nor continues a run or a
+ * sequence (aa, ab, ba). Secrets from 32 random bytes score far above the bar (about 200 bits in
+ * base64url, 150 in hex at worst); repeated words, keyboard runs and counting do not.
+ */
+export function estimatedSecretBits(text: string): number {
+  let alphabet: number;
+  if (/^[0-9]*$/.test(text)) alphabet = 10;
+  else if (/^[0-9a-f]*$/.test(text) || /^[0-9A-F]*$/.test(text)) alphabet = 16;
+  else alphabet = (/[a-z]/.test(text) ? 26 : 0) + (/[A-Z]/.test(text) ? 26 : 0) + (/[0-9]/.test(text) ? 10 : 0) + (/[^A-Za-z0-9]/.test(text) ? 2 : 0);
+  const seenChunks = new Set<string>();
+  let counted = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (i >= 2) {
+      const chunk = text.slice(i - 2, i + 1);
+      if (seenChunks.has(chunk)) continue;
+      seenChunks.add(chunk);
+    }
+    if (i > 0 && Math.abs(text.charCodeAt(i) - text.charCodeAt(i - 1)) <= 1) continue;
+    counted++;
+  }
+  return counted * Math.log2(Math.max(alphabet, 1));
+}
+
+/** Whether a secret is the one whose hash was stored, in constant time. */
+export function secretMatches(storedHash: Buffer, secret: string): boolean {
+  const presented = hashSecret(secret);
+  return storedHash.length === presented.length && timingSafeEqual(storedHash, presented);
+}
+
 export function mintSecret(): { secret: string; prefix: string } {
   const prefix = randomBytes(6).toString('hex').slice(0, 10);
   const secret = `trove_${prefix}_${randomBytes(32).toString('base64url')}`;

@@ -1,6 +1,9 @@
 import { DataDirLockedError } from '../../../daemon/runtime.js';
-import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from '../../../daemon/main.js';
+import { DEFAULT_HOST, DEFAULT_PORT, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
+import { applySeed, loadSeedFile, SeedError, type LoadedSeed } from '../../../daemon/seed.js';
+import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
+import { DaemonLogFile } from './daemon-logs.js';
 
 export interface DaemonStartOptions {
   dataDir?: string;
@@ -15,6 +18,8 @@ export interface DaemonStartOptions {
   insecure?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  /** A seed file applied before "listening" is reported (daemon/seed.ts, docs/fixture-mode.md). */
+  seed?: string;
 }
 
 function parsePort(value: string | undefined): number {
@@ -24,16 +29,33 @@ function parsePort(value: string | undefined): number {
   return port;
 }
 
+// Every log line goes to stderr and to <data-dir>/logs/daemon.log (`trove daemon logs`).
+const logFile = new DaemonLogFile();
+const emit = (line: string) => {
+  console.error(line);
+  logFile.write(line);
+};
 const log = {
-  info: (message: string, fields: Record<string, unknown> = {}) => console.error(`[trove] ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
-  warn: (message: string, fields: Record<string, unknown> = {}) => console.error(`[trove] warning: ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
-  error: (message: string, fields: Record<string, unknown> = {}) => console.error(`[trove] error: ${message} ${JSON.stringify(fields)}`),
+  info: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
+  warn: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] warning: ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
+  error: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] error: ${message} ${JSON.stringify(fields)}`),
 };
 
 /** Runs the daemon in the foreground until SIGINT or SIGTERM. */
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   const envRoots = (process.env.TROVE_FILE_ROOTS ?? '').split(':').filter(Boolean);
+  // A seed is checked whole before anything starts, so a bad one leaves nothing behind.
+  let seed: LoadedSeed | undefined;
+  try {
+    if (opts.seed !== undefined) seed = loadSeedFile(opts.seed);
+  } catch (err) {
+    if (!(err instanceof SeedError)) throw err;
+    process.exitCode = reportError(new CliError(err.message, 2, 'invalid_seed'), opts.json ?? false);
+    return;
+  }
   let daemon;
+  // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below.
+  let stopRequested = () => {};
   try {
     daemon = await startDaemon({
       dataDir: opts.dataDir ?? process.env.TROVE_DATA_DIR,
@@ -49,6 +71,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       tlsCert: opts.tlsCert,
       tlsKey: opts.tlsKey,
       log,
+      onStopRequest: () => stopRequested(),
     });
   } catch (err) {
     if (err instanceof DataDirLockedError || err instanceof Error) {
@@ -58,12 +81,17 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     }
     throw err;
   }
+  // Only now is the data dir this daemon's own (locked): its log file may be written.
+  logFile.open(daemon.dataDir);
+  logFile.write(`[trove] listening on ${daemon.url} (data dir ${daemon.dataDir}, operator socket ${daemon.operatorSocket ?? 'off'})`);
+  if (seed) await applySeedAtStart(daemon, seed, opts.json ?? false);
   if (opts.json) {
-    process.stdout.write(JSON.stringify({ event: 'listening', url: daemon.url, data_dir: daemon.dataDir, cluster_key_file: daemon.clusterKeyFile }) + '\n');
+    process.stdout.write(JSON.stringify({ event: 'listening', url: daemon.url, data_dir: daemon.dataDir, cluster_key_file: daemon.clusterKeyFile, operator_socket: daemon.operatorSocket }) + '\n');
   } else {
     console.log(`trove daemon listening on ${daemon.url}`);
     console.log(`data dir:         ${daemon.dataDir}${opts.ephemeral ? ' (ephemeral: removed on exit)' : ''}`);
     console.log(`cluster key file: ${daemon.clusterKeyFile}`);
+    if (daemon.operatorSocket) console.log(`operator socket:  ${daemon.operatorSocket} (trove daemon status|stop|logs, trove config, trove roots)`);
     console.log(`try: curl -H "Authorization: Bearer $(cat ${daemon.clusterKeyFile})" ${daemon.url}/info`);
   }
   let signals = 0;
@@ -76,6 +104,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     log.info(`${signal}: finishing in-flight requests and stopping`);
     daemon.stop().then(
       () => {
+        logFile.write('[trove] stopped');
         if (opts.json) process.stdout.write(JSON.stringify({ event: 'stopped' }) + '\n');
         process.exit(0);
       },
@@ -85,6 +114,31 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       },
     );
   };
+  stopRequested = () => shutdown('trove daemon stop');
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/**
+ * Applies --seed before "listening" is reported. A seed that fails stops the whole daemon (an
+ * ephemeral data dir goes with it) and exits 2; a signal while seeding stops it the same way and
+ * exits 0, as a signal after start-up does.
+ */
+async function applySeedAtStart(daemon: RunningDaemon, seed: LoadedSeed, json: boolean): Promise<void> {
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const report = await applySeed(daemon.runtime, seed, { signal: abort.signal });
+    log.info(`seeded from ${seed.name}`, { ...report });
+  } catch (err) {
+    await daemon.stop();
+    if (abort.signal.aborted) process.exit(0);
+    if (!(err instanceof SeedError)) throw err;
+    process.exit(reportError(new CliError(err.message, 2, 'invalid_seed'), json));
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

@@ -18,24 +18,28 @@ export interface IngestOptions {
   /** Commander's `--no-wait` sets this to false. */
   wait?: boolean;
   json?: boolean;
+  /** Keep running and sync changes as they happen (src/cli/commands/ingest-watch.ts). */
+  watch?: boolean;
+  /** With watch: milliseconds of quiet before a sync (commander passes the string). */
+  debounce?: string;
 }
 
 /** Exit status when every request succeeded but some files could not be uploaded or indexed. */
 export const EXIT_FILES_FAILED = 8;
 
-const CONCURRENCY = 8;
+export const CONCURRENCY = 8;
 const LINE_PROGRESS_INTERVAL_MS = 5000;
 
 /** API errors that concern one file only; any other error stops the run. */
 const PER_FILE_ERROR_CODES = new Set(['invalid_request', 'request_too_large', 'limit_exceeded']);
 
-type Local = WalkedFile & LocalFile;
+export type Local = WalkedFile & LocalFile;
 
-interface Remote extends RemoteFile {
+export interface Remote extends RemoteFile {
   sourceType: string;
 }
 
-interface FileResource {
+export interface FileResource {
   id: string;
   path: string;
   status: string;
@@ -43,25 +47,30 @@ interface FileResource {
   error?: { code: string; message: string };
 }
 
-interface FileCounts {
+export interface FileCounts {
   pending: number;
   indexing: number;
   ready: number;
   failed: number;
 }
 
-interface CollectionResource {
+export interface CollectionResource {
   status: string;
   file_counts: FileCounts;
 }
 
-interface FileFailure {
+export interface FileFailure {
   path: string;
   code: string;
   message: string;
 }
 
 export async function runIngest(folder: string, globalOpts: GlobalOptions, opts: IngestOptions): Promise<number> {
+  if (opts.watch) {
+    // Imported here, not at the top: the watcher imports this module, and only watch mode needs chokidar.
+    const { runIngestWatch } = await import('./ingest-watch.js');
+    return runIngestWatch(folder, globalOpts, opts);
+  }
   const json = Boolean(opts.json);
   const note = (line: string) => {
     if (!json) process.stderr.write(line + '\n');
@@ -156,7 +165,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
   }
 }
 
-function checkName(value: string | undefined, what: 'namespace' | 'collection'): string {
+export function checkName(value: string | undefined, what: 'namespace' | 'collection'): string {
   if (!value) throw new CliError(`Name the ${what} with --${what} <name>.`, 2);
   const parsed = ResourceName.safeParse(value);
   if (!parsed.success && !looksLikeId(value)) {
@@ -165,7 +174,7 @@ function checkName(value: string | undefined, what: 'namespace' | 'collection'):
   return value;
 }
 
-async function hashFile(absPath: string): Promise<{ sha256: string; size: number }> {
+export async function hashFile(absPath: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
   for await (const chunk of createReadStream(absPath)) {
@@ -176,7 +185,7 @@ async function hashFile(absPath: string): Promise<{ sha256: string; size: number
 }
 
 /** Looked up before created, so that keys allowed to write but not to create (scoped keys) still work. */
-async function ensureCollection(client: ApiClient, namespace: string, collection: string): Promise<void> {
+export async function ensureCollection(client: ApiClient, namespace: string, collection: string): Promise<void> {
   if (!(await exists(client, namespacePath(namespace)))) {
     await client.request('POST', '/namespaces', { name: namespace, exist_ok: true });
   }
@@ -195,7 +204,7 @@ async function exists(client: ApiClient, path: string): Promise<boolean> {
   }
 }
 
-async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
+export async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
   try {
     const files = await client.listAll<FileResource>(`${colPath}/files`);
     return files.map((file) => ({ id: file.id, path: file.path, checksum: file.source.checksum, status: file.status, sourceType: file.source.type }));
@@ -207,7 +216,7 @@ async function listRemote(client: ApiClient, colPath: string, collectionMayBeMis
 }
 
 /** A pending upload whose bytes never arrived (an interrupted run) must be uploaded again, or it stays pending forever. */
-async function markStuckUploads(client: ApiClient, colPath: string, remote: Remote[]): Promise<void> {
+export async function markStuckUploads(client: ApiClient, colPath: string, remote: Remote[]): Promise<void> {
   const candidates = remote.filter((file) => file.status === 'pending' && file.sourceType === 'upload');
   await mapLimit(candidates, CONCURRENCY, async (file) => {
     try {
@@ -219,7 +228,7 @@ async function markStuckUploads(client: ApiClient, colPath: string, remote: Remo
   });
 }
 
-async function applyPlan(
+export async function applyPlan(
   client: ApiClient,
   colPath: string,
   plan: IngestPlan<Local, Remote>,
@@ -259,14 +268,17 @@ async function applyPlan(
   return { uploaded, failures };
 }
 
-async function uploadFile(client: ApiClient, colPath: string, file: Local): Promise<void> {
-  const added = await client.request<{ file: { id: string }; upload?: { url: string; headers: Record<string, string> } }>('POST', `${colPath}/files`, {
+/** Adds the file as an upload source and PUTs its bytes; returns the file as the upload left it, and the add's job. */
+export async function uploadFile(client: ApiClient, colPath: string, file: Local, metadata?: Record<string, unknown>): Promise<{ file: FileResource; job: unknown }> {
+  const added = await client.request<{ file: { id: string }; job: unknown; upload?: { url: string; headers: Record<string, string> } }>('POST', `${colPath}/files`, {
     path: file.path,
     source: { type: 'upload', content_type: file.contentType, bytes: file.size, checksum: sha256Checksum(file.sha256) },
+    ...(metadata === undefined ? {} : { metadata }),
   });
   if (!added.upload) throw new CliError(`The daemon accepted ${file.path} without an upload URL.`);
   try {
-    await client.upload(added.upload.url, added.upload.headers, createReadStream(file.absPath));
+    const received = (await client.upload(added.upload.url, added.upload.headers, createReadStream(file.absPath))) as { file: FileResource };
+    return { file: received.file, job: added.job };
   } catch (err) {
     // Without its bytes the file would stay pending forever; the next run adds it again.
     await client.request('DELETE', `${colPath}/files/${encodeURIComponent(added.file.id)}`).catch(() => undefined);
@@ -274,7 +286,7 @@ async function uploadFile(client: ApiClient, colPath: string, file: Local): Prom
   }
 }
 
-async function waitForIndexing(client: ApiClient, colPath: string, mode: ProgressMode): Promise<FileCounts> {
+export async function waitForIndexing(client: ApiClient, colPath: string, mode: ProgressMode): Promise<FileCounts> {
   const progress = createProgress('indexing', mode);
   let delay = 200;
   try {
@@ -316,7 +328,7 @@ function planJson(namespace: string, collection: string, plan: IngestPlan<Local,
   };
 }
 
-type ProgressMode = 'bar' | 'lines' | 'none';
+export type ProgressMode = 'bar' | 'lines' | 'none';
 
 function progressMode(json: boolean): ProgressMode {
   if (json) return 'none';
@@ -372,7 +384,7 @@ function createProgress(label: string, mode: ProgressMode): Progress {
 }
 
 /** Runs fn over items with at most `limit` at once; after a failure no new item starts, and the first error is thrown. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
   let failure: { error: unknown } | null = null;

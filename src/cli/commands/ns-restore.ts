@@ -1,11 +1,24 @@
 // `trove ns restore <namespace>`: restores a deleted namespace (a workspace) within its recovery
 // window, over the operator channel (decisions.md §1: restoring a deleted workspace is operator work).
+import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
+import { withOperator } from './operator-call.js';
 
 export interface NamespaceRestoreOptions {
   json?: boolean;
 }
 
-export async function runNamespaceRestore(_ref: string, _globalOpts: GlobalOptions, _opts: NamespaceRestoreOptions): Promise<number> {
-  throw new Error('trove ns restore is not wired to the operator channel yet');
+export async function runNamespaceRestore(ref: string, globalOpts: GlobalOptions, opts: NamespaceRestoreOptions): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    const { namespace } = await withOperator(globalOpts, (op) => op.client.workspace.restore.mutate({ ref }));
+    if (json) process.stdout.write(JSON.stringify(namespace) + '\n');
+    else {
+      const { collections, files } = namespace.usage;
+      process.stdout.write(`restored namespace ${namespace.name} (${namespace.id}) with ${collections} collection${collections === 1 ? '' : 's'} and ${files} file${files === 1 ? '' : 's'}\n`);
+    }
+    return 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
 }

@@ -1,4 +1,92 @@
-// `trove daemon stop|status|logs` and `trove config …`: commands served by the operator channel.
-import type { Command } from 'commander';
+// `trove daemon stop|status|logs`, `trove config …` and `trove roots …`: commands served by the
+// operator channel of the data dir (--data-dir / TROVE_DATA_DIR / default), which needs no API key.
+import type { Command, CommanderError } from 'commander';
+import type { GlobalOptions } from '../connection.js';
+import { runConfigGet, runConfigSet, runConfigUnset } from '../commands/config.js';
+import { runDaemonLogs } from '../commands/daemon-logs.js';
+import { runDaemonStatus } from '../commands/daemon-status.js';
+import { runDaemonStop } from '../commands/daemon-stop.js';
+import { runRootsAdd, runRootsList, runRootsRemove } from '../commands/roots.js';
 
-export function registerOperatorCommands(_program: Command, _daemon: Command): void {}
+/** Wrong flags or arguments are usage errors: exit 2, as every other usage error of the CLI. */
+function usageErrorsExit2(command: Command): Command {
+  return command.exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2));
+}
+
+export function registerOperatorCommands(program: Command, daemon: Command): void {
+  const globals = () => program.opts<GlobalOptions>();
+
+  usageErrorsExit2(daemon.command('status'))
+    .description('Show the daemon serving the data dir: pid, uptime, URL, indexer, jobs, counts, file roots (exit 8 when none runs)')
+    .option('--json', 'print the status as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      process.exitCode = await runDaemonStatus(globals(), opts);
+    });
+  usageErrorsExit2(daemon.command('stop'))
+    .description('Stop the daemon serving the data dir (as SIGTERM does) and wait until it has exited')
+    .option('--timeout <seconds>', 'how long to wait for it to exit', '30')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean; timeout?: string }) => {
+      process.exitCode = await runDaemonStop(globals(), opts);
+    });
+  usageErrorsExit2(daemon.command('logs'))
+    .description("Print the end of the daemon's log file (<data-dir>/logs/daemon.log)")
+    .option('-n, --lines <n>', 'how many lines', '50')
+    .option('-f, --follow', 'keep printing lines as they are written (Ctrl-C stops)')
+    .option('--json', 'print JSON ({"file","lines"}; with --follow one {"line"} per line)')
+    .action(async (opts: { lines?: string; follow?: boolean; json?: boolean }) => {
+      process.exitCode = await runDaemonLogs(globals(), opts);
+    });
+
+  const config = usageErrorsExit2(program.command('config')).description("The daemon's config.json (embedding and generation settings; applied at restart)");
+  config
+    .command('get')
+    .description('Show every setting, or one, with what the daemon uses now')
+    .argument('[key]', 'a key such as embedding.model')
+    .option('--json', 'print JSON')
+    .action(async (key: string | undefined, opts: { json?: boolean }) => {
+      process.exitCode = await runConfigGet(key, globals(), opts);
+    });
+  config
+    .command('set')
+    .description('Set one setting (validated); restart the daemon to apply it')
+    .argument('<key>', 'a key such as embedding.model (see `trove config get`)')
+    .argument('<value>', 'its value')
+    .option('--json', 'print JSON')
+    .action(async (key: string, value: string, opts: { json?: boolean }) => {
+      process.exitCode = await runConfigSet(key, value, globals(), opts);
+    });
+  config
+    .command('unset')
+    .description('Remove one setting, back to its default; restart the daemon to apply it')
+    .argument('<key>', 'a key such as embedding.model')
+    .option('--json', 'print JSON')
+    .action(async (key: string, opts: { json?: boolean }) => {
+      process.exitCode = await runConfigUnset(key, globals(), opts);
+    });
+
+  const roots = usageErrorsExit2(program.command('roots')).description('Directories file:// sources may read, changed while the daemon runs');
+  roots
+    .command('list')
+    .description('List the allowed roots (start-up flags and granted ones)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      process.exitCode = await runRootsList(globals(), opts);
+    });
+  roots
+    .command('add')
+    .description('Allow file:// sources under a directory (kept across restarts)')
+    .argument('<dir>', 'an existing directory')
+    .option('--json', 'print JSON')
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      process.exitCode = await runRootsAdd(dir, globals(), opts);
+    });
+  roots
+    .command('rm')
+    .description('Refuse file:// sources under a granted directory again')
+    .argument('<dir>', 'a granted directory')
+    .option('--json', 'print JSON')
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      process.exitCode = await runRootsRemove(dir, globals(), opts);
+    });
+}

@@ -1,6 +1,6 @@
 // The indexing worker: a thread with its own SQLite connection that claims jobs and runs them, so
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { nowIso } from '../../contract/ids.js';
@@ -16,7 +16,8 @@ export interface WorkerInit extends PipelineConfig {
   batchSize: number;
 }
 
-export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { type: 'stop' };
+/** `roots`: the operator changed the file:// roots while the daemon runs (src/rpc/roots.ts). */
+export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { type: 'roots'; fileRoots: string[] } | { type: 'stop' };
 export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopped' } | { type: 'error'; message: string };
 
 const init = workerData as WorkerInit;
@@ -26,11 +27,22 @@ const canceled = new Set<string>();
 let stopping = false;
 let wake: (() => void) | null = null;
 
-port.on('message', (msg: ToWorker) => {
+function handle(msg: ToWorker): void {
   if (msg.type === 'cancel') canceled.add(msg.jobId);
+  // Fetches read init.fileRoots when they start, so the next file:// source sees the new list.
+  if (msg.type === 'roots') init.fileRoots = msg.fileRoots;
   if (msg.type === 'stop') stopping = true;
   wake?.();
-});
+}
+port.on('message', handle);
+
+/**
+ * Messages already sent, handled before jobs are claimed: a root granted before a file was added
+ * must be in force when that file's job runs, even if this thread has not yielded since.
+ */
+function drainMessages(): void {
+  for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) handle(received.message as ToWorker);
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => {
@@ -56,6 +68,7 @@ async function loop(): Promise<void> {
       lastExpiry = Date.now();
       expireUploads(db, init.uploadTtlMs);
     }
+    drainMessages();
     const jobs = claimJobs(db, init.batchSize, nowIso());
     if (jobs.length === 0) {
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.

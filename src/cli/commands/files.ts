@@ -1,0 +1,252 @@
+// `trove files list|get|add|delete|reindex`: the files of one collection.
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { contentTypeFromPath } from '../../domain/ingest/detect.js';
+import { ApiClient, CliError, collectionPath } from '../client.js';
+import type { GlobalOptions } from '../connection.js';
+import { keyValues, write, writeJson, type Cell } from '../output.js';
+import { confirmOrRefuse } from '../prompt.js';
+import { sniffContentType } from '../walk.js';
+import { EXIT_FILES_FAILED, hashFile, uploadFile } from './ingest.js';
+import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type Job, type JsonOption, type ListOptions } from './resource-common.js';
+import { parseTarget } from './search.js';
+
+export interface FileResource {
+  id: string;
+  path: string;
+  status: string;
+  source: { type: 'inline' | 'uri' | 'upload'; content_type: string; bytes?: number; checksum?: string; uri?: string };
+  metadata: Record<string, unknown>;
+  error?: { code: string; message: string };
+  governing_rule?: { id: string; file?: string | null; folder?: string | null };
+  notes?: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+interface Added {
+  file: FileResource;
+  job: Job;
+}
+
+interface Scoped extends JsonOption {
+  namespace?: string;
+}
+
+export interface FileListOptions extends ListOptions, Scoped {
+  status?: string;
+  prefix?: string;
+}
+
+export interface FileAddOptions extends Scoped {
+  text?: string;
+  uri?: string;
+  path?: string;
+  contentType?: string;
+  metadata?: string;
+  wait?: boolean;
+}
+
+export interface FileDeleteOptions extends Scoped {
+  yes?: boolean;
+}
+
+export interface FileReindexOptions extends Scoped {
+  wait?: boolean;
+}
+
+const FILE_STATUSES = ['pending', 'indexing', 'ready', 'failed'];
+const METADATA_EXAMPLE = '{"team":"docs","year":2024}';
+
+export const fileText = (f: FileResource) => {
+  const pairs: [string, Cell][] = [
+    ['id', f.id],
+    ['path', f.path],
+    ['status', f.status],
+    ['source', f.source.type],
+    ['content type', f.source.content_type],
+    ['bytes', f.source.bytes],
+    ['uri', f.source.uri],
+    ['checksum', f.source.checksum],
+    ['metadata', Object.keys(f.metadata).length > 0 ? JSON.stringify(f.metadata) : undefined],
+    ['error', f.error ? `${f.error.code}: ${f.error.message}` : undefined],
+    ['governing rule', f.governing_rule ? `${f.governing_rule.id} (${f.governing_rule.folder ?? f.governing_rule.file})` : undefined],
+    ['created', f.created_at],
+    ['updated', f.updated_at],
+  ];
+  for (const note of f.notes ?? []) pairs.push(['note', note]);
+  return keyValues(pairs);
+};
+
+/** A `fil_` ID as it is; a path (it starts with '/') as one encoded segment. */
+const fileSegment = (ref: string) => seg(ref);
+
+async function scoped(ref: string, globalOpts: GlobalOptions, opts: Scoped): Promise<{ client: ApiClient; base: string }> {
+  const target = parseTarget(ref, opts.namespace);
+  const { client } = await connect(globalOpts);
+  return { client, base: collectionPath(target.namespace, target.collection) };
+}
+
+export function runFileList(ref: string, globalOpts: GlobalOptions, opts: FileListOptions): Promise<number> {
+  return runCommand(opts, async (json) => {
+    if (opts.status !== undefined && !FILE_STATUSES.includes(opts.status)) throw new CliError(`--status is one of ${FILE_STATUSES.join(', ')}, got '${opts.status}'.`, 2);
+    const query: Record<string, string> = {};
+    if (opts.status !== undefined) query.status = opts.status;
+    if (opts.prefix !== undefined) query.prefix = opts.prefix;
+    const { client, base } = await scoped(ref, globalOpts, opts);
+    const result = await fetchList<FileResource>(client, `${base}/files`, opts, query);
+    printList(
+      json,
+      result,
+      ['id', 'path', 'status', 'source', 'bytes', 'error'],
+      (f) => [f.id, f.path, f.status, f.source.type, f.source.bytes, f.error?.code],
+      'No files.',
+    );
+  });
+}
+
+export function runFileGet(ref: string, file: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
+  return runCommand(opts, async (json) => {
+    const { client, base } = await scoped(ref, globalOpts, opts);
+    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    if (json) writeJson(found);
+    else write(fileText(found));
+  });
+}
+
+/** `--path`, or the last segment of where the bytes come from. */
+function collectionPathFor(explicit: string | undefined, from: string | undefined, what: string): string {
+  if (explicit !== undefined) {
+    if (!explicit.startsWith('/')) throw new CliError(`--path must start with '/', got '${explicit}'.`, 2);
+    return explicit;
+  }
+  const name = from ? path.posix.basename(from) : '';
+  if (!name) throw new CliError(`Name the file in the collection with --path /<name> (it cannot be taken from ${what}).`, 2);
+  return `/${name}`;
+}
+
+export function runFileAdd(ref: string, localFile: string | undefined, globalOpts: GlobalOptions, opts: FileAddOptions): Promise<number> {
+  return runCommand(opts, async (json) => {
+    const given = [localFile !== undefined ? 'a local file' : null, opts.text !== undefined ? '--text' : null, opts.uri !== undefined ? '--uri' : null].filter(Boolean);
+    if (given.length !== 1) {
+      throw new CliError(`Give exactly one source: a local file path, --text <text> --path <path>, or --uri <uri>${given.length > 1 ? ` (got ${given.join(' and ')})` : ''}.`, 2);
+    }
+    const metadata = opts.metadata === undefined ? undefined : parseJsonObjectFlag(opts.metadata, '--metadata', METADATA_EXAMPLE);
+    const target = parseTarget(ref, opts.namespace);
+    const base = collectionPath(target.namespace, target.collection);
+
+    let prepared: { path: string; body?: Record<string, unknown>; local?: { absPath: string; size: number } };
+    if (opts.text !== undefined) {
+      if (opts.path === undefined) throw new CliError('--text needs --path /<name> for the file in the collection.', 2);
+      prepared = { path: collectionPathFor(opts.path, undefined, '--text'), body: { type: 'inline', text: opts.text, ...(opts.contentType ? { content_type: opts.contentType } : {}) } };
+    } else if (opts.uri !== undefined) {
+      let parsed: URL;
+      try {
+        parsed = new URL(opts.uri);
+      } catch {
+        throw new CliError(`--uri must be an absolute URI (https://…, file://…), got '${opts.uri}'.`, 2);
+      }
+      prepared = { path: collectionPathFor(opts.path, decodeURIComponent(parsed.pathname), opts.uri), body: { type: 'uri', uri: opts.uri, ...(opts.contentType ? { content_type: opts.contentType } : {}) } };
+    } else {
+      const absPath = path.resolve(localFile!);
+      const info = await stat(absPath).catch(() => null);
+      if (!info?.isFile()) throw new CliError(`${localFile} is not a file.`, 2);
+      prepared = { path: collectionPathFor(opts.path, localFile!.replaceAll('\\', '/'), localFile!), local: { absPath, size: info.size } };
+    }
+
+    const { client } = await connect(globalOpts);
+    let added: Added;
+    if (prepared.local) {
+      const { absPath } = prepared.local;
+      const { sha256, size } = await hashFile(absPath);
+      const contentType = opts.contentType ?? contentTypeFromPath(absPath) ?? (await sniffContentType(absPath));
+      added = (await uploadFile(client, base, { absPath, path: prepared.path, size, sha256, contentType }, metadata)) as Added;
+    } else {
+      added = await client.request<Added>('POST', `${base}/files`, { path: prepared.path, source: prepared.body, ...(metadata === undefined ? {} : { metadata }) });
+    }
+    return finish(client, base, added, Boolean(opts.wait), json);
+  });
+}
+
+/** Prints the added file and its job; with --wait, once the file is ready or failed. */
+async function finish(client: ApiClient, base: string, added: Added, wait: boolean, json: boolean): Promise<number> {
+  if (!wait) {
+    if (json) writeJson(added);
+    else write(`${fileText(added.file)}\n${jobText(added.job)}`);
+    return 0;
+  }
+  const file = await waitForFile(client, base, added.file.id);
+  const job = await client.request<Job>('GET', `/jobs/${seg(added.job.id)}`);
+  if (json) writeJson({ file, job });
+  else write(`${fileText(file)}\n${jobText(job)}`);
+  return file.status === 'ready' ? 0 : EXIT_FILES_FAILED;
+}
+
+async function waitForFile(client: ApiClient, base: string, id: string): Promise<FileResource> {
+  let delay = 100;
+  for (;;) {
+    const file = await client.request<FileResource>('GET', `${base}/files/${seg(id)}`);
+    if (file.status === 'ready' || file.status === 'failed') return file;
+    await sleep(delay);
+    delay = Math.min(delay * 1.5, 1000);
+  }
+}
+
+export function runFileDelete(ref: string, file: string, globalOpts: GlobalOptions, opts: FileDeleteOptions): Promise<number> {
+  return runCommand(opts, async (json) => {
+    const { client, base } = await scoped(ref, globalOpts, opts);
+    // Read first, so that a wrong ID fails before anyone is asked to confirm it.
+    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    await confirmOrRefuse(`Delete file ${found.path} (${found.id})?`, { yes: opts.yes });
+    const res = await client.request<{ job: Job }>('DELETE', `${base}/files/${seg(found.id)}`);
+    if (json) writeJson(res);
+    else write(`deleting ${found.path} (${found.id})\n${jobText(res.job)}`);
+  });
+}
+
+/**
+ * The API has no per-file reindex: the file is added again at its path with the same source and
+ * metadata (a new version, indexed again). Inline and uploaded bytes come back through the file's
+ * signed content URL; a uri source is fetched again by the daemon.
+ */
+export function runFileReindex(ref: string, file: string, globalOpts: GlobalOptions, opts: FileReindexOptions): Promise<number> {
+  return runCommand(opts, async (json) => {
+    const { client, base } = await scoped(ref, globalOpts, opts);
+    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    const { source } = found;
+    let added: Added;
+    if (source.type === 'uri') {
+      const uriSource = { type: 'uri', uri: source.uri, content_type: source.content_type, ...(source.bytes === undefined ? {} : { bytes: source.bytes }), ...(source.checksum ? { checksum: source.checksum } : {}) };
+      added = await client.request<Added>('POST', `${base}/files`, { path: found.path, source: uriSource, metadata: found.metadata });
+    } else {
+      const bytes = await downloadContent(client, base, found);
+      if (source.type === 'inline') {
+        added = await client.request<Added>('POST', `${base}/files`, {
+          path: found.path,
+          source: { type: 'inline', text: bytes.toString('utf8'), content_type: source.content_type },
+          metadata: found.metadata,
+        });
+      } else {
+        const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-reindex-'));
+        try {
+          const absPath = path.join(dir, 'content');
+          await writeFile(absPath, bytes);
+          const sha256 = createHash('sha256').update(bytes).digest('hex');
+          added = (await uploadFile(client, base, { absPath, path: found.path, size: bytes.length, sha256, contentType: source.content_type }, found.metadata)) as Added;
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      }
+    }
+    return finish(client, base, added, Boolean(opts.wait), json);
+  });
+}
+
+async function downloadContent(client: ApiClient, base: string, file: FileResource): Promise<Buffer> {
+  const { url } = await client.request<{ url: string }>('GET', `${base}/files/${seg(file.id)}/content`);
+  const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+  if (!response.ok) throw new CliError(`Reading the bytes of ${file.path} failed: HTTP ${response.status}.`);
+  return Buffer.from(await response.arrayBuffer());
+}

@@ -1,0 +1,141 @@
+// What the resource commands (ns, collections, files, research, webhooks, events, rules batch)
+// share: connecting, paging lists, parsing JSON and number flags, waiting for jobs.
+import { ApiClient, CliError, reportError, type Page } from '../client.js';
+import { resolveConnection, type Connection, type GlobalOptions } from '../connection.js';
+import { keyValues, moreHint, table, write, writeJson, type Cell } from '../output.js';
+
+export interface JsonOption {
+  json?: boolean;
+}
+
+export interface ListOptions extends JsonOption {
+  limit?: string;
+  cursor?: string;
+  all?: boolean;
+}
+
+export interface Connected {
+  client: ApiClient;
+  conn: Connection;
+}
+
+export async function connect(globalOpts: GlobalOptions): Promise<Connected> {
+  const conn = await resolveConnection(globalOpts);
+  return { client: new ApiClient(conn.url, conn.key), conn };
+}
+
+/** Runs a command body and turns whatever it throws into the printed error and its exit code. */
+export async function runCommand(opts: JsonOption, body: (json: boolean) => Promise<number | void>): Promise<number> {
+  const json = Boolean(opts.json);
+  try {
+    return (await body(json)) ?? 0;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+/** One URL path segment: IDs, names and file paths (a path's '/' becomes %2F, as the API asks). */
+export const seg = (value: string): string => encodeURIComponent(value);
+
+export function parseJsonFlag(text: string, flag: string, example: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${flag} is not valid JSON (${(err as Error).message}). Example: ${flag} '${example}'`, 2);
+  }
+}
+
+export function parseJsonObjectFlag(text: string, flag: string, example: string): Record<string, unknown> {
+  const value = parseJsonFlag(text, flag, example);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CliError(`${flag} must be a JSON object. Example: ${flag} '${example}'`, 2);
+  return value as Record<string, unknown>;
+}
+
+export function parseIntegerFlag(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new CliError(`${flag} must be an integer from ${min} to ${max}, got '${value}'.`, 2);
+  }
+  return n;
+}
+
+/**
+ * A list as the flags ask for it: every item (following next_cursor) with --all, else one page
+ * (--limit, --cursor). `query` carries the list's own filters.
+ */
+export async function fetchList<T>(client: ApiClient, path: string, opts: ListOptions, query: Record<string, string> = {}): Promise<{ items: T[]; page: Page<T> | null }> {
+  if (opts.all) {
+    if (opts.cursor !== undefined) throw new CliError('--all starts from the first page; it takes no --cursor.', 2);
+    return { items: await client.listAll<T>(path, query), page: null };
+  }
+  const params = new URLSearchParams(query);
+  if (opts.limit !== undefined) params.set('limit', String(parseIntegerFlag(opts.limit, '--limit', 1, 100)));
+  if (opts.cursor !== undefined) params.set('cursor', opts.cursor);
+  const qs = params.toString();
+  const page = await client.request<Page<T>>('GET', qs ? `${path}?${qs}` : path);
+  return { items: page.items, page };
+}
+
+/** Prints a list: --json gives the page object (or, with --all, the array of every item); else a table. */
+export function printList<T>(
+  json: boolean,
+  result: { items: T[]; page: Page<T> | null },
+  headers: readonly string[],
+  row: (item: T) => readonly Cell[],
+  empty: string,
+): void {
+  if (json) {
+    writeJson(result.page ?? result.items);
+    return;
+  }
+  write(result.items.length === 0 ? `${empty}\n` : table(headers, result.items.map(row)));
+  write(moreHint(result.page?.next_cursor));
+}
+
+// ---------------------------------------------------------------- jobs
+
+export interface Job {
+  id: string;
+  type: string;
+  status: string;
+  namespace?: string;
+  collection?: string;
+  file_id?: string;
+  error: { code: string; message: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const TERMINAL_JOB = new Set(['succeeded', 'failed', 'canceled']);
+
+/** Polls GET /jobs/{id} until the job ends (succeeded, failed or canceled). */
+export async function waitForJob(client: ApiClient, jobId: string, onChange?: (job: Job) => void): Promise<Job> {
+  let delay = 100;
+  let last = '';
+  for (;;) {
+    const job = await client.request<Job>('GET', `/jobs/${seg(jobId)}`);
+    if (job.status !== last) onChange?.(job);
+    last = job.status;
+    if (TERMINAL_JOB.has(job.status)) return job;
+    await sleep(delay);
+    delay = Math.min(delay * 1.5, 1000);
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function jobText(job: Job): string {
+  const pairs: [string, Cell][] = [
+    ['job', job.id],
+    ['type', job.type],
+    ['status', job.status],
+  ];
+  if (job.namespace !== undefined) pairs.push(['namespace', job.namespace]);
+  if (job.collection !== undefined) pairs.push(['collection', job.collection]);
+  if (job.file_id !== undefined) pairs.push(['file', job.file_id]);
+  if (job.error) pairs.push(['error', `${job.error.code}: ${job.error.message}`]);
+  return keyValues(pairs);
+}
+
+/** Exit status of a command that waited for its job: 0 when it succeeded. */
+export const jobExitCode = (job: Job): number => (job.status === 'succeeded' ? 0 : 1);

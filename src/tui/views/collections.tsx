@@ -1,0 +1,165 @@
+// The start screen: namespaces and their collections with live file counts and active jobs.
+// Enter searches the selected collection; r starts a research run on it; o opens a run by ID.
+import { useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import TextInput from 'ink-text-input';
+import { collectionOrder, jobSummary, namespaceJobsKey, type CollectionsState } from '../collections-state.js';
+import { fit, fitRight, truncate } from '../format.js';
+import { refKey, type CollectionRef, type ResearchMode } from '../types.js';
+import { useHelpLine, visibleWindow, type ViewFrame } from './common.js';
+
+export interface CollectionsViewProps extends ViewFrame {
+  state: CollectionsState;
+  loaded: boolean;
+  selected: string | undefined;
+  onSelect(key: string): void;
+  onSearch(ref: CollectionRef): void;
+  onResearch(ref: CollectionRef, question: string, mode: ResearchMode): void;
+  onOpenRun(ref: CollectionRef, runId: string): void;
+  onReload(): void;
+}
+
+type Prompt = { kind: 'question'; text: string; mode: ResearchMode } | { kind: 'run'; text: string };
+
+const RESEARCH_MODES: ResearchMode[] = ['standard', 'ultra', 'recall'];
+
+export const STATUS_COLOURS: Record<string, string> = { ready: 'green', indexing: 'yellow', degraded: 'yellow', failed: 'red', empty: 'gray', deleting: 'gray' };
+
+// Fixed columns after the name: status, the four counts, and the jobs summary.
+const COLUMNS = { status: 9, ready: 6, indexing: 9, pending: 8, failed: 7 } as const;
+const FIXED = 2 + COLUMNS.status + COLUMNS.ready + COLUMNS.indexing + COLUMNS.pending + COLUMNS.failed + 5;
+
+type Row = { kind: 'namespace'; name: string; jobs: string } | { kind: 'collection'; ref: CollectionRef; index: number };
+
+function jobsText(running: number, queued: number): string {
+  const parts = [running > 0 ? `${running} running` : '', queued > 0 ? `${queued} queued` : ''].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : '—';
+}
+
+export function CollectionsView(props: CollectionsViewProps) {
+  const { state, loaded, width, height } = props;
+  const [prompt, setPrompt] = useState<Prompt | null>(null);
+  const order = collectionOrder(state);
+  const selectedIndex = Math.max(
+    0,
+    order.findIndex((ref) => refKey(ref) === props.selected),
+  );
+  const current = order[selectedIndex];
+
+  useHelpLine(
+    prompt?.kind === 'question'
+      ? 'type the question · Enter start · Tab mode · Esc cancel · Ctrl-C quit'
+      : prompt?.kind === 'run'
+        ? 'type the run ID (rsr_…) · Enter open · Esc cancel · Ctrl-C quit'
+        : '↑↓ move · Enter search · r research · o open run · g reload · q quit',
+  );
+
+  useInput(
+    (input, key) => {
+      if (prompt) {
+        if (key.escape) setPrompt(null);
+        else if (key.tab && prompt.kind === 'question') {
+          const next = RESEARCH_MODES[(RESEARCH_MODES.indexOf(prompt.mode) + (key.shift ? RESEARCH_MODES.length - 1 : 1)) % RESEARCH_MODES.length]!;
+          setPrompt({ ...prompt, mode: next });
+        }
+        return;
+      }
+      if (input === 'q') props.quit();
+      else if (input === 'g') props.onReload();
+      else if ((key.upArrow || input === 'k') && order.length > 0) props.onSelect(refKey(order[Math.max(0, selectedIndex - 1)]!));
+      else if ((key.downArrow || input === 'j') && order.length > 0) props.onSelect(refKey(order[Math.min(order.length - 1, selectedIndex + 1)]!));
+      else if (key.pageUp && order.length > 0) props.onSelect(refKey(order[Math.max(0, selectedIndex - 10)]!));
+      else if (key.pageDown && order.length > 0) props.onSelect(refKey(order[Math.min(order.length - 1, selectedIndex + 10)]!));
+      else if (!current) return;
+      else if (key.return) props.onSearch(current);
+      else if (input === 'r') setPrompt({ kind: 'question', text: '', mode: 'standard' });
+      else if (input === 'o') setPrompt({ kind: 'run', text: '' });
+    },
+  );
+
+  const submit = (value: string) => {
+    const text = value.trim();
+    if (!prompt || !current || !text) return;
+    setPrompt(null);
+    if (prompt.kind === 'question') props.onResearch(current, text, prompt.mode);
+    else props.onOpenRun(current, text);
+  };
+
+  const nameWidth = Math.max(8, width - FIXED - 18);
+  const jobsWidth = Math.max(0, width - FIXED - nameWidth);
+  const rows: Row[] = [];
+  let index = 0;
+  for (const ns of state.namespaces) {
+    const own = jobSummary(state, namespaceJobsKey(ns.name));
+    rows.push({ kind: 'namespace', name: ns.name, jobs: own.running + own.queued > 0 ? jobsText(own.running, own.queued) : '' });
+    for (const c of ns.collections) rows.push({ kind: 'collection', ref: { namespace: ns.name, collection: c.name }, index: index++ });
+  }
+
+  const promptLines = prompt ? 2 : 0;
+  const room = Math.max(1, height - 2 - promptLines);
+  const selectedRow = rows.findIndex((r) => r.kind === 'collection' && r.index === selectedIndex);
+  const window = visibleWindow(rows.length, Math.max(0, selectedRow), room);
+
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate-end">
+        {fit('  COLLECTION', nameWidth + 2)}
+        {fit(' STATUS', COLUMNS.status + 1)}
+        {fitRight('READY', COLUMNS.ready)}
+        {fitRight('INDEXING', COLUMNS.indexing)}
+        {fitRight('PENDING', COLUMNS.pending)}
+        {fitRight('FAILED', COLUMNS.failed)}
+        {'  '}
+        {truncate('JOBS', jobsWidth)}
+      </Text>
+      {!loaded && rows.length === 0 ? (
+        <Text dimColor>  Loading…</Text>
+      ) : rows.length === 0 ? (
+        <Text dimColor wrap="truncate-end">
+          {truncate('  No collections yet: `trove ingest <folder> -n <namespace> -c <collection>` makes one.', width)}
+        </Text>
+      ) : null}
+      {rows.slice(window.start, window.end).map((row) => {
+        if (row.kind === 'namespace') {
+          return (
+            <Text key={`ns:${row.name}`} wrap="truncate-end">
+              <Text bold color="cyan">
+                {truncate(row.name, Math.max(4, width - 24))}
+              </Text>
+              {row.jobs ? <Text dimColor>{`  namespace jobs: ${row.jobs}`}</Text> : null}
+            </Text>
+          );
+        }
+        const entry = state.namespaces.find((n) => n.name === row.ref.namespace)?.collections.find((c) => c.name === row.ref.collection);
+        if (!entry) return null;
+        const selected = row.index === selectedIndex;
+        const counts = entry.file_counts;
+        const jobs = jobSummary(state, refKey(row.ref));
+        return (
+          <Text key={`col:${refKey(row.ref)}`} wrap="truncate-end" inverse={selected}>
+            {selected ? '▸ ' : '  '}
+            {fit(entry.name, nameWidth)}
+            {' '}
+            <Text color={STATUS_COLOURS[entry.status] ?? 'white'}>{fit(entry.status, COLUMNS.status)}</Text>
+            {fitRight(String(counts.ready), COLUMNS.ready)}
+            {fitRight(String(counts.indexing), COLUMNS.indexing)}
+            {fitRight(String(counts.pending), COLUMNS.pending)}
+            <Text color={counts.failed > 0 ? 'red' : undefined}>{fitRight(String(counts.failed), COLUMNS.failed)}</Text>
+            {'  '}
+            {fit(jobsText(jobs.running, jobs.queued), jobsWidth)}
+          </Text>
+        );
+      })}
+      {prompt && current ? (
+        <Box flexDirection="column" marginTop={1}>
+          <Box>
+            <Text color="cyan">
+              {prompt.kind === 'question' ? `Research ${truncate(refKey(current), 24)} (${prompt.mode}): ` : `Open run in ${truncate(refKey(current), 24)}: `}
+            </Text>
+            <TextInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
+          </Box>
+        </Box>
+      ) : null}
+    </Box>
+  );
+}
