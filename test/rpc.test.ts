@@ -11,6 +11,8 @@ import { connectOperator, describeOperatorError, NO_DAEMON_EXIT_CODE, OperatorUn
 import { ensurePrivateTempFolder, fallbackSocketPath, MAX_SOCKET_PATH_BYTES, socketPointerFile } from '../src/rpc/socket.js';
 
 const KEY = 'test-cluster-key-operator-0123456789';
+// Several daemons start and stop in turn; a busy 2-core machine needs more than the default.
+t.setTimeout(300_000);
 const H = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -485,4 +487,32 @@ t.test('the operator channel can be turned off; the HTTP API does not need it', 
   t.equal(d.operatorSocket, null);
   t.notOk(existsSync(join(d.dataDir, 'operator.sock')));
   t.equal((await api(d, 'GET', '/info')).status, 200);
+});
+
+t.test('FileRoots: a grant that is also a start-up root is listed once and outlives the flag', async (t) => {
+  const { openDatabase } = await import('../src/store/db.js');
+  const { FileRoots } = await import('../src/rpc/roots.js');
+  const dir = mkdtempSync(join(tmpdir(), 'trove-rpc-roots-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  mkdirSync(a);
+  mkdirSync(b);
+  const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  const sent: string[][] = [];
+  const open = (startup: string[]) => {
+    const live = FileRoots.initialRoots(db, startup);
+    return { live, roots: new FileRoots(db, startup, live, (list) => sent.push(list)) };
+  };
+
+  open([]).roots.add(a);
+  const withFlag = open([a]);
+  t.same(withFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'startup']], 'listed once, as the flag');
+  t.same(withFlag.live, [a]);
+  withFlag.roots.add(b);
+  t.same(sent.at(-1), [a, b], 'the worker is sent the whole new list');
+  const withoutFlag = open([]);
+  t.same(withoutFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'operator'], [b, 'operator']], 'the grant outlived the flag');
+  t.throws(() => withFlag.roots.remove(a), { code: 'invalid_request' }, 'a start-up root cannot be removed while its flag holds');
 });

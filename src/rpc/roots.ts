@@ -40,7 +40,8 @@ export class FileRoots {
     private readonly onChange: (roots: string[]) => void,
   ) {
     this.startup = [...new Set(startupRoots.map((r) => resolve(r)))];
-    this.granted = grantedFileRoots(db).filter((r) => !this.startup.includes(r.path));
+    // A grant that is also a start-up root this run stays stored: it holds when the flag is gone.
+    this.granted = grantedFileRoots(db);
     this.sync(false);
   }
 
@@ -53,7 +54,9 @@ export class FileRoots {
   list(): RootEntry[] {
     return [
       ...this.startup.map((path) => ({ path, source: 'startup' as const, granted_at: null, exists: isDirectory(path) })),
-      ...this.granted.map((r) => ({ path: r.path, source: 'operator' as const, granted_at: r.granted_at, exists: isDirectory(r.path) })),
+      ...this.granted
+        .filter((r) => !this.startup.includes(r.path))
+        .map((r) => ({ path: r.path, source: 'operator' as const, granted_at: r.granted_at, exists: isDirectory(r.path) })),
     ];
   }
 

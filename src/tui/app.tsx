@@ -218,6 +218,33 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppP
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) return <TooSmall columns={columns} rows={rows} quit={quit} />;
 
   const frame = { width, height: bodyHeight, report, clearError, quit };
+  const first = collectionOrder(collections)[0];
+  const viewKey = view.kind === 'research' ? `research:${view.runId}` : view.kind === 'search' ? `search:${refKey(view.target)}` : 'collections';
+  const body =
+    view.kind === 'collections' ? (
+      <CollectionsView
+        {...frame}
+        state={collections}
+        loaded={loaded}
+        selected={selected ?? (first ? refKey(first) : undefined)}
+        onSelect={setSelected}
+        onSearch={(target) => {
+          clearError();
+          setSelected(refKey(target));
+          setView({ kind: 'search', target });
+        }}
+        onResearch={startResearch}
+        onOpenRun={(target, runId) => void openRun(target, runId)}
+        onReload={() => {
+          inform('Reloading…');
+          void load().then(() => setStatus((s) => (s?.tone === 'info' ? null : s)));
+        }}
+      />
+    ) : view.kind === 'search' ? (
+      <SearchView {...frame} backend={backend} target={view.target} onBack={back} />
+    ) : (
+      <ResearchView {...frame} backend={backend} target={view.target} runId={view.runId} question={view.question} run={runs[view.runId]} onRun={mergeRun} onBack={back} />
+    );
   const live = channelText(channel);
   const header = truncate(`trove · ${backend.url}`, Math.max(10, width - live.text.length - 2));
 
@@ -232,41 +259,8 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppP
           <Text color={live.colour}>{truncate(live.text, Math.max(0, width - [...header].length - 2))}</Text>
         </Text>
         <Box flexDirection="column" height={bodyHeight} overflow="hidden">
-          <ViewBoundary key={view.kind === 'research' ? view.runId : view.kind === 'search' ? refKey(view.target) : 'collections'} onBack={back} quit={quit} width={width}>
-          {view.kind === 'collections' ? (
-            <CollectionsView
-              {...frame}
-              state={collections}
-              loaded={loaded}
-              selected={selected ?? (collectionOrder(collections)[0] ? refKey(collectionOrder(collections)[0]!) : undefined)}
-              onSelect={setSelected}
-              onSearch={(target) => {
-                clearError();
-                setSelected(refKey(target));
-                setView({ kind: 'search', target });
-              }}
-              onResearch={startResearch}
-              onOpenRun={(target, runId) => void openRun(target, runId)}
-              onReload={() => {
-                inform('Reloading…');
-                void load().then(() => setStatus((s) => (s?.tone === 'info' ? null : s)));
-              }}
-            />
-          ) : view.kind === 'search' ? (
-            <SearchView {...frame} key={refKey(view.target)} backend={backend} target={view.target} onBack={back} />
-          ) : (
-            <ResearchView
-              {...frame}
-              key={view.runId}
-              backend={backend}
-              target={view.target}
-              runId={view.runId}
-              question={view.question}
-              run={runs[view.runId]}
-              onRun={mergeRun}
-              onBack={back}
-            />
-          )}
+          <ViewBoundary key={viewKey} onBack={back} quit={quit} width={width}>
+            {body}
           </ViewBoundary>
         </Box>
         <Text wrap="truncate-end" color={status?.tone === 'error' ? 'red' : 'gray'}>

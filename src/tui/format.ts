@@ -50,8 +50,13 @@ export function wrapText(text: string, width: number): string[] {
   return lines;
 }
 
+/** Scores span many magnitudes (BM25 on a tiny collection is ~1e-6): three significant digits, short. */
 export function formatScore(score: number): string {
-  return Math.abs(score) >= 100 ? score.toFixed(1) : score.toPrecision(3);
+  const size = Math.abs(score);
+  if (size === 0) return '0';
+  if (size >= 100) return score.toFixed(1);
+  if (size >= 0.01) return score.toPrecision(3);
+  return score.toExponential(2);
 }
 
 export function formatBytes(bytes: number | null | undefined): string {

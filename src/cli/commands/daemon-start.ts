@@ -54,8 +54,12 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     return;
   }
   let daemon;
-  // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below.
-  let stopRequested = () => {};
+  // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below; a
+  // request that comes before then (while seeding) is kept for then.
+  let stopPending = false;
+  let stopRequested = () => {
+    stopPending = true;
+  };
   try {
     daemon = await startDaemon({
       dataDir: opts.dataDir ?? process.env.TROVE_DATA_DIR,
@@ -115,6 +119,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     );
   };
   stopRequested = () => shutdown('trove daemon stop');
+  if (stopPending) stopRequested();
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }

@@ -1,10 +1,9 @@
 // `trove events tail`: the public event log (GET /events), as a page or, with --follow, the
 // server-sent-event stream. Also the stream reader `trove research watch` uses.
-import { CliApiError, CliError, type Page } from '../client.js';
+import { CliApiError, CliError, type ApiClient, type Page } from '../client.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { write, writeJson } from '../output.js';
 import { connect, parseIntegerFlag, runCommand, type JsonOption } from './resource-common.js';
-import type { ApiClient } from '../client.js';
 
 export interface EventBody {
   id: string;

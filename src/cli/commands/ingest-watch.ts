@@ -17,7 +17,6 @@ import {
   SyncScheduler,
   type ChangeBatch,
   type SyncOutcome,
-  type Timers,
   type WatchEventName,
 } from '../watch-plan.js';
 import {
@@ -60,7 +59,7 @@ export function parseDebounce(raw: string | undefined): number {
   return Number(value);
 }
 
-export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, opts: IngestOptions, timers: Timers = realTimers): Promise<number> {
+export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, opts: IngestOptions): Promise<number> {
   const json = Boolean(opts.json);
   let session: WatchSession;
   try {
@@ -79,7 +78,6 @@ export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, 
       json,
       wait: opts.wait !== false,
       debounceMs,
-      timers,
     });
   } catch (err) {
     return reportError(err, json);
@@ -189,7 +187,6 @@ interface SessionOptions {
   json: boolean;
   wait: boolean;
   debounceMs: number;
-  timers: Timers;
 }
 
 class WatchSession {
@@ -212,7 +209,7 @@ class WatchSession {
       maxWaitMs: Math.max(MIN_MAX_WAIT_MS, options.debounceMs * 10),
       retryBaseMs: RETRY_BASE_MS,
       retryMaxMs: RETRY_MAX_MS,
-      timers: options.timers,
+      timers: realTimers,
       sync: (batch) => this.sync(batch),
       onRetryScheduled: (delayMs, failures) => this.reportRetry(delayMs, failures),
       onStopped: () => void this.stop(this.exitCode),

@@ -60,20 +60,31 @@ export function parseIntegerFlag(value: string, flag: string, min: number, max: 
 }
 
 /**
- * A list as the flags ask for it: every item (following next_cursor) with --all, else one page
- * (--limit, --cursor). `query` carries the list's own filters.
+ * A list as the flags ask for it: one page (--limit, --cursor), or with --all every item, following
+ * next_cursor in pages of --limit (100 by default). `query` carries the list's own filters.
  */
 export async function fetchList<T>(client: ApiClient, path: string, opts: ListOptions, query: Record<string, string> = {}): Promise<{ items: T[]; page: Page<T> | null }> {
-  if (opts.all) {
-    if (opts.cursor !== undefined) throw new CliError('--all starts from the first page; it takes no --cursor.', 2);
-    return { items: await client.listAll<T>(path, query), page: null };
+  if (opts.all && opts.cursor !== undefined) throw new CliError('--all starts from the first page; it takes no --cursor.', 2);
+  const limit = opts.limit === undefined ? undefined : parseIntegerFlag(opts.limit, '--limit', 1, 100);
+  const fetchPage = (cursor: string | undefined, pageSize: number | undefined) => {
+    const params = new URLSearchParams(query);
+    if (pageSize !== undefined) params.set('limit', String(pageSize));
+    if (cursor !== undefined) params.set('cursor', cursor);
+    const qs = params.toString();
+    return client.request<Page<T>>('GET', qs ? `${path}?${qs}` : path);
+  };
+  if (!opts.all) {
+    const page = await fetchPage(opts.cursor, limit);
+    return { items: page.items, page };
   }
-  const params = new URLSearchParams(query);
-  if (opts.limit !== undefined) params.set('limit', String(parseIntegerFlag(opts.limit, '--limit', 1, 100)));
-  if (opts.cursor !== undefined) params.set('cursor', opts.cursor);
-  const qs = params.toString();
-  const page = await client.request<Page<T>>('GET', qs ? `${path}?${qs}` : path);
-  return { items: page.items, page };
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await fetchPage(cursor, limit ?? 100);
+    items.push(...page.items);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return { items, page: null };
 }
 
 /** Prints a list: --json gives the page object (or, with --all, the array of every item); else a table. */

@@ -1,11 +1,10 @@
 // `trove webhooks create|list|get|update|delete|test|deliveries|replay|rotate`: the webhooks of a
 // workspace (a namespace), through the workspace API (decisions.md §6; camelCase fields).
-import { CliError } from '../client.js';
+import { CliError, type ApiClient } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, table, write, writeJson, type Cell } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
 import { connect, fetchList, parseIntegerFlag, printList, runCommand, seg, type JsonOption, type ListOptions } from './resource-common.js';
-import type { ApiClient } from '../client.js';
 
 export interface Webhook {
   id: string;

@@ -38,7 +38,7 @@ const namespaceOpt = ['-n, --namespace <name>', 'namespace (default: "default")'
 const collectionArg = ['<collection>', 'collection name or ID, or <namespace>/<collection>'] as const;
 const listing = (command: Command) =>
   command
-    .option('--limit <n>', 'items per page (1-100, default 50)')
+    .option('--limit <n>', 'items per page (1-100; default 50, or 100 with --all)')
     .option('--cursor <cursor>', 'continue from the next_cursor of an earlier page')
     .option('--all', 'follow next_cursor and list every item (--json: one array)');
 

@@ -95,7 +95,8 @@ export function CollectionsView(props: CollectionsViewProps) {
     for (const c of ns.collections) rows.push({ kind: 'collection', ref: { namespace: ns.name, collection: c.name }, index: index++ });
   }
 
-  const promptLines = prompt ? 2 : 0;
+  // The prompt: a blank line, its label, then the typed text, which wraps when it is long.
+  const promptLines = prompt ? 2 + Math.ceil(([...prompt.text].length + 1) / Math.max(1, width)) : 0;
   const room = Math.max(1, height - 2 - promptLines);
   const selectedRow = rows.findIndex((r) => r.kind === 'collection' && r.index === selectedIndex);
   const window = visibleWindow(rows.length, Math.max(0, selectedRow), room);
@@ -151,13 +152,14 @@ export function CollectionsView(props: CollectionsViewProps) {
         );
       })}
       {prompt && current ? (
-        <Box flexDirection="column" marginTop={1}>
-          <Box>
-            <Text color="cyan">
-              {prompt.kind === 'question' ? `Research ${truncate(refKey(current), 24)} (${prompt.mode}): ` : `Open run in ${truncate(refKey(current), 24)}: `}
-            </Text>
-            <TextInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
-          </Box>
+        <Box flexDirection="column" marginTop={1} width={width}>
+          <Text color="cyan" wrap="truncate-end">
+            {truncate(
+              prompt.kind === 'question' ? `Research ${refKey(current)} (${prompt.mode}): your question` : `Open run in ${refKey(current)} (or any other collection): its ID`,
+              width,
+            )}
+          </Text>
+          <TextInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
         </Box>
       ) : null}
     </Box>

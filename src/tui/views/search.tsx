@@ -127,7 +127,9 @@ export function SearchView(props: SearchViewProps) {
       : 'Type a query and press Enter.';
 
   // Each result takes two lines: its header and its best evidence.
-  const room = Math.max(1, Math.floor((height - 3) / 2));
+  // The query wraps when it is longer than a line; the results get what is left.
+  const queryLines = Math.ceil(([...query].length + 9) / Math.max(1, width));
+  const room = Math.max(1, Math.floor((height - 2 - queryLines) / 2));
   const window = visibleWindow(results.length, selected, room);
   const scoreWidth = 9;
   const pathWidth = Math.max(8, width - 6 - scoreWidth - 1);
@@ -141,8 +143,10 @@ export function SearchView(props: SearchViewProps) {
         <Text>{'  unit '}</Text>
         <Text color="cyan">{unit}</Text>
       </Text>
-      <Box>
-        <Text color={focus === 'input' ? 'green' : 'gray'}>{'Query › '}</Text>
+      <Box width={width}>
+        <Box flexShrink={0} width={8}>
+          <Text color={focus === 'input' ? 'green' : 'gray'}>{'Query ›'}</Text>
+        </Box>
         <TextInput value={query} onChange={setQuery} onSubmit={(value) => run(value, mode, unit)} focus={focus === 'input'} showCursor={focus === 'input'} />
       </Box>
       <Text dimColor wrap="truncate-end">
