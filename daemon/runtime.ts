@@ -1,10 +1,13 @@
 // Opening a data dir: lock, store, migrations, cluster key, services, indexing worker, app.
 // `trove daemon start` wraps this in an HTTP server; tests use it in-process without a port.
 import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir, homedir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
+import { defaultDataDir } from './paths.js';
+
+export { defaultDataDir };
 import type { Services } from '../src/domain/context.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { createGenerator, resolveGenerationConfig, type GenerationConfig } from '../src/domain/answer/config.js';
@@ -69,11 +72,6 @@ export interface Runtime {
 
 export class DataDirLockedError extends Error {}
 
-export function defaultDataDir(): string {
-  if (process.env.TROVE_DATA_DIR) return resolve(process.env.TROVE_DATA_DIR);
-  const base = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
-  return join(base, 'trove');
-}
 
 const heldLocks = new Set<string>();
 

@@ -53,10 +53,13 @@ t.test('the backend against a running daemon', async (t) => {
     });
     return { status: res.status, body: (await res.json()) as any };
   };
+  // Settled: no file waiting, and no job left (a job ends just after its file is ready).
   const waitIdle = async () => {
     for (let i = 0; i < 800; i++) {
       const c = (await api('GET', '/namespaces/demo/collections/notes')).body.file_counts;
-      if (c.pending + c.indexing === 0) return;
+      const running = (await api('GET', '/namespaces/demo/jobs?status=running')).body.items.length;
+      const queued = (await api('GET', '/namespaces/demo/jobs?status=queued')).body.items.length;
+      if (c.pending + c.indexing + running + queued === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     throw new Error('notes never settled');

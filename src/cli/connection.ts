@@ -1,7 +1,7 @@
 // Where the CLI finds the daemon and the key to talk to it: flags, then TROVE_* env, then local defaults.
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { defaultDataDir } from '../../daemon/runtime.js';
+import { defaultDataDir } from '../../daemon/paths.js';
 import { CliError } from './client.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7410';

@@ -1,6 +1,5 @@
 // The trove CLI: commander wiring only; each command's work lives in src/cli/commands/<name>.ts.
 import { Command, Option } from 'commander';
-import { runDaemonStart } from './commands/daemon-start.js';
 import { runIngest } from './commands/ingest.js';
 import { runSearch } from './commands/search.js';
 import { runAnswer } from './commands/answer.js';
@@ -40,6 +39,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--seed <file>', 'seed file (YAML or JSON): namespaces, collections, keys with given secrets, rules and files to create at start')
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const dataDir = (opts.dataDir as string | undefined) ?? (cmd.parent?.parent?.opts().dataDir as string | undefined);
+      // Loaded only here: the daemon is most of the code, and every other command starts faster without it.
+      const { runDaemonStart } = await import('./commands/daemon-start.js');
       await runDaemonStart({ ...opts, ...(dataDir ? { dataDir } : {}) });
     });
 

@@ -80,8 +80,8 @@ export const fileText = (f: FileResource) => {
   return keyValues(pairs);
 };
 
-/** A `fil_` ID as it is; a path (it starts with '/') as one encoded segment. */
-const fileSegment = (ref: string) => seg(ref);
+/** A `fil_` ID, or a path as one encoded segment (each '/' as %2F), as the API takes either. */
+const fileSegment = seg;
 
 async function scoped(ref: string, globalOpts: GlobalOptions, opts: Scoped): Promise<{ client: ApiClient; base: string }> {
   const target = parseTarget(ref, opts.namespace);
