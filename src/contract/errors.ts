@@ -26,6 +26,17 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
+/**
+ * Exit codes of CLI outcomes that are not API errors, kept next to ERROR_TABLE so no two outcomes
+ * share a code: 0 success, 1 anything unexpected, 2-7 from ERROR_TABLE, then these.
+ */
+export const CLI_EXIT_CODES = {
+  /** Every request succeeded but some files could not be uploaded or indexed (ingest, files add). */
+  files_failed: 8,
+  /** No daemon serves the data dir (operator commands: daemon status/stop, config, roots, ns restore). */
+  daemon_not_running: 9,
+} as const;
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
 }

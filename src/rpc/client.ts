@@ -7,12 +7,12 @@ import { connect } from 'node:net';
 import { createTRPCClient, createWSClient, httpLink, splitLink, TRPCClientError, wsLink, type TRPCClient, type TRPCLink } from '@trpc/client';
 import { observable } from '@trpc/server/observable';
 import WebSocket from 'ws';
-import { ERROR_TABLE, isErrorCode, type ErrorCode } from '../contract/errors.js';
+import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode, type ErrorCode } from '../contract/errors.js';
 import type { OperatorErrorData, OperatorRouter } from './router.js';
 import { clientSocketPath } from './socket.js';
 
 /** `trove daemon status` and every operator command exit with this when no daemon serves the data dir. */
-export const NO_DAEMON_EXIT_CODE = 8;
+export const NO_DAEMON_EXIT_CODE = CLI_EXIT_CODES.daemon_not_running;
 export const NO_DAEMON_CODE = 'daemon_not_running';
 
 export const noDaemonMessage = (dataDir: string): string =>

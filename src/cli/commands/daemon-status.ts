@@ -1,5 +1,5 @@
 // `trove daemon status`: the daemon serving the data dir, asked over the operator channel. Exit 0
-// when one runs; NO_DAEMON_EXIT_CODE (8) with a message when none does.
+// when one runs; NO_DAEMON_EXIT_CODE (9) with a message when none does.
 import type { inferRouterOutputs } from '@trpc/server';
 import type { OperatorRouter } from '../../rpc/router.js';
 import { reportError } from '../client.js';

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
+import { CLI_EXIT_CODES } from '../../contract/errors.js';
 import { looksLikeId } from '../../contract/ids.js';
 import { ResourceName } from '../../contract/schemas.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, reportError } from '../client.js';
@@ -25,7 +26,7 @@ export interface IngestOptions {
 }
 
 /** Exit status when every request succeeded but some files could not be uploaded or indexed. */
-export const EXIT_FILES_FAILED = 8;
+export const EXIT_FILES_FAILED = CLI_EXIT_CODES.files_failed;
 
 export const CONCURRENCY = 8;
 const LINE_PROGRESS_INTERVAL_MS = 5000;

@@ -17,7 +17,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
   const globals = () => program.opts<GlobalOptions>();
 
   usageErrorsExit2(daemon.command('status'))
-    .description('Show the daemon serving the data dir: pid, uptime, URL, indexer, jobs, counts, file roots (exit 8 when none runs)')
+    .description('Show the daemon serving the data dir: pid, uptime, URL, indexer, jobs, counts, file roots (exit 9 when none runs)')
     .option('--json', 'print the status as JSON')
     .action(async (opts: { json?: boolean }) => {
       process.exitCode = await runDaemonStatus(globals(), opts);
