@@ -125,7 +125,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = await runKeysRevoke(id, program.opts(), opts);
     });
 
-  const rules = program.command('rules').description('Access rules of a collection: set, list, rm, explain');
+  const rules = program.command('rules').description('Access rules of a collection: set, list, rm, batch, explain');
   const ns = ['-n, --namespace <name>', 'namespace (default: "default")'] as const;
   rules
     .command('set')
