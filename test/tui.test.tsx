@@ -95,6 +95,8 @@ class FakeBackend implements TuiBackend {
   private onError: ((err: unknown) => void) | undefined;
   private onChannel: ((state: ChannelState) => void) | undefined;
   unsubscribed = false;
+  /** false: the stream connects only when the test says so (streamBack). */
+  connectAtOnce = true;
   private eventSeq = 0;
 
   private fail(method: keyof TuiBackend): void {
@@ -153,7 +155,7 @@ class FakeBackend implements TuiBackend {
     this.onEvent = onEvent;
     this.onError = onError;
     this.onChannel = onChannel;
-    onChannel?.({ channel: 'operator', connected: true });
+    if (this.connectAtOnce) onChannel?.({ channel: 'operator', connected: true });
     return () => {
       this.unsubscribed = true;
       this.onEvent = undefined;
@@ -545,4 +547,21 @@ t.test('no results, and warnings, are said in the summary line', async (t) => {
   // With nothing to move to, the query keeps the keys.
   await ui.press(KEYS.down, 's');
   await ui.until('Query › zebras');
+});
+
+t.test('a stream that connects after the first load makes the view read the lists once more', async (t) => {
+  const backend = new FakeBackend();
+  backend.connectAtOnce = false;
+  const ui = await start(backend);
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('notes');
+  t.match(ui.frame(), /live: connecting…/);
+  t.equal(backend.calls.listNamespaces, 1, 'loaded at once, without waiting for the stream');
+  // What changed before the stream started is not replayed by it: the second read catches it.
+  backend.setCounts('demo', 'notes', 'ready', counts(8));
+  backend.streamBack();
+  await ui.until(/notes\s+ready\s+8/, 'the count read after the stream started');
+  t.equal(backend.calls.listNamespaces, 2);
+  await delay(100);
+  t.equal(backend.calls.listNamespaces, 2, 'and only once');
 });

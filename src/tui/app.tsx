@@ -52,7 +52,9 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppP
   const loading = useRef<TroveEvent[] | null>(null);
   const timers = useRef(new Map<string, NodeJS.Timeout>());
   const fetchSeq = useRef(new Map<string, number>());
-  const everConnected = useRef(false);
+  // How many times the event stream has connected, and that count when the latest load began.
+  const connects = useRef(0);
+  const loadStartedAtConnect = useRef<number | null>(null);
   const mounted = useRef(true);
 
   const commit = useCallback((next: CollectionsState) => {
@@ -136,7 +138,14 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppP
 
   useEffect(() => {
     mounted.current = true;
-    void load();
+    // A stream that starts "from now" misses what happened before it started, and a load that read
+    // before the stream started may be older than the first event: so the lists are read once more
+    // after each connection, unless a load already began after it. Loading at once as well puts
+    // something on screen without waiting for the stream.
+    const startLoad = () => {
+      loadStartedAtConnect.current = connects.current;
+      void load();
+    };
     const unsubscribe = backend.subscribe(
       onEvent,
       (err) => {
@@ -147,12 +156,11 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppP
         setChannel(next);
         if (!next.connected) return;
         setStatus((s) => (s?.fromStream ? null : s));
-        // After a reconnection (the daemon restarted, the network came back) the view may have
-        // missed what the stream could not replay: read it all once more.
-        if (everConnected.current) void load();
-        everConnected.current = true;
+        connects.current++;
+        if (loadStartedAtConnect.current === null || loadStartedAtConnect.current < connects.current) startLoad();
       },
     );
+    if (loadStartedAtConnect.current === null) startLoad();
     const pending = timers.current;
     return () => {
       mounted.current = false;

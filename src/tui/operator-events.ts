@@ -86,10 +86,10 @@ export async function connectOperatorEvents(dataDir: string, url: string): Promi
             onStarted: () => handlers.onOpen(),
             onData: (envelope) => handlers.onEvent(envelope.data as TroveEvent),
             // The WebSocket link reconnects by itself (and resumes after the last event): a drop
-            // is an interruption here, not an end.
+            // is an interruption here, not an end. Open means the daemon started the subscription
+            // (not merely that the socket connected), so nothing after it is missed.
             onConnectionStateChange: (state) => {
               if (state.state === 'connecting' && state.error) handlers.onInterrupted(new Error(`lost the operator socket of ${dataDir}${errnoOf(state.error)}; reconnecting`));
-              else if (state.state === 'pending') handlers.onOpen();
             },
             onError: (err) => handlers.onEnd(err, describeOperatorError(err).code === 'invalid_request'),
             onComplete: () => handlers.onEnd(),
