@@ -14,8 +14,16 @@ import { registerTuiCommand } from './groups/tui.js';
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export async function main(argv: string[]): Promise<void> {
+  await buildProgram().parseAsync(argv);
+}
+
+/** The whole command tree (tests walk it to check that every command and option is described). */
+export function buildProgram(): Command {
   const program = new Command('trove')
     .description('A local retrieval service: collections of files, searched with evidence.')
+    // A usage error (unknown option, missing argument) exits 2, as ERROR_TABLE's invalid_request
+    // does; commands created below inherit this.
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .option('--url <url>', 'daemon URL (env TROVE_URL; default http://127.0.0.1:7410)')
     .option('--key <key>', "API key (env TROVE_KEY; default: the local daemon's cluster key file)")
     .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)');
@@ -175,5 +183,5 @@ export async function main(argv: string[]): Promise<void> {
   registerWorkflowCommands(program);
   registerTuiCommand(program);
 
-  await program.parseAsync(argv);
+  return program;
 }
