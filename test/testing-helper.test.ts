@@ -35,7 +35,9 @@ async function searchPaths(t: TestContext, trove: TroveFixture, collection: stri
   return ((await res.json()) as { results: { path: string }[] }).results.map((r) => r.path).sort();
 }
 
-const seedDirs = async () => (await readdir(os.tmpdir())).filter((name) => name.startsWith('trove-seed-'));
+// startTrove's own temp dirs only (mkdtemp adds six characters): other test files run at the same
+// time and make their own trove-seed-test-* dirs.
+const seedDirs = async () => (await readdir(os.tmpdir())).filter((name) => /^trove-seed-[^-]{6}$/.test(name));
 
 t.test('a seed object: searchable with its key as soon as startTrove resolves; stop() leaves nothing', async (t) => {
   const seedDirsBefore = await seedDirs();
