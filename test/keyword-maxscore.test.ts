@@ -50,7 +50,7 @@ t.test('pruned ranking equals the plain bm25 ranking', async (t) => {
     const phrases = [...words].map((w) => `"${w}"`);
     const window = [5, 20, 64, 200][i % 4]!;
     const plan: { essentialTerms?: number } = {};
-    const got = rankedWindow(db, fts, phrases, window, plan);
+    const got = rankedWindow(db, fts, phrases, window, { plan, minRows: 0 });
     const want = plain(phrases, window);
     if (JSON.stringify(got) !== JSON.stringify(want)) disagreements++;
     if (plan.essentialTerms !== undefined) pruned++;
@@ -61,9 +61,16 @@ t.test('pruned ranking equals the plain bm25 ranking', async (t) => {
   t.ok(fellBack > 0, `and the plain query was the fallback when the bound did not hold (${fellBack})`);
 });
 
+t.test('small tables are ranked by the plain query (pruning would cost more)', async (t) => {
+  const plan: { essentialTerms?: number } = {};
+  const phrases = [`"${vocabulary[0]}"`, `"${vocabulary[250]}"`];
+  t.same(rankedWindow(db, fts, phrases, 20, { plan }), plain(phrases, 20));
+  t.equal(plan.essentialTerms, undefined, 'no pruning below the default minimum of rows');
+});
+
 t.test('a passage of common words only still wins when it should', async (t) => {
   // vocabulary[2] repeated 200 times: its bm25 for that term is near the ceiling.
   const phrases = [`"${vocabulary[2]}"`, `"${vocabulary[299]}"`];
-  const got = rankedWindow(db, fts, phrases, 10);
+  const got = rankedWindow(db, fts, phrases, 10, { minRows: 0 });
   t.same(got, plain(phrases, 10));
 });

@@ -69,6 +69,10 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
 const BM25_K1 = 1.2;
 /** Terms in more than this share of the passages are "common" and may be left to the bound check. */
 const COMMON_TERM_SHARE = 0.05;
+/** Below this many passages the plain query takes a few milliseconds: pruning would cost more than it saves. */
+const PRUNE_MIN_ROWS = 50_000;
+/** Pruned attempts before the plain query; each failed one costs about as much as a success. */
+const MAX_PRUNED_RUNS = 2;
 
 /**
  * The `window` best passages by BM25, best first.
@@ -80,9 +84,17 @@ const COMMON_TERM_SHARE = 0.05;
  * ceilings, idf × (k1 + 1); when the window's last score beats that sum, no such passage could have
  * entered the window and the result is exactly the full query's. Otherwise the next-rarest common
  * term becomes essential and the window is ranked again, ending with the plain query.
- * `plan.essentialTerms` tells (tests) how many terms were essential when pruning was used.
+ * `plan.essentialTerms` tells (tests) how many terms were essential when pruning was used; `minRows`
+ * lets tests prune small tables.
  */
-export function rankedWindow(db: Db, fts: string, phrases: string[], window: number, plan?: { essentialTerms?: number }): { rowid: number; score: number }[] {
+export function rankedWindow(
+  db: Db,
+  fts: string,
+  phrases: string[],
+  window: number,
+  options: { plan?: { essentialTerms?: number }; minRows?: number } = {},
+): { rowid: number; score: number }[] {
+  const { plan, minRows = PRUNE_MIN_ROWS } = options;
   const all = phrases.join(' OR ');
   const plain = (): { rowid: number; score: number }[] =>
     stmt(db, `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score DESC, rowid LIMIT ?`).all(all, window) as {
@@ -91,7 +103,7 @@ export function rankedWindow(db: Db, fts: string, phrases: string[], window: num
     }[];
   if (phrases.length < 2) return plain();
   const rows = ftsRowCount(db, fts);
-  if (rows === null) return plain();
+  if (rows === null || rows < minRows) return plain();
   const terms = phrases
     .map((phrase) => {
       const docs = (stmt(db, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(phrase) as { n: number }).n;
@@ -104,7 +116,11 @@ export function rankedWindow(db: Db, fts: string, phrases: string[], window: num
     `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts}
       WHERE ${fts} MATCH ? AND +rowid IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?) ORDER BY score DESC, rowid LIMIT ?`,
   );
-  for (let essential = Math.max(1, terms.filter((t) => t.docs <= COMMON_TERM_SHARE * rows).length); essential < terms.length; essential++) {
+  const first = Math.max(1, terms.filter((t) => t.docs <= COMMON_TERM_SHARE * rows).length);
+  // Worth it only when the common terms hold most of the postings that would be scored.
+  const postings = (from: number, to: number) => terms.slice(from, to).reduce((sum, t) => sum + t.docs, 0);
+  if (postings(first, terms.length) < 2 * postings(0, first)) return plain();
+  for (let essential = first; essential < Math.min(terms.length, first + MAX_PRUNED_RUNS); essential++) {
     const ranked = pruned.all(all, terms.slice(0, essential).map((t) => t.phrase).join(' OR '), window) as { rowid: number; score: number }[];
     const ceiling = terms.slice(essential).reduce((sum, t) => sum + t.ceiling, 0);
     const last = ranked[window - 1];
