@@ -1,6 +1,9 @@
-// `trove keys create|list|revoke`: API keys from the terminal. Non-interactive: every choice is a flag.
+// `trove keys create|list|revoke`: API keys from the terminal. Every choice is a flag; on a terminal,
+// `keys create` without scope flags asks for the scope instead.
+import { checkbox as inquirerCheckbox, input as inquirerInput, select as inquirerSelect } from '@inquirer/prompts';
 import { ApiClient, CliError, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { isInteractive } from '../prompt.js';
 
 interface Key {
   id: string;
@@ -39,10 +42,61 @@ export function scopeFromFlags(opts: CreateKeyOptions): Key['scope'] {
 const describe = (k: Key) =>
   k.scope.kind === 'cluster' ? 'cluster' : `${k.scope.kind} ${k.scope.namespace}${k.scope.collections ? `/${k.scope.collections.join(',')}` : ''} [${k.scope.actions?.join(',')}]`;
 
-export async function runKeysCreate(name: string, globalOpts: GlobalOptions, opts: CreateKeyOptions): Promise<number> {
+/** The prompts `keys create` may show (tests pass scripted ones). */
+export interface ScopePrompts {
+  select(config: { message: string; choices: { name: string; value: string; description?: string }[] }): Promise<string>;
+  input(config: { message: string; validate?: (value: string) => boolean | string }): Promise<string>;
+  checkbox(config: { message: string; choices: { name: string; value: string; checked?: boolean }[]; required?: boolean }): Promise<string[]>;
+}
+
+const inquirerPrompts: ScopePrompts = { select: inquirerSelect, input: inquirerInput, checkbox: inquirerCheckbox };
+
+const noScopeFlags = (opts: CreateKeyOptions) => !opts.cluster && !opts.namespace && !opts.collection?.length && !opts.actions;
+
+/** Ctrl-C in a prompt (inquirer's ExitPromptError) cancels the command. */
+const canceled = (err: unknown): never => {
+  if (err instanceof Error && /PromptError$/.test(err.name)) throw new CliError('Canceled; no key was created.', 1, 'canceled');
+  throw err;
+};
+
+/** Asks for the scope the flags would give: kind, namespace, collections and actions. */
+export async function askScope(prompts: ScopePrompts): Promise<Key['scope']> {
+  const kind = await prompts.select({
+    message: 'What may the key reach?',
+    choices: [
+      { name: 'some collections of a namespace', value: 'collection', description: 'like --namespace N --collection C' },
+      { name: 'a whole namespace', value: 'namespace', description: 'like --namespace N' },
+      { name: 'everything (a cluster key)', value: 'cluster', description: 'like --cluster' },
+    ],
+  });
+  if (kind === 'cluster') return { kind: 'cluster' };
+  const namespace = (await prompts.input({ message: 'Namespace', validate: (v) => v.trim().length > 0 || 'a namespace name' })).trim();
+  const collections =
+    kind === 'collection'
+      ? (await prompts.input({ message: 'Collections (comma-separated)', validate: (v) => v.split(',').some((c) => c.trim()) || 'at least one collection' }))
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean)
+      : [];
+  const actions = await prompts.checkbox({
+    message: 'Actions',
+    choices: ACTIONS.map((a) => ({ name: a, value: a, checked: a === 'search' || a === 'query' })),
+    required: true,
+  });
+  return scopeFromFlags({ namespace, ...(collections.length ? { collection: collections } : {}), actions: actions.join(',') });
+}
+
+export async function runKeysCreate(
+  name: string,
+  globalOpts: GlobalOptions,
+  opts: CreateKeyOptions,
+  deps: { prompts?: ScopePrompts; interactive?: boolean } = {},
+): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const scope = scopeFromFlags(opts);
+    // No scope flag on a terminal: ask. Without a terminal scopeFromFlags names the flags to pass.
+    const ask = noScopeFlags(opts) && !json && (deps.interactive ?? isInteractive());
+    const scope = ask ? await askScope(deps.prompts ?? inquirerPrompts).catch(canceled) : scopeFromFlags(opts);
     const { url, key } = await resolveConnection(globalOpts);
     const created = await new ApiClient(url, key).request<Key>('POST', '/keys', { name, scope });
     if (json) process.stdout.write(JSON.stringify(created) + '\n');
