@@ -224,24 +224,33 @@ export function hasCurrentVectorCopy(db: Db, collectionRid: number, shard: numbe
 export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, now = Date.now()): void {
   if (!hasVectorTable(db, collectionRid)) return;
   const state = copyState(db, collectionRid, shard);
-  const version = vectorVersion(db, collectionRid);
-  if (state.copy?.version === version) return;
-  if (state.seenVersion !== version) {
-    state.seenVersion = version;
+  const current = vectorVersion(db, collectionRid);
+  if (state.copy?.version === current) return;
+  if (state.seenVersion !== current) {
+    state.seenVersion = current;
     state.seenSince = now;
     if (state.copy) return;
   } else if (state.copy && now - state.seenSince! < SETTLE_MS) return;
-  const rows = stmt(db, `SELECT rid, embedding AS e FROM ${dataTable(collectionRid)} WHERE rid % ${VECTOR_SHARDS} = ? ORDER BY rid`).all(shard) as { rid: number; e: Buffer }[];
   delete state.copy;
-  if (rows.length === 0) return;
-  const dimensions = rows[0]!.e.byteLength / 4;
-  if (rows.length * dimensions * 4 > COPY_BUDGET_BYTES) return;
-  const scanner = new DotScanner(rows.length, dimensions);
-  const rids = new Float64Array(rows.length);
-  rows.forEach((r, i) => {
-    rids[i] = r.rid;
-    scanner.setBytes(i, r.e);
-  });
+  // One read transaction: the version, the count and the rows all come from the same snapshot.
+  const built = db.transaction(() => {
+    const table = dataTable(collectionRid);
+    const at = vectorVersion(db, collectionRid);
+    const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ?`).get(shard) as { n: number; bytes: number | null };
+    if (shape.n === 0 || !shape.bytes || shape.n * shape.bytes > COPY_BUDGET_BYTES) return null;
+    const scanner = new DotScanner(shape.n, shape.bytes / 4);
+    const rids = new Float64Array(shape.n);
+    // Streamed row by row: holding every row's Buffer at once would double the memory a copy needs.
+    let row = 0;
+    for (const r of stmt(db, `SELECT rid, embedding AS e FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ? ORDER BY rid`).iterate(shard) as IterableIterator<{ rid: number; e: Buffer }>) {
+      rids[row] = r.rid;
+      scanner.setBytes(row++, r.e);
+    }
+    return { version: at, scanner, rids };
+  })();
+  if (!built) return;
+  const { scanner, rids } = built;
+  const version = built.version;
   evictCopies(db, COPY_BUDGET_BYTES - scanner.bytes);
   state.copy = { version, rids, scanner, usedAt: now };
 }
