@@ -2,21 +2,12 @@
 // diacritics, so a plain substring match would miss "purring" for "purr"; terms here are compared
 // the same loose way, by a folded, lightly stemmed form of each word.
 
+import { STOPWORDS } from '../domain/search/query-text.js';
+
 export interface Segment {
   text: string;
   match: boolean;
 }
-
-// The stopwords carry no signal in the ranking either (src/domain/search/query-text.ts drops the
-// same kind of words); marking every "the" would bury the words that matched.
-const STOPWORDS = new Set(
-  `a about above after again against all am an and any are as at be because been before being below between both but by
-  can could did do does doing down during each few for from further had has have having he her here hers herself him
-  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
-  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
-  these they this those through to too under until up very was we were what when where which while who whom why will
-  with would you your yours yourself yourselves`.split(/\s+/),
-);
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
@@ -42,6 +33,8 @@ export function stem(word: string): string {
 /** The query's words worth marking: stopwords go unless nothing else is left. */
 export function queryTerms(query: string): string[] {
   const words = [...new Set((query.match(WORD) ?? []).map(fold))];
+  // The words the keyword stage drops carry no ranking signal; marking every "the" would bury the
+  // words that matched.
   const content = words.filter((w) => !STOPWORDS.has(w));
   return content.length > 0 ? content : words;
 }

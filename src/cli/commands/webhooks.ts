@@ -1,24 +1,15 @@
 // `trove webhooks create|list|get|update|delete|test|deliveries|replay|rotate`: the webhooks of a
 // workspace (a namespace), through the workspace API (decisions.md §6; camelCase fields).
+import type { z } from 'zod';
+import type { WebhookSchema } from '../../contract/schemas.js';
 import { CliError, type ApiClient } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, table, write, writeJson, type Cell } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
 import { connect, fetchList, parseIntegerFlag, printList, runCommand, seg, type JsonOption, type ListOptions } from './resource-common.js';
 
-export interface Webhook {
-  id: string;
-  name: string;
-  url: string;
-  eventTypes: string[] | null;
-  bucketIds: string[] | null;
-  enabled: boolean;
-  ownerKind: string;
-  disabledReason: string | null;
-  signing: { secretFingerprint: string };
-  createdAt: string;
-  updatedAt: string;
-}
+/** A webhook as the workspace API shows it (the contract's schema). */
+export type Webhook = z.infer<typeof WebhookSchema>;
 
 interface Delivery {
   id: string;

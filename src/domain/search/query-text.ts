@@ -3,7 +3,7 @@
 
 // A short English stopword list: these words carry no ranking signal in BM25 and make OR queries
 // scan most of the index. Queries made only of stopwords keep them.
-const STOPWORDS = new Set(
+export const STOPWORDS: ReadonlySet<string> = new Set(
   `a about above after again against all am an and any are as at be because been before being below between both but by
   can could did do does doing down during each few for from further had has have having he her here hers herself him
   himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other

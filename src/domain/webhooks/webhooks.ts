@@ -30,21 +30,11 @@ import { wakeDispatcher } from './wake.js';
 import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
 import { checkReceiverUrl, postOnce } from './transport.js';
 
-import { DEFAULT_ROTATION_OVERLAP_S, MAX_ROTATION_OVERLAP_S } from '../../contract/schemas.js';
+import type { z } from 'zod';
+import { DEFAULT_ROTATION_OVERLAP_S, MAX_ROTATION_OVERLAP_S, type WebhookSchema } from '../../contract/schemas.js';
 
-export interface WebhookView {
-  id: string;
-  name: string;
-  url: string;
-  eventTypes: string[] | null;
-  bucketIds: string[] | null;
-  enabled: boolean;
-  ownerKind: 'me' | 'workspace';
-  disabledReason: string | null;
-  signing: { secretFingerprint: string };
-  createdAt: string;
-  updatedAt: string;
-}
+/** A webhook as the API shows it: the contract's schema is the one definition. */
+export type WebhookView = z.infer<typeof WebhookSchema>;
 
 export function presentWebhook(w: WebhookRow): WebhookView {
   return {
