@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { BIN, cleanEnv, newClusterKey, parseJson, ROOT, runCli, startDaemonProcess, type CliRun, type DaemonProcess } from './helpers/cli.js';
+import { BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, startDaemonProcess, type CliRun, type DaemonProcess } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -18,8 +18,6 @@ const KEY = newClusterKey();
 const daemon = await startDaemonProcess({ key: KEY });
 t.teardown(() => daemon.kill());
 
-const ok = (run: CliRun) => `exit 0 (${run.stderr.trim()})`;
-const humanError = (code: string) => new RegExp(`^error ${code}: .+ \\(request req_\\w+\\)$`, 'm');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function client(d: DaemonProcess, key = d.key) {

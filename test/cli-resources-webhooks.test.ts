@@ -3,7 +3,7 @@
 import t from 'tap';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { newClusterKey, parseJson, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -37,17 +37,7 @@ const daemon = await startDaemonProcess({ key: KEY, args: ['--allow-insecure-web
 t.teardown(() => daemon.kill());
 
 const cli = (args: string[]) => runCli(['--url', daemon.url, '--key', KEY, ...args]);
-async function api<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${daemon.url}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
-const ok = (run: CliRun) => `exit 0 (${run.stderr.trim()})`;
-const humanError = (code: string) => new RegExp(`^error ${code}: .+ \\(request req_\\w+\\)$`, 'm');
+const api = apiOf(daemon);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const verifies = (r: Received, secret: string) => {
   try {

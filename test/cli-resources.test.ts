@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { registerResourceCommands } from '../src/cli/groups/resources.js';
-import { BIN, cleanEnv, newClusterKey, parseJson, ROOT, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -23,19 +23,8 @@ t.teardown(() => daemon.kill());
 
 const cli = (args: string[], options: { input?: string } = {}) => runCli(['--url', daemon.url, '--key', KEY, ...args], options);
 
-async function api<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${daemon.url}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+const api = apiOf(daemon);
 
-/** An API error as the CLI prints it for a person: its code, message and request ID. */
-const humanError = (code: string) => new RegExp(`^error ${code}: .+ \\(request req_\\w+\\)$`, 'm');
-const ok = (run: CliRun) => `exit 0 (${run.stderr.trim()})`;
 
 interface Namespace {
   id: string;

@@ -107,3 +107,22 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/** A fetch of the daemon's API with its cluster key: the tests check a command's effect through it. */
+export function apiOf(daemon: { url: string; key: string }) {
+  return async function api<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const res = await fetch(`${daemon.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${daemon.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+  };
+}
+
+/** An API error as the CLI prints it for a person: its code, message and request ID. */
+export const humanError = (code: string) => new RegExp(`^error ${code}: .+ \\(request req_\\w+\\)$`, 'm');
+
+/** The message of an assertion that a run exited 0, with its stderr to explain a failure. */
+export const ok = (run: CliRun) => `exit 0 (${run.stderr.trim()})`;
