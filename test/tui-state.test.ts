@@ -16,7 +16,8 @@ import { footnoteSegments, renderFootnotes } from '../src/tui/footnotes.js';
 import { fit, formatBytes, formatLocation, truncate, wrapText } from '../src/tui/format.js';
 import { highlightSegments, queryTerms, snippet, stem } from '../src/tui/highlight.js';
 import { newerRun, researchStages, runFromEvent } from '../src/tui/research-state.js';
-import { eventFromMessage, SseParser } from '../src/tui/sse.js';
+import { SseParser } from '../src/cli/event-stream.js';
+import { eventFromMessage } from '../src/tui/sse.js';
 import type { CollectionItem, ResearchRun, SourceEntry, TroveEvent } from '../src/tui/types.js';
 
 const counts = (ready: number, indexing = 0, pending = 0, failed = 0) => ({ ready, indexing, pending, failed });

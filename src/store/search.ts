@@ -48,6 +48,8 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
       WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
       ORDER BY m.key LIMIT ?`,
   );
+  // The terms' document frequencies do not change as the window grows: counted once per search.
+  const termStats: TermStatsCache = {};
   for (let window = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 2, 64)); ; window *= WINDOW_GROWTH) {
     if (window > FULL_SCAN_AFTER) {
       const rows = stmt(
@@ -59,7 +61,7 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
       ).all(opts.phrases.join(' OR '), ...filterParams, opts.limit) as { pid: number; fr: number; s: number }[];
       return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
     }
-    const ranked = rankedWindow(db, fts, opts.phrases, window);
+    const ranked = rankedWindow(db, fts, opts.phrases, window, { termStats });
     const rows = join.all(JSON.stringify(ranked.map((r) => [r.rowid, r.score])), ...filterParams, opts.limit) as { pid: number; fr: number; s: number }[];
     if (rows.length >= opts.limit || ranked.length < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
   }
@@ -73,6 +75,18 @@ const COMMON_TERM_SHARE = 0.05;
 const PRUNE_MIN_ROWS = 50_000;
 /** Pruned attempts before the plain query; each failed one costs about as much as a success. */
 const MAX_PRUNED_RUNS = 2;
+
+interface TermStat {
+  phrase: string;
+  docs: number;
+  /** The most this term can add to a passage's score: idf × (k1 + 1). */
+  ceiling: number;
+}
+
+/** Filled by the first rankedWindow call of a search that needs it, reused by the next ones. */
+interface TermStatsCache {
+  terms?: TermStat[];
+}
 
 /**
  * The `window` best passages by BM25, best first.
@@ -92,9 +106,9 @@ export function rankedWindow(
   fts: string,
   phrases: string[],
   window: number,
-  options: { plan?: { essentialTerms?: number }; minRows?: number } = {},
+  options: { plan?: { essentialTerms?: number }; minRows?: number; termStats?: TermStatsCache } = {},
 ): { rowid: number; score: number }[] {
-  const { plan, minRows = PRUNE_MIN_ROWS } = options;
+  const { plan, minRows = PRUNE_MIN_ROWS, termStats = {} } = options;
   const all = phrases.join(' OR ');
   const plain = (): { rowid: number; score: number }[] =>
     stmt(db, `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score DESC, rowid LIMIT ?`).all(all, window) as {
@@ -104,13 +118,13 @@ export function rankedWindow(
   if (phrases.length < 2) return plain();
   const rows = ftsRowCount(db, fts);
   if (rows === null || rows < minRows) return plain();
-  const terms = phrases
+  const terms = (termStats.terms ??= phrases
     .map((phrase) => {
       const docs = (stmt(db, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(phrase) as { n: number }).n;
       const idf = Math.log((rows - docs + 0.5) / (docs + 0.5));
       return { phrase, docs, ceiling: (idf > 0 ? idf : 1e-6) * (BM25_K1 + 1) };
     })
-    .sort((a, b) => a.docs - b.docs);
+    .sort((a, b) => a.docs - b.docs));
   const pruned = stmt(
     db,
     `SELECT rowid, -bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}) AS score FROM ${fts}

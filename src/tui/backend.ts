@@ -1,4 +1,4 @@
-// What the TUI needs from a daemon, behind one interface so the views can be tested against a fake.
+// What the TUI needs from a daemon, behind one interface so the views can be tested without a daemon.
 // The real one talks HTTP through the CLI's ApiClient and takes live events from the operator
 // socket, or from the public SSE stream when the socket is out of reach.
 import { randomUUID } from 'node:crypto';
@@ -82,7 +82,7 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
     channel: 'sse',
     ...(note ? { note } : {}),
     open(lastEventId, handlers) {
-      const stream = openEventStream(api.baseUrl, conn.key, lastEventId, { onOpen: handlers.onOpen, onEvent: handlers.onEvent });
+      const stream = openEventStream({ url: api.baseUrl, key: conn.key }, lastEventId, { onOpen: handlers.onOpen, onEvent: handlers.onEvent });
       stream.done.then(
         () => handlers.onEnd(),
         // After an event an ephemeral daemon (restarted) never had: 400 invalid_request.

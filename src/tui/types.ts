@@ -1,5 +1,5 @@
 // The shapes the TUI reads from the daemon: the parts of the API resources (src/contract/schemas.ts)
-// that the views show. Kept structural so a fake backend in tests can build them by hand.
+// that the views show. Kept structural so tests can build them by hand.
 
 export interface FileCounts {
   pending: number;

@@ -1,6 +1,7 @@
 // `trove events tail`: the public event log (GET /events), as a page or, with --follow, the
-// server-sent-event stream. Also the stream reader `trove research watch` uses.
-import { CliApiError, CliError, type ApiClient, type Page } from '../client.js';
+// server-sent-event stream (src/cli/event-stream.ts).
+import { CliError, type ApiClient, type Page } from '../client.js';
+import { openEventStream } from '../event-stream.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { write, writeJson } from '../output.js';
 import { connect, parseIntegerFlag, runCommand, type JsonOption } from './resource-common.js';
@@ -10,83 +11,6 @@ export interface EventBody {
   type: string;
   timestamp: string;
   data: Record<string, unknown>;
-}
-
-/** One message of a text/event-stream; `comment` for the stream's own comment lines (the first one says it is open). */
-export type StreamMessage = { kind: 'event'; id: string | undefined; event: string | undefined; data: string } | { kind: 'comment'; text: string };
-
-/**
- * Opens GET /events as a stream (from now, or after `after`) and yields its messages until the
- * daemon closes it or `signal` aborts. An API error (403 for a collection key, 400 for an unknown
- * event ID) is thrown as a CliApiError, as any other request's would be.
- */
-export async function* openEventStream(conn: Connection, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<StreamMessage> {
-  const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${conn.key}` };
-  if (options.after !== undefined) headers['last-event-id'] = options.after;
-  let response: Response;
-  try {
-    response = await fetch(`${conn.url}/events`, { headers, signal: options.signal });
-  } catch (err) {
-    if (options.signal.aborted) return;
-    throw new CliError(`Cannot reach the daemon at ${conn.url}: ${(err as Error).message}.`, 1, 'daemon_unreachable');
-  }
-  if (!response.ok || !response.body) throw await streamError(response);
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (err) {
-        if (options.signal.aborted) return;
-        throw err;
-      }
-      if (chunk.done) return;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let end: number;
-      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-        const message = parseBlock(block);
-        if (message) yield message;
-      }
-    }
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-function parseBlock(block: string): StreamMessage | null {
-  let id: string | undefined;
-  let event: string | undefined;
-  const data: string[] = [];
-  const comments: string[] = [];
-  for (const line of block.split(/\r?\n/)) {
-    if (line.startsWith(':')) {
-      comments.push(line.slice(1).trim());
-      continue;
-    }
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') id = value;
-    else if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (data.length > 0) return { kind: 'event', id, event, data: data.join('\n') };
-  return comments.length > 0 ? { kind: 'comment', text: comments.join('\n') } : null;
-}
-
-async function streamError(response: Response): Promise<Error> {
-  const text = await response.text().catch(() => '');
-  try {
-    const { error } = JSON.parse(text) as { error: { code: string; message: string; request_id?: string; retryable?: boolean; details?: Record<string, unknown> } };
-    return new CliApiError(error.code, error.message, error.request_id ?? response.headers.get('x-request-id'), response.status, error.retryable === true, error.details ?? {});
-  } catch {
-    return new CliError(`GET /events answered HTTP ${response.status} and no error envelope: is this a trove daemon?`);
-  }
 }
 
 // ---------------------------------------------------------------- trove events tail

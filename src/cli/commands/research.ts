@@ -6,7 +6,7 @@ import { ERROR_TABLE, isErrorCode } from '../../contract/errors.js';
 import { ApiClient, CliApiError, CliError, collectionPath } from '../client.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
-import { openEventStream } from './events.js';
+import { openEventStream } from '../event-stream.js';
 import { connect, parseJsonFlag, runCommand, seg, sleep, type JsonOption } from './resource-common.js';
 import { formatLocation, oneLine, parseFilter, parseTarget } from './search.js';
 
@@ -203,7 +203,7 @@ async function followStream(client: ApiClient, conn: Connection, base: string, i
   const controller = new AbortController();
   try {
     for await (const message of openEventStream(conn, { signal: controller.signal })) {
-      if (message.kind === 'comment') {
+      if (message.kind === 'open') {
         // The stream is open from here on: whatever happened before it is read once with GET.
         const now = await client.request<ResearchRun>('GET', runPath(base, id));
         report(now);
