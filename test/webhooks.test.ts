@@ -290,18 +290,23 @@ t.test('CRUD, fields, permissions', async (t) => {
   t.match(patched.body, { name: 'renamed', eventTypes: null, bucketIds: null });
   t.equal((await h.call('PATCH', `/v1/workspaces/ws/webhooks/${w.id}`, {})).status, 400, 'an empty patch');
 
-  // Keys: a reader can list, not create; another workspace's key sees 404; a collection key gets 403.
+  // Keys: any workspace key creates and reads webhooks ("created by a workspace API key at any role
+  // ... visible to every workspace API key"); changing one needs write; another workspace's key sees 404.
   const mk = async (name: string, scope: unknown) => (await h.f.call('POST', '/keys', { name, scope })).body.secret as string;
   const reader = await mk('reader', { kind: 'namespace', namespace: 'ws', actions: ['read'] });
   const writer = await mk('writer', { kind: 'namespace', namespace: 'ws', actions: ['read', 'write'] });
   const stranger = await mk('stranger', { kind: 'namespace', namespace: 'elsewhere', actions: ['read', 'write', 'search', 'query'] });
   const colKey = await mk('colkey', { kind: 'collection', namespace: 'ws', collections: ['docs'], actions: ['read', 'write'] });
   t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks/${w.id}`, undefined, reader)).status, 200, 'read: get');
-  t.equal((await h.call('POST', '/v1/workspaces/ws/webhooks', { name: 'r', url: h.rx.url('/r') }, reader)).status, 403, 'read cannot create');
+  // Regression (issue 13.10): a viewer-role key was refused with 403 (`write` required).
+  const byReader = await h.call('POST', '/v1/workspaces/ws/webhooks', { name: 'r', url: h.rx.url('/r') }, reader);
+  t.equal(byReader.status, 201, 'a viewer-role key creates a workspace webhook');
+  t.equal(byReader.body.webhook?.ownerKind, 'workspace');
   t.equal((await h.call('PATCH', `/v1/workspaces/ws/webhooks/${w.id}`, { name: 'r' }, reader)).status, 403, 'read cannot update');
   t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks`, undefined, stranger)).status, 404, 'out of scope is 404');
   t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks/${w.id}`, undefined, stranger)).status, 404);
-  t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks`, undefined, colKey)).status, 403, 'a collection key is refused');
+  t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks`, undefined, colKey)).status, 200, 'a collection key (a workspace key with a bucket scope) lists them');
+  t.equal((await h.call('PATCH', `/v1/workspaces/ws/webhooks/${w.id}`, { name: 'c' }, colKey)).status, 403, 'a collection key cannot change a workspace webhook');
   const byWriter = await h.call('POST', '/v1/workspaces/ws/webhooks', { name: 'w', url: h.rx.url('/w') }, writer);
   t.equal(byWriter.status, 201);
   t.equal(byWriter.body.webhook.ownerKind, 'workspace', 'workspace is the default for an API key');
@@ -309,13 +314,13 @@ t.test('CRUD, fields, permissions', async (t) => {
   const personal = await h.call('POST', '/v1/workspaces/ws/webhooks', { name: 'p', url: h.rx.url('/p'), owner: 'me' });
   t.equal(personal.body.webhook.ownerKind, 'me', 'the local user (cluster key) may');
   t.equal((await h.call('GET', `/v1/workspaces/ws/webhooks/${personal.body.webhook.id}`, undefined, reader)).status, 404, 'a non-admin key does not see personal webhooks');
-  t.equal((await h.call('GET', '/v1/workspaces/ws/webhooks', undefined, reader)).body.items.length, 2);
+  t.equal((await h.call('GET', '/v1/workspaces/ws/webhooks', undefined, reader)).body.items.length, 3);
 
   // Paging
-  const p1 = await h.call('GET', '/v1/workspaces/ws/webhooks?limit=2');
-  t.equal(p1.body.items.length, 2);
+  const p1 = await h.call('GET', '/v1/workspaces/ws/webhooks?limit=3');
+  t.equal(p1.body.items.length, 3);
   t.type(p1.body.next_cursor, 'string');
-  const p2 = await h.call('GET', `/v1/workspaces/ws/webhooks?limit=2&cursor=${encodeURIComponent(p1.body.next_cursor)}`);
+  const p2 = await h.call('GET', `/v1/workspaces/ws/webhooks?limit=3&cursor=${encodeURIComponent(p1.body.next_cursor)}`);
   t.equal(p2.body.items.length, 1);
   t.equal(p2.body.next_cursor, null);
 
@@ -418,6 +423,11 @@ t.test('retry table: 500 then 200; 429 with Retry-After; 410; no answer', async 
   t.equal((await deliveries(h, mute.id))[0].status, 'failed', 'pending ended as failed');
   t.equal((await h.call('POST', `/v1/workspaces/ws/webhooks/${mute.id}/replay`, { since: '2000-01-01T00:00:00Z' })).body.error.code, 'webhook_disabled');
   t.equal((await h.call('POST', `/v1/workspaces/ws/webhooks/${mute.id}/replay`, { since: '2000-01-01T00:00:00Z' })).status, 409);
+  // Regression (issue 13.11): the off state is reported before the body's completeness.
+  for (const body of [{}, { onlyFailed: true }, { onlyFailed: false }]) {
+    const r = await h.call('POST', `/v1/workspaces/ws/webhooks/${mute.id}/replay`, body);
+    t.same([r.status, r.body.error?.code], [409, 'webhook_disabled'], `replay ${JSON.stringify(body)} on an off webhook`);
+  }
 });
 
 t.test('72-hour auto-off on a compressed clock', async (t) => {
@@ -499,7 +509,8 @@ t.test('replay: same event ID and body, new signature; onlyFailed; eventIds', as
   t.same(items.map((d) => d.status).sort(), ['failed', 'succeeded'], '400 fails without retry');
 
   await new Promise((r) => setTimeout(r, 1100)); // a new timestamp second
-  const onlyFailed = await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, { since: '2000-01-01T00:00:00Z', onlyFailed: true });
+  // Regression (issue 13.11): onlyFailed alone, with no since and no eventIds, was refused with 400.
+  const onlyFailed = await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, { onlyFailed: true });
   t.equal(onlyFailed.status, 202);
   t.same(onlyFailed.body, { replayed: 1 });
   await waitFor('replayed', () => h.rx.got('/rp').length >= 3);
@@ -520,6 +531,9 @@ t.test('replay: same event ID and body, new signature; onlyFailed; eventIds', as
   const future = await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, { since: '2999-01-01T00:00:00Z' });
   t.same(future.body, { replayed: 0 });
   t.equal((await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, {})).status, 400, 'a replay names what to send');
+  t.equal((await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, { onlyFailed: false })).status, 400, 'onlyFailed: false alone selects nothing in particular');
+  const past = await h.call('POST', `/v1/workspaces/ws/webhooks/${w.id}/replay`, { until: '2000-01-01T00:00:00Z' });
+  t.same([past.status, past.body], [202, { replayed: 0 }], 'until alone is a window');
 });
 
 t.test('test endpoint: signed webhook.test, answer returned, not logged, works while off', async (t) => {

@@ -1,11 +1,11 @@
-// GET /events (decisions.md §2, §6): the outbox as a page, or as a server-sent-event stream. A
-// cluster key sees every event; a namespace key its namespace's; collection keys are refused (403)
-// by the route. Events are kept 30 days.
+// GET /events (decisions.md §2, §6): the outbox as a page, or as a server-sent-event stream. A key
+// sees the events whose resource it could read through its GET route (src/domain/event-audience.ts);
+// collection keys are refused (403) by the route. Events are kept 30 days.
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
 import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/events.js';
-import { findNamespaceById } from '../store/namespaces.js';
 import type { Services } from './context.js';
+import { audienceOfKey } from './event-audience.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
 import type { AuthenticatedKey } from './keys.js';
 
@@ -35,14 +35,6 @@ export interface EventBody {
 
 export const presentEvent = (e: EventRow): EventBody => ({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });
 
-/** The namespace a key's events come from; undefined for a cluster key (all of them). */
-function namespaceOf(s: Services, key: AuthenticatedKey): number | undefined {
-  if (key.scope.kind === 'cluster') return undefined;
-  const ns = findNamespaceById(s.db, key.scope.namespace_id);
-  // A deleted namespace's key sees nothing new: -1 matches no row.
-  return ns && !ns.deleted_at ? ns.rid : -1;
-}
-
 function startAfter(s: Services, after: string | undefined): number {
   if (after === undefined) return 0;
   if (!hasPrefix(after, 'evt')) throw new TroveError('invalid_request', "'after' takes an event ID (evt_…).");
@@ -54,7 +46,7 @@ function startAfter(s: Services, after: string | undefined): number {
 export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: string | undefined; cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'events', query.after ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : startAfter(s, query.after);
-  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, namespaceRid: namespaceOf(s, key) });
+  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, audience: audienceOfKey(s, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentEvent), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
@@ -66,11 +58,11 @@ export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: 
  */
 export async function* streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
   let cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
-  const ns = namespaceOf(s, key);
+  const audience = audienceOfKey(s, key.id, key.scope);
   let quiet = 0;
   yield ': trove events\n\n';
   while (s.ready()) {
-    const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, namespaceRid: ns });
+    const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience });
     for (const row of rows) {
       cursor = row.rid;
       yield `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(presentEvent(row))}\n\n`;

@@ -6,11 +6,11 @@ import { TroveError } from '../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../contract/ids.js';
 import type { Action, CreateKeyRequest, KeyScope } from '../contract/schemas.js';
 import { findCollection } from '../store/collections.js';
-import { findKeyByName, findKeyByPrefix, getKeyById, insertKey, listKeys, markKeyRevoked, type KeyRow } from '../store/keys.js';
+import { findKeyByName, findKeyByPrefix, getKeyById, insertKey, keysCreatedBy, listKeys, markKeyRevoked, updateKeyNameAndScope, type KeyRow } from '../store/keys.js';
 import { findNamespace, findNamespaceById } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
-import { CLUSTER_KEY_NAME, canSeeNamespace, chosenSecretProblem, hasAction, hashSecret, mintSecret, prefixOf, type AuthenticatedKey, type StoredScope } from './keys.js';
+import { CLUSTER_KEY_NAME, assertActionsWithin, hasAction, canSeeNamespace, chosenSecretProblem, hashSecret, mintSecret, prefixOf, type AuthenticatedKey, type StoredScope } from './keys.js';
 import { pageOf } from './paging.js';
 
 export interface KeyResource {
@@ -106,10 +106,8 @@ function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeyScope): S
   const ns = findNamespace(s.db, scope.namespace);
   if (!ns || !canSeeNamespace(caller, ns)) throw new TroveError('not_found', `Namespace '${scope.namespace}' not found.`);
   const actions = unique(scope.actions);
-  if (caller.scope.kind !== 'cluster') {
-    const missing = actions.filter((a) => !hasAction((caller.scope as { actions: Action[] }).actions, a));
-    if (missing.length > 0) throw new TroveError('forbidden', `A new key's actions must be a subset of its creator's; this key lacks ${missing.map((a) => `'${a}'`).join(', ')}.`);
-  }
+  // The creator is the caller here; PATCH (workspace-keys.ts) bounds by both.
+  assertActionsWithin(actions, [{ role: 'its creator (this key)', scope: caller.scope }]);
   if (scope.kind === 'namespace') {
     if (callerKind !== 'cluster') throw new TroveError('forbidden', 'A namespace key can issue collection keys only.');
     return { kind: 'namespace', namespace_id: ns.id, actions };
@@ -137,4 +135,22 @@ export function revokeKey(s: Services, row: KeyRow): KeyResource {
     throw new TroveError('invalid_request', "The daemon's own cluster key cannot be revoked through the API; delete <data-dir>/cluster-key and restart, or start with TROVE_CLUSTER_KEY, to replace it.");
   }
   return presentKey(s, markKeyRevoked(s.db, row.id, nowIso()));
+}
+
+/**
+ * Keeps "a key's actions are always a subset of its creator's" (retrieval-api.md, Authentication 5)
+ * true after a key loses actions: the keys it issued lose the same ones, and theirs in turn. A key
+ * left with no action can do nothing and is revoked, since scoped keys need non-empty actions.
+ * Runs inside the caller's transaction.
+ */
+export function narrowIssuedKeys(s: Services, creatorId: string, held: readonly Action[]): void {
+  for (const child of keysCreatedBy(s.db, creatorId)) {
+    const scope = JSON.parse(child.scope) as StoredScope;
+    if (scope.kind === 'cluster') continue;
+    const kept = scope.actions.filter((a) => hasAction(held, a));
+    if (kept.length === scope.actions.length) continue;
+    if (kept.length === 0) markKeyRevoked(s.db, child.id, nowIso());
+    else updateKeyNameAndScope(s.db, child.id, child.name, JSON.stringify({ ...scope, actions: kept }));
+    narrowIssuedKeys(s, child.id, kept);
+  }
 }

@@ -161,6 +161,37 @@ export function hasAction(actions: readonly Action[], needed: Action): boolean {
   return actions.includes(needed) || (needed === 'read' && actions.includes('write'));
 }
 
+/** The actions a stored scope grants: a cluster key holds every action. */
+export function actionsOf(scope: StoredScope): readonly Action[] {
+  return scope.kind === 'cluster' ? ALL_ACTIONS : scope.actions;
+}
+
+export const ALL_ACTIONS: readonly Action[] = ['read', 'write', 'search', 'query'];
+
+/** A key whose actions bound another's: the caller of a change, or the key's creator. */
+export interface ActionBound {
+  /** How the error names it: "this key", "its creator". */
+  role: string;
+  scope: StoredScope;
+}
+
+/**
+ * The one subset check every key-changing path goes through (retrieval-api.md, Authentication 5:
+ * "A new key's actions must be a subset of its creator's"; the workspace API's PATCH: a role
+ * "cannot exceed the owner's or the caller's role"). Actions are compared as sets, with `write`
+ * covering `read` as the Key resource says, never by role rank: a `search`-only key must not be able
+ * to mint or raise a key that reads files.
+ */
+export function assertActionsWithin(actions: readonly Action[], bounds: readonly ActionBound[]): void {
+  for (const bound of bounds) {
+    const held = actionsOf(bound.scope);
+    const missing = actions.filter((a) => !hasAction(held, a));
+    if (missing.length > 0) {
+      throw new TroveError('forbidden', `A key's actions must be a subset of ${bound.role}'s; ${bound.role} lacks ${missing.map((a) => `'${a}'`).join(', ')}.`, { missing });
+    }
+  }
+}
+
 export function canSeeNamespace(key: AuthenticatedKey, ns: NamespaceRow): boolean {
   return key.scope.kind === 'cluster' || key.scope.namespace_id === ns.id;
 }

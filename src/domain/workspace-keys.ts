@@ -10,7 +10,8 @@ import { findCollection } from '../store/collections.js';
 import { findKeyByName, getKeyById, updateKeyNameAndScope, type KeyRow } from '../store/keys.js';
 import type { NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
-import { CLUSTER_KEY_NAME, type AuthenticatedKey, type StoredScope } from './keys.js';
+import { narrowIssuedKeys } from './key-admin.js';
+import { CLUSTER_KEY_NAME, assertActionsWithin, type AuthenticatedKey, type StoredScope } from './keys.js';
 
 type Role = 'viewer' | 'editor' | 'admin';
 type WorkspaceKey = z.infer<typeof WorkspaceApiKeySchema>;
@@ -20,8 +21,6 @@ export const ROLE_ACTIONS: Record<Role, Action[]> = {
   editor: ['write', 'search', 'query'],
   admin: ['read', 'write', 'search', 'query'],
 };
-
-const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
 
 export function roleOf(actions: readonly Action[]): Role {
   if (ROLE_ACTIONS.admin.every((a) => actions.includes(a))) return 'admin';
@@ -60,14 +59,17 @@ export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: Nam
     const visible =
       row && scope && scope.kind !== 'cluster' && scope.namespace_id === ns.id && (caller.scope.kind === 'cluster' || (caller.scope.kind === 'namespace' && scope.kind === 'collection'));
     if (!row || !scope || scope.kind === 'cluster' || !visible) throw new TroveError('not_found', `API key '${keyId}' not found in workspace '${ns.name}'.`);
-    let actions = scope.actions;
-    if (body.role !== undefined) {
-      actions = ROLE_ACTIONS[body.role];
-      // Roles rank viewer < editor < admin; a caller grants up to its own.
-      if (caller.scope.kind !== 'cluster' && RANK[body.role] > RANK[roleOf(caller.scope.actions)]) {
-        throw new TroveError('forbidden', `Role '${body.role}' exceeds the caller's own role (${roleOf(caller.scope.actions)}).`);
-      }
-    }
+    const actions = body.role !== undefined ? ROLE_ACTIONS[body.role] : scope.actions;
+    // retrieval-api.md, Authentication 5 and this route's "cannot exceed the owner's or the caller's
+    // role": the key's actions after any change stay a subset of the caller's and of its creator's,
+    // compared as action sets (a role rank would let a search-only key raise a child to viewer,
+    // which reads files). A key whose creator row is gone may only keep or lose actions.
+    const creator = row.created_by ? getKeyById(s.db, row.created_by) : undefined;
+    const creatorScope: StoredScope = row.created_by === null ? { kind: 'cluster' } : creator ? (JSON.parse(creator.scope) as StoredScope) : scope;
+    assertActionsWithin(actions, [
+      { role: 'the calling key', scope: caller.scope },
+      { role: `its creator${creator ? ` (${creator.name})` : ''}`, scope: creatorScope },
+    ]);
     let next: StoredScope = { ...scope, actions };
     if (body.bucketScope !== undefined) {
       const wantsCollection = body.bucketScope.mode === 'selected';
@@ -90,6 +92,8 @@ export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: Nam
       if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
       name = body.name;
     }
-    return present(s, ns, updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next)));
+    const updated = updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next));
+    narrowIssuedKeys(s, updated.id, actions);
+    return present(s, ns, updated);
   }).immediate();
 }

@@ -1,7 +1,6 @@
 // Webhook routes of the workspace API (workspace-api.md; decisions.md §5-6):
 // /v1/workspaces/{workspaceId}/webhooks…, camelCase fields. The workspace is a namespace (ID or
-// name); out of the key's scope it is 404. Reading needs `read`, changing needs `write`; collection
-// keys are refused (403): webhooks are a workspace-level resource.
+// name); out of the key's scope it is 404. Who may do what: see anyWorkspaceKey below.
 import { z } from 'zod';
 import * as S from '../contract/schemas.js';
 import type { Services } from '../domain/context.js';
@@ -30,7 +29,13 @@ import type { WebhookRow } from '../store/webhooks.js';
 // `namespace` is the parameter the router resolves (404 outside the key's scope) before authorizing.
 const BASE = '/v1/workspaces/{namespace}/webhooks';
 const ONE = `${BASE}/{webhookId}`;
-const read = { kind: 'action', action: 'read', denyCollectionKeys: true } as const;
+// workspace-api.md, Webhook ownership: "A workspace webhook can be created by a workspace API key at
+// any role ... is visible to every workspace API key". Every key of the workspace (namespace or
+// collection key, whatever its actions) creates and reads webhooks; what a webhook receives, and
+// what a caller sees of a delivery log, is bounded by event visibility (src/domain/event-audience.ts).
+// Changing one needs `write` on the whole workspace: a collection key cannot alter a workspace-level
+// resource that other keys' webhooks share.
+const anyWorkspaceKey = { kind: 'any_key' } as const;
 const write = { kind: 'action', action: 'write', denyCollectionKeys: true } as const;
 
 const err = (description: string) => ({ description, schema: S.ErrorEnvelope });
@@ -80,7 +85,7 @@ export function webhookRoutes(): RouteDef[] {
       method: 'POST',
       path: BASE,
       summary: 'Register a webhook; the signing secret is returned once',
-      permission: write,
+      permission: anyWorkspaceKey,
       body: S.CreateWebhookRequest,
       responses: { 201: { description: 'created', schema: S.WebhookWithSecret }, ...common },
       handler: async ({ s, key, ns, body }) => ({ status: 201, body: await createWebhook(s, key, ns, body) }),
@@ -89,7 +94,7 @@ export function webhookRoutes(): RouteDef[] {
       method: 'GET',
       path: BASE,
       summary: "List the workspace's webhooks",
-      permission: read,
+      permission: anyWorkspaceKey,
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookSchema), next_cursor: z.string().nullable() }) }, ...common },
       handler: ({ s, key, ns, query }) => ({ status: 200, body: listWorkspaceWebhooks(s, key, ns, query) }),
@@ -98,7 +103,7 @@ export function webhookRoutes(): RouteDef[] {
       method: 'GET',
       path: ONE,
       summary: 'Get a webhook',
-      permission: read,
+      permission: anyWorkspaceKey,
       responses: { 200: { description: 'webhook', schema: S.WebhookSchema }, ...common },
       handler: ({ s, key, params }) => ({ status: 200, body: presentWebhook(webhookTarget(s, key, params)) }),
     }),
@@ -153,7 +158,7 @@ export function webhookRoutes(): RouteDef[] {
       method: 'GET',
       path: `${ONE}/deliveries`,
       summary: "A page of the webhook's delivery log, newest first",
-      permission: read,
+      permission: anyWorkspaceKey,
       query: S.WebhookDeliveriesQuery,
       responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookDeliverySchema), next_cursor: z.string().nullable() }) }, ...common },
       handler: ({ s, key, query, params }) => ({ status: 200, body: listWebhookDeliveries(s, key, webhookTarget(s, key, params), query) }),
@@ -162,9 +167,9 @@ export function webhookRoutes(): RouteDef[] {
       method: 'GET',
       path: `${ONE}/deliveries/{deliveryId}`,
       summary: 'One delivery: its exact body and every attempt',
-      permission: read,
+      permission: anyWorkspaceKey,
       responses: { 200: { description: 'delivery', schema: S.WebhookDeliveryDetail }, ...common },
-      handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, webhookTarget(s, key, params), params.deliveryId!) }),
+      handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId!) }),
     }),
   ];
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ERROR_TABLE, TroveError, type ErrorCode } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
 import type { Services } from '../domain/context.js';
+import { EVERYTHING } from '../domain/event-audience.js';
 import { EVENT_TYPES, presentEvent } from '../domain/events.js';
 import { presentNamespace } from '../domain/present.js';
 import { restoreWorkspace } from '../domain/restore.js';
@@ -185,7 +186,7 @@ export function createOperatorRouter(deps: OperatorDeps) {
       }
       const wanted = input.types ? new Set<string>(input.types) : null;
       while (!signal?.aborted && s.ready()) {
-        const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500 });
+        const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience: EVERYTHING });
         for (const row of rows) {
           cursor = row.rid;
           if (!wanted || wanted.has(row.type)) yield tracked(row.id, presentEvent(row));

@@ -56,3 +56,8 @@ export function markKeyRevoked(db: Db, id: string, now: string): KeyRow {
 export function updateKeyNameAndScope(db: Db, id: string, name: string, scope: string): KeyRow {
   return stmt(db, 'UPDATE api_keys SET name = ?, scope = ?, revision = revision + 1 WHERE id = ? RETURNING *').get(name, scope, id) as KeyRow;
 }
+
+/** Keys a key issued (its children in the creator chain). */
+export function keysCreatedBy(db: Db, creatorId: string): KeyRow[] {
+  return stmt(db, 'SELECT * FROM api_keys WHERE created_by = ? ORDER BY rowid').all(creatorId) as KeyRow[];
+}

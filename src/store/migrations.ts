@@ -361,6 +361,43 @@ ALTER TABLE api_keys ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
 CREATE TABLE vector_versions (collection_rid INTEGER PRIMARY KEY, version INTEGER NOT NULL);
 `,
   },
+  {
+    version: 10,
+    sql: `
+-- Who may see an event (src/domain/event-audience.ts): research events only the key that created
+-- the run (or a cluster key), so each carries that key; a webhook sees what the key that created it
+-- may see, so each webhook remembers that key (NULL: made before this version, or by the operator);
+-- a delivery keeps its event's collection and owner, so its log is filtered the same way after the
+-- event itself has aged out of the outbox.
+ALTER TABLE events ADD COLUMN owner_key_id TEXT;
+UPDATE events SET owner_key_id = (SELECT r.key_id FROM research_runs r WHERE r.id = json_extract(events.data, '$.id'))
+  WHERE type LIKE 'research.%';
+
+DROP TRIGGER events_research_insert;
+DROP TRIGGER events_research_status;
+DROP TRIGGER events_research_progress;
+CREATE TRIGGER events_research_insert AFTER INSERT ON research_runs BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, owner_key_id, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.updated', NEW.namespace_rid, NEW.collection_rid, NEW.key_id, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_research_status AFTER UPDATE OF status ON research_runs WHEN NEW.status IS NOT OLD.status BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, owner_key_id, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.updated', NEW.namespace_rid, NEW.collection_rid, NEW.key_id, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+CREATE TRIGGER events_research_progress AFTER UPDATE OF progress ON research_runs WHEN NEW.progress IS NOT OLD.progress AND NEW.progress IS NOT NULL BEGIN
+  INSERT INTO events (id, type, namespace_rid, collection_rid, owner_key_id, data, created_at)
+  SELECT 'evt_' || lower(hex(randomblob(10))), 'research.progress', NEW.namespace_rid, NEW.collection_rid, NEW.key_id, data, strftime('%Y-%m-%dT%H:%M:%fZ') FROM research_json WHERE rid = NEW.rid;
+END;
+
+ALTER TABLE webhooks ADD COLUMN created_by_key_id TEXT;
+
+ALTER TABLE webhook_deliveries ADD COLUMN event_collection_rid INTEGER;
+ALTER TABLE webhook_deliveries ADD COLUMN event_owner_key_id TEXT;
+UPDATE webhook_deliveries SET
+  event_collection_rid = (SELECT e.collection_rid FROM events e WHERE e.id = webhook_deliveries.event_id),
+  event_owner_key_id = (SELECT e.owner_key_id FROM events e WHERE e.id = webhook_deliveries.event_id);
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

@@ -1,6 +1,7 @@
 // Webhooks, their delivery log and every attempt (workspace-api.md "Webhook"; decisions.md §6).
 // WEBHOOK_MIGRATION_SQL is appended to src/store/migrations.ts as a new version.
 import type { Db } from './db.js';
+import { audienceClause, audienceParams, type EventAudience } from './events.js';
 import { stmt } from './statements.js';
 
 export const WEBHOOK_MIGRATION_SQL = `
@@ -74,6 +75,8 @@ export interface WebhookRow {
   created_at: string;
   created_ms: number;
   updated_at: string;
+  /** The key that created it (schema v10); its scope bounds what the webhook receives. Null: the operator's, or older. */
+  created_by_key_id: string | null;
 }
 
 export interface DeliveryRow {
@@ -90,6 +93,9 @@ export interface DeliveryRow {
   next_attempt_ms: number | null;
   created_at: string;
   updated_at: string;
+  /** Copied from the event (schema v10), so the log is filtered by who may see the event. */
+  event_collection_rid: number | null;
+  event_owner_key_id: string | null;
 }
 
 export interface AttemptRow {
@@ -107,9 +113,9 @@ export function insertWebhook(db: Db, w: NewWebhook): WebhookRow {
   const info = stmt(
     db,
     `INSERT INTO webhooks (id, namespace_rid, name, url, event_types, bucket_ids, enabled, owner_kind, disabled_reason, secret,
-       previous_secret, previous_secret_expires_at, cursor_rid, last_success_at, created_at, created_ms, updated_at)
+       previous_secret, previous_secret_expires_at, cursor_rid, last_success_at, created_at, created_ms, updated_at, created_by_key_id)
      VALUES (@id, @namespace_rid, @name, @url, @event_types, @bucket_ids, @enabled, @owner_kind, @disabled_reason, @secret,
-       @previous_secret, @previous_secret_expires_at, @cursor_rid, @last_success_at, @created_at, @created_ms, @updated_at)`,
+       @previous_secret, @previous_secret_expires_at, @cursor_rid, @last_success_at, @created_at, @created_ms, @updated_at, @created_by_key_id)`,
   ).run(w);
   return { ...w, rid: Number(info.lastInsertRowid) };
 }
@@ -151,27 +157,35 @@ export function deleteWebhook(db: Db, rid: number): void {
 export function insertDelivery(db: Db, d: Omit<DeliveryRow, 'rid'>): boolean {
   const info = stmt(
     db,
-    `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_rid, event_id, event_type, event_at, body, status, attempts, round_attempts, next_attempt_ms, created_at, updated_at)
-     VALUES (@id, @webhook_rid, @event_id, @event_type, @event_at, @body, @status, @attempts, @round_attempts, @next_attempt_ms, @created_at, @updated_at)`,
+    `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_rid, event_id, event_type, event_at, body, status, attempts, round_attempts, next_attempt_ms, created_at, updated_at,
+       event_collection_rid, event_owner_key_id)
+     VALUES (@id, @webhook_rid, @event_id, @event_type, @event_at, @body, @status, @attempts, @round_attempts, @next_attempt_ms, @created_at, @updated_at,
+       @event_collection_rid, @event_owner_key_id)`,
   ).run(d);
   return info.changes > 0;
 }
 
-export function findDelivery(db: Db, webhookRid: number, id: string): DeliveryRow | undefined {
-  return stmt(db, 'SELECT * FROM webhook_deliveries WHERE webhook_rid = ? AND id = ?').get(webhookRid, id) as DeliveryRow | undefined;
+const DELIVERY_AUDIENCE = audienceClause({ type: 'event_type', namespace: null, collection: 'event_collection_rid', owner: 'event_owner_key_id' });
+
+/** One delivery of the log, if the audience may see its event (the webhook is already the caller's). */
+export function findDelivery(db: Db, webhookRid: number, id: string, audience: EventAudience): DeliveryRow | undefined {
+  return stmt(db, `SELECT * FROM webhook_deliveries WHERE webhook_rid = @w AND id = @id AND ${DELIVERY_AUDIENCE}`).get({ w: webhookRid, id, ...audienceParams(audience) }) as
+    | DeliveryRow
+    | undefined;
 }
 
 export function findDeliveryByRid(db: Db, rid: number): DeliveryRow | undefined {
   return stmt(db, 'SELECT * FROM webhook_deliveries WHERE rid = ?').get(rid) as DeliveryRow | undefined;
 }
 
-/** Newest first; `beforeRid` 0 means from the newest. */
-export function listDeliveries(db: Db, webhookRid: number, opts: { beforeRid: number; limit: number; status?: string | undefined }): DeliveryRow[] {
+/** Newest first; `beforeRid` 0 means from the newest; only deliveries of events the audience may see. */
+export function listDeliveries(db: Db, webhookRid: number, opts: { beforeRid: number; limit: number; status?: string | undefined; audience: EventAudience }): DeliveryRow[] {
   return stmt(
     db,
     `SELECT * FROM webhook_deliveries WHERE webhook_rid = @w AND (@before = 0 OR rid < @before) AND (@status IS NULL OR status = @status)
+       AND ${DELIVERY_AUDIENCE}
      ORDER BY rid DESC LIMIT @limit`,
-  ).all({ w: webhookRid, before: opts.beforeRid, status: opts.status ?? null, limit: opts.limit }) as DeliveryRow[];
+  ).all({ w: webhookRid, before: opts.beforeRid, status: opts.status ?? null, limit: opts.limit, ...audienceParams(opts.audience) }) as DeliveryRow[];
 }
 
 export function attemptsOf(db: Db, deliveryRid: number): AttemptRow[] {
@@ -230,26 +244,6 @@ export function replayCandidates(
 export function deleteDeliveriesBefore(db: Db, cutoff: string): number {
   stmt(db, `DELETE FROM webhook_attempts WHERE delivery_rid IN (SELECT rid FROM webhook_deliveries WHERE created_at < ? AND status <> 'pending')`).run(cutoff);
   return stmt(db, "DELETE FROM webhook_deliveries WHERE created_at < ? AND status <> 'pending'").run(cutoff).changes;
-}
-
-// ------------------------------------------------------------------ the outbox, as webhooks read it
-
-export interface OutboxEvent {
-  rid: number;
-  id: string;
-  type: string;
-  namespace_rid: number | null;
-  collection_id: string | null;
-  data: string;
-  created_at: string;
-}
-
-export function outboxAfter(db: Db, namespaceRid: number, afterRid: number, uptoRid: number, limit: number): OutboxEvent[] {
-  return stmt(
-    db,
-    `SELECT e.rid, e.id, e.type, e.namespace_rid, c.id AS collection_id, e.data, e.created_at FROM events e LEFT JOIN collections c ON c.rid = e.collection_rid
-     WHERE e.rid > ? AND e.rid <= ? AND e.namespace_rid = ? ORDER BY e.rid LIMIT ?`,
-  ).all(afterRid, uptoRid, namespaceRid, limit) as OutboxEvent[];
 }
 
 export function latestEventRid(db: Db): number {

@@ -13,13 +13,14 @@ import {
   insertDelivery,
   latestEventRid,
   nextDueMs,
-  outboxAfter,
   recordAttempt,
   updateDelivery,
   updateWebhook,
   type DeliveryRow,
   type WebhookRow,
 } from '../../store/webhooks.js';
+import { eventsAfter } from '../../store/events.js';
+import { audienceOfWebhook } from '../event-audience.js';
 import type { Services } from '../context.js';
 import { configureWebhooks, type WebhookConfig } from './config.js';
 import { signedHeaders } from './signing.js';
@@ -100,7 +101,8 @@ export function fanOut(s: Services, batch = 500): number {
       const nowMs = Date.now();
       for (const w of enabledWebhooks(s.db)) {
         if (w.cursor_rid >= upto) continue;
-        const rows = outboxAfter(s.db, w.namespace_rid, w.cursor_rid, upto, batch);
+        // The webhook receives only what the key that created it may read (src/domain/event-audience.ts).
+        const rows = eventsAfter(s.db, { afterRid: w.cursor_rid, uptoRid: upto, limit: batch, audience: audienceOfWebhook(s, w) });
         for (const e of rows) {
           if (!matches(w, e.type, e.collection_id)) continue;
           const body = JSON.stringify({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });
@@ -118,6 +120,8 @@ export function fanOut(s: Services, batch = 500): number {
             next_attempt_ms: nowMs,
             created_at: now,
             updated_at: now,
+            event_collection_rid: e.collection_rid,
+            event_owner_key_id: e.owner_key_id,
           });
           if (inserted) made++;
         }

@@ -24,6 +24,7 @@ import {
 import type { Services } from '../context.js';
 import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
 import { EVENT_TYPES } from '../events.js';
+import { audienceOfKey } from '../event-audience.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { webhookConfig } from './config.js';
 import { wakeDispatcher } from './wake.js';
@@ -138,6 +139,8 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
         created_at: now,
         created_ms: Date.parse(now),
         updated_at: now,
+        // A webhook sees what its creator may read (src/domain/event-audience.ts).
+        created_by_key_id: key.id,
       }),
     )
     .immediate();
@@ -256,6 +259,8 @@ export function liveSecrets(w: WebhookRow, nowMs = Date.now()): string[] {
   return out;
 }
 
+const webhookDisabled = () => new TroveError('webhook_disabled', 'The webhook is off; turn it on (PATCH enabled: true) before replaying.');
+
 export interface ReplayInput {
   since?: string | undefined;
   until?: string | undefined;
@@ -268,7 +273,15 @@ export interface ReplayInput {
  * up to 10 attempts. A delivery still pending stays queued once (and counts as replayed).
  */
 export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): { replayed: number } {
-  if (input.since === undefined && input.eventIds === undefined) throw new TroveError('invalid_request', 'Give `since` (optionally `until`, `onlyFailed`) or `eventIds`.');
+  // workspace-api.md, replay: "On a webhook that is off: 409 webhook_disabled; turn it on first",
+  // whatever the body selects (checked again below, in the transaction that replays).
+  if (w.enabled !== 1) throw webhookDisabled();
+  // The document lists since, until, onlyFailed and event IDs without requiring any one of them, so
+  // each alone selects (onlyFailed alone: every failed delivery in the log). An empty body, or
+  // onlyFailed: false alone, would resend the whole 30-day log: that needs an explicit window.
+  if (input.since === undefined && input.until === undefined && input.onlyFailed !== true && input.eventIds === undefined) {
+    throw new TroveError('invalid_request', 'Select what to replay: `since` and/or `until`, `onlyFailed: true`, or `eventIds`.');
+  }
   if (input.eventIds !== undefined && (input.since !== undefined || input.until !== undefined)) {
     throw new TroveError('invalid_request', '`eventIds` cannot be combined with `since` or `until`.');
   }
@@ -280,7 +293,7 @@ export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): {
   const count = s.db
     .transaction(() => {
       const current = findWebhookByRidOrThrow(s, w);
-      if (current.enabled !== 1) throw new TroveError('webhook_disabled', 'The webhook is off; turn it on (PATCH enabled: true) before replaying.');
+      if (current.enabled !== 1) throw webhookDisabled();
       const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds });
       const now = nowIso();
       const nowMs = Date.now();
@@ -308,14 +321,15 @@ export async function testWebhook(s: Services, ns: NamespaceRow, w: WebhookRow):
 export function listWebhookDeliveries(s: Services, key: AuthenticatedKey, w: WebhookRow, query: { status?: string | undefined; cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'webhook-deliveries', w.id, query.status ?? null]);
   const before = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
-  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status });
+  // The log holds event bodies: a caller sees the deliveries of events it may see itself, whoever made the webhook.
+  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status, audience: audienceOfKey(s, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentDelivery), next_cursor: more ? signCursor(s.cursorSecret, binding, page.at(-1)!.rid, LIST_CURSOR_TTL_MS) : null };
 }
 
-export function getWebhookDelivery(s: Services, w: WebhookRow, deliveryId: string) {
-  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId) : undefined;
+export function getWebhookDelivery(s: Services, key: AuthenticatedKey, w: WebhookRow, deliveryId: string) {
+  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId, audienceOfKey(s, key.id, key.scope)) : undefined;
   if (!d) throw new TroveError('not_found', `Delivery '${deliveryId}' not found.`);
   return {
     ...presentDelivery(d),

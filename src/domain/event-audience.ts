@@ -1,0 +1,58 @@
+// Who may see which event: one rule for GET /events (page and stream), webhook fan-out and the
+// webhook delivery log. An event is visible to a key exactly when the resource it reports is
+// readable by that key through its GET route (decisions.md §2, §6):
+//  - job, file, object.* and collection events: the collection (or namespace, for namespace-level
+//    jobs) is in the key's scope and the key holds `read` (write includes read);
+//  - research events: only the key that created the run, while it holds `query` (the research GET
+//    routes need it), or a cluster key. Research events carry answers and sources drawn under the
+//    creator's principals, so no other scoped key may read them.
+// A webhook sees what the key that created it may see (its creator's current scope, even after
+// that key is revoked: a webhook survives its creator, workspace-api.md); a personal webhook of the
+// operator sees everything in its workspace.
+import { findCollection } from '../store/collections.js';
+import type { EventAudience } from '../store/events.js';
+import { getKeyById } from '../store/keys.js';
+import { findNamespaceById } from '../store/namespaces.js';
+import type { WebhookRow } from '../store/webhooks.js';
+import type { Services } from './context.js';
+import { hasAction, type StoredScope } from './keys.js';
+
+export type { EventAudience } from '../store/events.js';
+
+/** The operator (the local user) and cluster keys see every event. */
+export const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: null, resources: true, research: 'all' };
+
+/** Matches no event: a key whose namespace is gone, a webhook whose creator cannot be found. */
+const NOTHING: EventAudience = { namespaceRid: -1, collectionRids: [], resources: false, research: 'none' };
+
+/** What a key with this scope may see of the outbox. */
+export function audienceOfKey(s: Services, keyId: string, scope: StoredScope): EventAudience {
+  if (scope.kind === 'cluster') return EVERYTHING;
+  const ns = findNamespaceById(s.db, scope.namespace_id);
+  if (!ns || ns.deleted_at) return NOTHING;
+  const collectionRids =
+    scope.kind === 'collection' ? scope.collections.map((name) => findCollection(s.db, ns.rid, name)?.rid).filter((rid): rid is number => rid !== undefined) : null;
+  return {
+    namespaceRid: ns.rid,
+    collectionRids,
+    resources: hasAction(scope.actions, 'read'),
+    research: hasAction(scope.actions, 'query') ? { ownerKeyId: keyId } : 'none',
+  };
+}
+
+/**
+ * What a webhook receives: its creator's audience within the webhook's workspace. Webhooks made
+ * before the creator was recorded (schema version 10) get the namespace's resource events but no
+ * research events, the most a key of the workspace could have been shown without knowing which.
+ */
+export function audienceOfWebhook(s: Services, w: Pick<WebhookRow, 'namespace_rid' | 'owner_kind' | 'created_by_key_id'>): EventAudience {
+  const within = (a: EventAudience): EventAudience => ({ ...a, namespaceRid: w.namespace_rid });
+  if (w.owner_kind === 'me') return within(EVERYTHING);
+  if (w.created_by_key_id === null) return within({ namespaceRid: w.namespace_rid, collectionRids: null, resources: true, research: 'none' });
+  const creator = getKeyById(s.db, w.created_by_key_id);
+  if (!creator) return NOTHING;
+  const a = audienceOfKey(s, creator.id, JSON.parse(creator.scope) as StoredScope);
+  // A scoped creator's audience names its own namespace; anything else would be a corrupt row.
+  if (a.namespaceRid !== null && a.namespaceRid !== w.namespace_rid) return NOTHING;
+  return within(a);
+}
