@@ -531,3 +531,104 @@ t.test('deleting and re-creating a rule in one batch moves its files to the new 
     t.same(seen.body.results.map((x: { path: string }) => x.path), ['/a/x.txt'], "the new rule's reader reads the file");
   }
 });
+
+// ------------------------------------------------------------------ keys: the creator chain (model-based)
+//
+// retrieval-api.md, Authentication 5: "A new key's actions must be a subset of its creator's"; the
+// workspace API's PATCH .../api-keys/{id}: a role "cannot exceed the owner's or the caller's role".
+// Random chains of issuing (POST /keys) and role changes (PATCH /v1/workspaces/{ws}/api-keys/{id})
+// by random callers are checked against a model: each outcome (201/200, 403, 404) is the model's,
+// every key's stored actions are the model's, and every key stays within its creator's actions.
+
+type KeyAction = 'read' | 'write' | 'search' | 'query';
+const KEY_ACTIONS: KeyAction[] = ['read', 'write', 'search', 'query'];
+const ROLE_ACTIONS: Record<string, KeyAction[]> = { viewer: ['read', 'search', 'query'], editor: ['write', 'search', 'query'], admin: [...KEY_ACTIONS] };
+const holdsAction = (held: readonly KeyAction[], a: KeyAction) => held.includes(a) || (a === 'read' && held.includes('write'));
+const withinActions = (xs: readonly KeyAction[], held: readonly KeyAction[]) => xs.every((a) => holdsAction(held, a));
+
+interface ModelKey {
+  id: string;
+  secret: string;
+  kind: 'cluster' | 'namespace' | 'collection';
+  creator: string | null;
+  actions: KeyAction[];
+  revoked: boolean;
+}
+type KeyOp = { op: 'issue'; by: number; actions: KeyAction[] } | { op: 'patch'; caller: number; target: number; role: 'viewer' | 'editor' | 'admin' };
+const actionSetArb = fc.subarray(KEY_ACTIONS, { minLength: 1 });
+const keyOpArb: fc.Arbitrary<KeyOp> = fc.oneof(
+  fc.record({ op: fc.constant('issue' as const), by: fc.nat(), actions: actionSetArb }),
+  fc.record({ op: fc.constant('patch' as const), caller: fc.nat(), target: fc.nat(), role: fc.constantFrom('viewer' as const, 'editor' as const, 'admin' as const) }),
+);
+const keyRunArb = fc.record({ parents: fc.array(actionSetArb, { minLength: 1, maxLength: 3 }), ops: fc.array(keyOpArb, { minLength: 1, maxLength: 10 }) });
+
+t.test('key actions never exceed the caller or the creator, through any chain of issues and role changes (model-based)', async (t) => {
+  let run = 0;
+  let requests = 0;
+  const property = fc.asyncProperty(keyRunArb, async ({ parents, ops }) => {
+    const ns = `keys-${++run}`;
+    const { base } = await seedCollection(f, ns, 'main');
+    const cluster: ModelKey = { id: 'cluster', secret: '', kind: 'cluster', creator: null, actions: [...KEY_ACTIONS], revoked: false };
+    const keys: ModelKey[] = [cluster];
+    const asKey = (k: ModelKey) => (k.kind === 'cluster' ? {} : { authorization: `Bearer ${k.secret}` });
+    for (const actions of parents) {
+      const r = await f.call('POST', '/keys', { name: `${ns}-p${keys.length}`, scope: { kind: 'namespace', namespace: ns, actions } });
+      keys.push({ id: r.body.id, secret: r.body.secret, kind: 'namespace', creator: null, actions: [...actions], revoked: false });
+    }
+    const narrow = (creatorId: string, held: KeyAction[]) => {
+      for (const child of keys.filter((k) => k.creator === creatorId && k.kind !== 'cluster')) {
+        const kept = child.actions.filter((a) => holdsAction(held, a));
+        if (kept.length === child.actions.length) continue;
+        if (kept.length === 0) child.revoked = true;
+        else child.actions = kept;
+        narrow(child.id, kept);
+      }
+    };
+    for (const op of ops) {
+      requests++;
+      if (op.op === 'issue') {
+        const issuers = keys.filter((k) => k.kind !== 'collection');
+        const by = issuers[op.by % issuers.length]!;
+        const r = await f.call('POST', '/keys', { name: `${ns}-c${keys.length}-${requests}`, scope: { kind: 'collection', namespace: ns, collections: ['main'], actions: op.actions } }, asKey(by));
+        const expected = by.revoked ? 401 : withinActions(op.actions, by.actions) ? 201 : 403;
+        if (r.status !== expected) fail('issue outcome', { by, actions: op.actions, expected, got: r.status, body: r.body });
+        if (r.status === 201) keys.push({ id: r.body.id, secret: r.body.secret, kind: 'collection', creator: by.kind === 'cluster' ? null : by.id, actions: [...new Set(op.actions)], revoked: false });
+      } else {
+        const callers = keys.filter((k) => k.kind !== 'collection');
+        const caller = callers[op.caller % callers.length]!;
+        const targets = keys.filter((k) => k.kind !== 'cluster');
+        const target = targets[op.target % targets.length]!;
+        const r = await f.call('PATCH', `/v1/workspaces/${ns}/api-keys/${target.id}`, { role: op.role }, asKey(caller));
+        const creator = target.creator === null ? cluster : keys.find((k) => k.id === target.creator)!;
+        const administers = caller.kind === 'cluster' || target.kind === 'collection';
+        const wanted = ROLE_ACTIONS[op.role]!;
+        const expected = caller.revoked ? 401 : !administers ? 404 : withinActions(wanted, caller.actions) && withinActions(wanted, creator.actions) ? 200 : 403;
+        if (r.status !== expected) fail('role change outcome', { caller, target, creator, role: op.role, expected, got: r.status, body: r.body });
+        if (r.status === 200) {
+          target.actions = [...wanted];
+          narrow(target.id, target.actions);
+        }
+      }
+    }
+    // The stored keys are the model's, and each stays within its creator.
+    for (const k of keys.slice(1)) {
+      const got = await f.call('GET', `/keys/${k.id}`);
+      const actions = (got.body.scope.actions as KeyAction[]).slice().sort();
+      if (!k.revoked && JSON.stringify(actions) !== JSON.stringify(k.actions.slice().sort())) fail('stored actions', { key: k, got: got.body });
+      if (Boolean(got.body.revoked_at) !== k.revoked) fail('revoked state', { key: k, got: got.body });
+      const creator = k.creator === null ? cluster : keys.find((x) => x.id === k.creator)!;
+      if (!k.revoked && !creator.revoked && !withinActions(actions, creator.actions)) fail('a key exceeds its creator', { key: k, creator });
+    }
+    // And what a key can do follows: listing files needs read.
+    for (const k of keys.slice(1).filter((x) => !x.revoked)) {
+      const r = await f.call('GET', `${base}/files`, undefined, asKey(k));
+      if (r.status !== (holdsAction(k.actions, 'read') ? 200 : 403)) fail('effective read', { key: k, got: r.status });
+    }
+  });
+  try {
+    await fc.assert(property, { numRuns: 40, seed: SEED, includeErrorInReport: true });
+    t.pass(`40 random key chains (${requests} issues and role changes) agree with the model`);
+  } catch (err) {
+    t.fail((err as Error).message);
+  }
+});

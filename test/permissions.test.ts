@@ -645,3 +645,117 @@ t.test('a key secret appears only in the create response', async (t) => {
   t.notOk('secret' in (rev.body ?? {}), 'the revoke response has no secret');
   t.notOk(rev.text.includes(secret));
 });
+
+// ------------------------------------------------------------------ 3. the workspace key route
+
+/** decisions.md §5: the actions each workspace role stands for. */
+const ROLE: Record<'viewer' | 'editor' | 'admin', Action[]> = { viewer: ['read', 'search', 'query'], editor: ['write', 'search', 'query'], admin: [...ACTIONS] };
+const within = (actions: readonly Action[], bound: readonly Action[]) => actions.every((a) => holds(bound, a));
+const wsKey = (keyId: string) => `/v1/workspaces/alpha/api-keys/${keyId}`;
+
+t.test('workspace key route × key kind: cluster and namespace keys administer, collection keys are 403', async (t) => {
+  for (const k of matrixKeys) {
+    // The target is a collection key the caller issued itself (the cluster key issues it for collection keys).
+    const issuer = k.kind === 'collection' ? cluster : k;
+    const child = must(await createKey(uniq('ws-target'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: k.actions }, issuer), 201, 'target');
+    const r = await as(k, 'PATCH', wsKey(child.body.id), { name: uniq('renamed') });
+    if (k.kind === 'collection') t.same([r.status, r.body?.error?.code], [403, 'forbidden'], `${k.label}: ${show(r)}`);
+    else t.equal(r.status, 200, `${k.label} renames a key it issued: ${show(r)}`);
+  }
+});
+
+t.test("PATCH role never grants an action the caller or the key's creator lacks (Authentication 5)", async (t) => {
+  for (const k of matrixKeys.filter((x) => x.kind === 'namespace')) {
+    for (const role of ['viewer', 'editor', 'admin'] as const) {
+      const child = must(await createKey(uniq('child'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: k.actions }, k), 201, 'child');
+      const r = await as(k, 'PATCH', wsKey(child.body.id), { role });
+      const ok = within(ROLE[role], k.actions);
+      if (ok) t.equal(r.status, 200, `${k.label} → ${role}: ${show(r)}`);
+      else t.same([r.status, r.body?.error?.code], [403, 'forbidden'], `${k.label} → ${role} exceeds its actions: ${show(r)}`);
+      const now = must(await f.call('GET', `/keys/${child.body.id}`), 200, 'child').body.scope.actions as Action[];
+      t.ok(within(now, k.actions), `${k.label} → ${role}: the child holds [${now}] ⊆ [${k.actions}]`);
+      // What the child can actually do never exceeds what its creator can.
+      const childKey: TestKey = { label: 'child', kind: 'collection', actions: now, secret: child.body.secret, id: child.body.id };
+      const files = await as(childKey, 'GET', `${base(alpha)}/files`);
+      t.equal(files.status, holds(k.actions, 'read') ? 200 : 403, `${k.label} → ${role}: the child lists files only if its creator may`);
+    }
+  }
+
+  // The attack as reported: search-only issues a search-only child, then raises it to viewer.
+  const child = must(await createKey(uniq('raise'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: ['search'] }, nsSearchOnly), 201, 'child');
+  for (const role of ['viewer', 'editor', 'admin']) {
+    const r = await as(nsSearchOnly, 'PATCH', wsKey(child.body.id), { role });
+    t.same([r.status, r.body?.error?.code], [403, 'forbidden'], `search-only → ${role}: ${show(r)}`);
+  }
+  const secret = { authorization: `Bearer ${child.body.secret}` };
+  t.equal((await f.call('GET', `${base(alpha)}/files`, undefined, secret)).status, 403, 'the child still cannot list files');
+  t.equal((await f.call('GET', `${base(alpha)}/files/${alpha.file}/content`, undefined, secret)).status, 403, 'nor read their bytes');
+  t.equal((await f.call('POST', `${base(alpha)}:answer`, searchBody, secret)).status, 403, 'nor get answers');
+
+  // A write-only key cannot raise its child to editor (editor holds search and query).
+  const writeOnly = matrixKeys.find((x) => x.kind === 'namespace' && x.actions.join() === 'write')!;
+  const wChild = must(await createKey(uniq('w'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: ['write'] }, writeOnly), 201, 'w child');
+  const w = await as(writeOnly, 'PATCH', wsKey(wChild.body.id), { role: 'editor' });
+  t.same([w.status, w.body?.error?.code], [403, 'forbidden'], `write-only → editor: ${show(w)}`);
+
+  // The creator bounds every later change, even by a cluster key.
+  const raised = await f.call('PATCH', wsKey(child.body.id), { role: 'viewer' });
+  t.same([raised.status, raised.body?.error?.code], [403, 'forbidden'], `cluster raising a search-only key's child past its creator: ${show(raised)}`);
+});
+
+t.test("lowering a key's role narrows the keys it issued", async (t) => {
+  const parent = must(await createKey(uniq('parent'), { kind: 'namespace', namespace: 'alpha', actions: [...ACTIONS] }), 201, 'parent');
+  const pk: TestKey = { label: 'parent', kind: 'namespace', actions: [...ACTIONS], secret: parent.body.secret, id: parent.body.id };
+  const writer = must(await createKey(uniq('writer'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: ['write', 'query'] }, pk), 201, 'writer');
+  const searcher = must(await createKey(uniq('searcher'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: ['search'] }, pk), 201, 'searcher');
+  must(await f.call('PATCH', wsKey(parent.body.id), { role: 'viewer' }), 200, 'lower the parent');
+  const w = must(await f.call('GET', `/keys/${writer.body.id}`), 200, 'writer').body;
+  t.same(w.scope.actions, ['query'], 'the child loses write');
+  t.notOk(w.revoked_at, 'and keeps working with what is left');
+  const sr = must(await f.call('GET', `/keys/${searcher.body.id}`), 200, 'searcher').body;
+  t.same(sr.scope.actions, ['search'], 'a child within the new role is untouched');
+  // A child left with no action is revoked.
+  const viewerParent = must(await createKey(uniq('vp'), { kind: 'namespace', namespace: 'alpha', actions: ['write'] }), 201, 'vp');
+  const only = must(await createKey(uniq('only'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: ['write'] }, { ...pk, secret: viewerParent.body.secret }), 201, 'only');
+  must(await f.call('PATCH', wsKey(viewerParent.body.id), { role: 'viewer' }), 200, 'viewer role drops write');
+  t.type(must(await f.call('GET', `/keys/${only.body.id}`), 200, 'only').body.revoked_at, 'string', 'a child left with no action is revoked');
+});
+
+// ------------------------------------------------------------------ 4. the event channels
+
+t.test('GET /events per key: resource events need read, research events only to their creator', async (t) => {
+  // Research runs exist by now: the matrix started some with every key that holds query.
+  const runCreators = new Map<string, string>();
+  for (const k of matrixKeys) {
+    if (k.kind === 'collection' || !(k.kind === 'cluster' || holds(k.actions, 'query'))) continue;
+    const run = await runFor(k, alpha);
+    runCreators.set(run, k.label);
+  }
+  for (const k of matrixKeys) {
+    const r = await as(k, 'GET', '/events?limit=100');
+    if (k.kind === 'collection') {
+      t.equal(r.status, 403, `${k.label}: the event log is for cluster and namespace keys`);
+      continue;
+    }
+    t.equal(r.status, 200, `${k.label}: ${show(r)}`);
+    // Walk to the end so the newest runs are included.
+    const items: any[] = [...r.body.items];
+    let cursor: string | null = r.body.next_cursor;
+    while (cursor) {
+      const page = await as(k, 'GET', `/events?limit=100&cursor=${encodeURIComponent(cursor)}`);
+      items.push(...page.body.items);
+      cursor = page.body.next_cursor;
+    }
+    const resource = items.filter((e) => /^(file|object|job|collection)\./.test(e.type));
+    const research = items.filter((e) => e.type.startsWith('research.'));
+    if (k.kind === 'cluster' || holds(k.actions, 'read')) t.ok(resource.length > 0, `${k.label} (read): sees resource events`);
+    else t.equal(resource.length, 0, `${k.label} (no read): sees no file, job or collection event`);
+    const others = research.filter((e) => runCreators.has(e.data.id) && runCreators.get(e.data.id) !== k.label);
+    if (k.kind === 'cluster') t.ok(others.length > 0, 'the cluster key sees every run');
+    else {
+      t.equal(others.length, 0, `${k.label}: no research event of another key's run`);
+      if (holds(k.actions, 'query')) t.ok(research.length > 0, `${k.label}: sees its own runs`);
+      else t.equal(research.length, 0, `${k.label}: no query, no research events`);
+    }
+  }
+});
