@@ -12,6 +12,8 @@
 // TROVE_MODEL_SEED fixes the random worlds and rule sets.
 import fc from 'fast-check';
 import t from 'tap';
+import { configureWebhooks } from '../src/domain/webhooks/config.js';
+import { fanOut } from '../src/domain/webhooks/dispatcher.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const TOTAL_RUNS = Math.max(1, Number(process.env.TROVE_MODEL_RUNS ?? 300));
@@ -159,7 +161,9 @@ let comparisons = 0;
 let governingChecks = 0;
 let runsDone = 0;
 t.before(async () => {
-  f = await startFixture();
+  // The event model reads webhook logs after calling fanOut itself: no dispatcher sends anything.
+  f = await startFixture({ webhookDispatcher: false });
+  configureWebhooks(f.rt.services, { allowInsecure: true });
 });
 t.teardown(() => f.close());
 
@@ -632,3 +636,119 @@ t.test('key actions never exceed the caller or the creator, through any chain of
     t.fail((err as Error).message);
   }
 });
+
+// ------------------------------------------------------------------ events: who sees what (model-based)
+//
+// decisions.md §2 GET /events and §6; issue 13.2: an event is visible to a key exactly when the
+// resource it reports is readable by that key through its GET route: file, object, job and
+// collection events need `read` and the collection in scope; research events only the run's
+// creator (holding `query`). Random keys (namespace or collection scope, random actions) each make
+// a webhook, files are added and runs started by random keys; then each key's GET /events and each
+// webhook's deliveries must be exactly the model's share of the cluster's view.
+
+const eventKeyArb = fc.record({
+  kind: fc.constantFrom('namespace' as const, 'collection' as const),
+  collections: fc.subarray(['one', 'two'], { minLength: 1 }),
+  actions: actionSetArb,
+  runIn: fc.constantFrom('one', 'two'),
+});
+
+t.test('events and webhook deliveries are exactly what each key may read (model-based)', async (t) => {
+  let run = 0;
+  let compared = 0;
+  const property = fc.asyncProperty(fc.array(eventKeyArb, { minLength: 1, maxLength: 4 }), async (specs) => {
+    const ns = `events-${++run}`;
+    await seedCollection(f, ns, 'one');
+    await seedCollection(f, ns, 'two');
+    const since = await lastEventId();
+    const keys = [];
+    for (const [i, spec] of specs.entries()) {
+      const scope = spec.kind === 'namespace' ? { kind: 'namespace', namespace: ns, actions: spec.actions } : { kind: 'collection', namespace: ns, collections: spec.collections, actions: spec.actions };
+      const made = await f.call('POST', '/keys', { name: `${ns}-k${i}`, scope });
+      const auth = { authorization: `Bearer ${made.body.secret}` };
+      const hook = await f.call('POST', `/v1/workspaces/${ns}/webhooks`, { name: `h${i}`, url: `http://127.0.0.1:9/${ns}/${i}` }, auth);
+      if (hook.status !== 201) fail('webhook create', { spec, got: hook.body });
+      keys.push({ ...spec, id: made.body.id as string, auth, hook: hook.body.webhook.id as string, collections: spec.kind === 'namespace' ? ['one', 'two'] : spec.collections });
+    }
+    const fileCollection = new Map<string, string>();
+    for (const col of ['one', 'two']) {
+      const r = await addInline(f, `/namespaces/${ns}/collections/${col}`, `/${col}.txt`, `${WORD} harbour ledger in ${col}`);
+      fileCollection.set(r.body.file.id, col);
+      await f.waitForIdle(ns, col);
+    }
+    const runOwner = new Map<string, string>();
+    for (const [i, k] of keys.entries()) {
+      if (!k.actions.includes('query') || !k.collections.includes(k.runIn)) continue;
+      const r = await f.call('POST', `/namespaces/${ns}/collections/${k.runIn}/research`, { query: `${WORD} ledger` }, { ...k.auth, 'idempotency-key': `${ns}-${i}` });
+      if (r.status !== 202) fail('research create', { k, got: r.body });
+      runOwner.set(r.body.id, k.id);
+      for (;;) {
+        const got = await f.call('GET', `/namespaces/${ns}/collections/${k.runIn}/research/${r.body.id}`, undefined, k.auth);
+        if (['succeeded', 'failed', 'canceled'].includes(got.body.status)) break;
+        await sleep(20);
+      }
+    }
+    const all = (await pageAll('/events', since, {})).filter((e) => e.data?.namespace === ns || e.data?.workspaceId || fileCollection.has(e.data?.id) || runOwner.has(e.data?.id));
+    const colIds = new Map<string, string>();
+    for (const col of ['one', 'two']) colIds.set((await f.call('GET', `/namespaces/${ns}/collections/${col}`)).body.id, col);
+    const collectionOf = (e: any): string | undefined =>
+      e.type.startsWith('object.') ? colIds.get(e.data.bucketId) : e.type.startsWith('file.') ? fileCollection.get(e.data.id) : e.type === 'collection.updated' ? e.data.name : e.data.collection;
+    const mine = all.filter((e) => !e.type.startsWith('object.') || colIds.has(e.data.bucketId));
+    for (const k of keys) {
+      const read = k.actions.includes('read') || k.actions.includes('write');
+      const expected = mine
+        .filter((e) => (e.type.startsWith('research.') ? k.actions.includes('query') && runOwner.get(e.data.id) === k.id : read && k.collections.includes(collectionOf(e) ?? '')))
+        .map((e) => e.id)
+        .sort();
+      if (k.kind === 'namespace') {
+        const seen = (await pageAll('/events', since, k.auth)).map((e) => e.id).sort();
+        if (JSON.stringify(seen) !== JSON.stringify(expected)) fail('GET /events', { key: k, expected: expected.length, seen: seen.length });
+        compared++;
+      }
+      fanOut(f.rt.services);
+      const delivered = (await pageAllDeliveries(ns, k.hook)).map((d) => d.eventId).sort();
+      if (JSON.stringify(delivered) !== JSON.stringify(expected)) fail('webhook deliveries', { key: k, expected, delivered });
+      compared++;
+    }
+  });
+  try {
+    await fc.assert(property, { numRuns: 8, seed: SEED, includeErrorInReport: true });
+    t.pass(`8 random worlds: ${compared} event pages and webhook logs agree with the model`);
+  } catch (err) {
+    t.fail((err as Error).message);
+  }
+});
+
+async function lastEventId(): Promise<string> {
+  let url = '/events?limit=100';
+  let last = '';
+  for (;;) {
+    const r = await f.call('GET', url);
+    if (r.body.items.length) last = r.body.items.at(-1).id;
+    if (!r.body.next_cursor) return last;
+    url = `/events?limit=100&cursor=${encodeURIComponent(r.body.next_cursor)}`;
+  }
+}
+
+async function pageAll(path: string, after: string, headers: Record<string, string>): Promise<any[]> {
+  const out: any[] = [];
+  let url = `${path}?limit=100&after=${after}`;
+  for (;;) {
+    const r = await f.call('GET', url, undefined, headers);
+    if (r.status !== 200) fail('page', { url, status: r.status, body: r.body });
+    out.push(...r.body.items);
+    if (!r.body.next_cursor) return out;
+    url = `${path}?limit=100&after=${after}&cursor=${encodeURIComponent(r.body.next_cursor)}`;
+  }
+}
+
+async function pageAllDeliveries(ns: string, hook: string): Promise<any[]> {
+  const out: any[] = [];
+  let url = `/v1/workspaces/${ns}/webhooks/${hook}/deliveries?limit=100`;
+  for (;;) {
+    const r = await f.call('GET', url);
+    out.push(...r.body.items);
+    if (!r.body.next_cursor) return out;
+    url = `/v1/workspaces/${ns}/webhooks/${hook}/deliveries?limit=100&cursor=${encodeURIComponent(r.body.next_cursor)}`;
+  }
+}
