@@ -549,6 +549,10 @@ const KEY_ACTIONS: KeyAction[] = ['read', 'write', 'search', 'query'];
 const ROLE_ACTIONS: Record<string, KeyAction[]> = { viewer: ['read', 'search', 'query'], editor: ['write', 'search', 'query'], admin: [...KEY_ACTIONS] };
 const holdsAction = (held: readonly KeyAction[], a: KeyAction) => held.includes(a) || (a === 'read' && held.includes('write'));
 const withinActions = (xs: readonly KeyAction[], held: readonly KeyAction[]) => xs.every((a) => holdsAction(held, a));
+const rankOfActions = (xs: readonly KeyAction[]) => (KEY_ACTIONS.every((a) => xs.includes(a)) ? 3 : xs.includes('write') ? 2 : 1);
+const ROLE_RANK: Record<string, number> = { viewer: 1, editor: 2, admin: 3 };
+/** The workspace PATCH's rule: a role within the bound's actions and no higher than its role. */
+const roleWithin = (role: string, bound: ModelKey) => withinActions(ROLE_ACTIONS[role]!, bound.actions) && (bound.kind === 'cluster' || ROLE_RANK[role]! <= rankOfActions(bound.actions));
 
 interface ModelKey {
   id: string;
@@ -606,7 +610,7 @@ t.test('key actions never exceed the caller or the creator, through any chain of
         const creator = target.creator === null ? cluster : keys.find((k) => k.id === target.creator)!;
         const administers = caller.kind === 'cluster' || target.kind === 'collection';
         const wanted = ROLE_ACTIONS[op.role]!;
-        const expected = caller.revoked ? 401 : !administers ? 404 : withinActions(wanted, caller.actions) && withinActions(wanted, creator.actions) ? 200 : 403;
+        const expected = caller.revoked ? 401 : !administers ? 404 : roleWithin(op.role, caller) && roleWithin(op.role, creator) ? 200 : 403;
         if (r.status !== expected) fail('role change outcome', { caller, target, creator, role: op.role, expected, got: r.status, body: r.body });
         if (r.status === 200) {
           target.actions = [...wanted];

@@ -651,6 +651,9 @@ t.test('a key secret appears only in the create response', async (t) => {
 /** decisions.md §5: the actions each workspace role stands for. */
 const ROLE: Record<'viewer' | 'editor' | 'admin', Action[]> = { viewer: ['read', 'search', 'query'], editor: ['write', 'search', 'query'], admin: [...ACTIONS] };
 const within = (actions: readonly Action[], bound: readonly Action[]) => actions.every((a) => holds(bound, a));
+/** decisions.md §5 role of an action set, and the rank the workspace document orders roles by. */
+const roleRank = (actions: readonly Action[]) => (ACTIONS.every((a) => actions.includes(a)) ? 3 : actions.includes('write') ? 2 : 1);
+const RANK_OF = { viewer: 1, editor: 2, admin: 3 } as const;
 const wsKey = (keyId: string) => `/v1/workspaces/alpha/api-keys/${keyId}`;
 
 t.test('workspace key route × key kind: cluster and namespace keys administer, collection keys are 403', async (t) => {
@@ -669,7 +672,8 @@ t.test("PATCH role never grants an action the caller or the key's creator lacks 
     for (const role of ['viewer', 'editor', 'admin'] as const) {
       const child = must(await createKey(uniq('child'), { kind: 'collection', namespace: 'alpha', collections: ['main'], actions: k.actions }, k), 201, 'child');
       const r = await as(k, 'PATCH', wsKey(child.body.id), { role });
-      const ok = within(ROLE[role], k.actions);
+      // Within the caller's (here also the creator's) actions, and a role no higher than its own.
+      const ok = within(ROLE[role], k.actions) && RANK_OF[role] <= roleRank(k.actions);
       if (ok) t.equal(r.status, 200, `${k.label} → ${role}: ${show(r)}`);
       else t.same([r.status, r.body?.error?.code], [403, 'forbidden'], `${k.label} → ${role} exceeds its actions: ${show(r)}`);
       const now = must(await f.call('GET', `/keys/${child.body.id}`), 200, 'child').body.scope.actions as Action[];

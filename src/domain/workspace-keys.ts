@@ -22,6 +22,8 @@ export const ROLE_ACTIONS: Record<Role, Action[]> = {
   admin: ['read', 'write', 'search', 'query'],
 };
 
+const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
+
 export function roleOf(actions: readonly Action[]): Role {
   if (ROLE_ACTIONS.admin.every((a) => actions.includes(a))) return 'admin';
   return actions.includes('write') ? 'editor' : 'viewer';
@@ -66,10 +68,21 @@ export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: Nam
     // which reads files). A key whose creator row is gone may only keep or lose actions.
     const creator = row.created_by ? getKeyById(s.db, row.created_by) : undefined;
     const creatorScope: StoredScope = row.created_by === null ? { kind: 'cluster' } : creator ? (JSON.parse(creator.scope) as StoredScope) : scope;
-    assertActionsWithin(actions, [
+    const bounds = [
       { role: 'the calling key', scope: caller.scope },
       { role: `its creator${creator ? ` (${creator.name})` : ''}`, scope: creatorScope },
-    ]);
+    ];
+    assertActionsWithin(actions, bounds);
+    // The role names are ranked too (viewer < editor < admin): as action sets editor and admin grant
+    // the same (write covers read), but the document says a role cannot exceed the owner's or the
+    // caller's, so an editor does not hand out the admin label.
+    if (body.role !== undefined) {
+      for (const bound of bounds) {
+        if (bound.scope.kind === 'cluster') continue;
+        const held = roleOf(bound.scope.actions);
+        if (RANK[body.role] > RANK[held]) throw new TroveError('forbidden', `Role '${body.role}' exceeds the role of ${bound.role} (${held}).`);
+      }
+    }
     let next: StoredScope = { ...scope, actions };
     if (body.bucketScope !== undefined) {
       const wantsCollection = body.bucketScope.mode === 'selected';
