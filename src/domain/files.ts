@@ -242,13 +242,13 @@ export function fileContentUrl(s: Services, file: FileRow): { url: string; expir
   return { url: `${s.publicBaseUrl()}/downloads/${token}`, expires_at: new Date(expiresAt).toISOString() };
 }
 
-export function openDownload(s: Services, token: string): { bytes: Buffer; contentType: string } {
+export function openDownload(s: Services, token: string): { bytes: Buffer; contentType: string; path: string } {
   const target = verifyTarget(s.urlSecret, token, 'download');
   const version = getFileVersion(s.db, target.versionId);
   const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
   if (!version || !file || file.deleted_at) throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
-  if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), contentType: file.content_type };
-  if (version.blob_sha256) return { bytes: readBlob(s.blobsDir, version.blob_sha256), contentType: file.content_type };
+  if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), contentType: file.content_type, path: file.path };
+  if (version.blob_sha256) return { bytes: readBlob(s.blobsDir, version.blob_sha256), contentType: file.content_type, path: file.path };
   throw new TroveError('operation_in_progress', 'The file\'s bytes have not been uploaded yet.');
 }
 

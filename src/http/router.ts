@@ -157,10 +157,18 @@ export function newRequestId(): string {
   return `req_${randomBytes(12).toString('hex')}`;
 }
 
+/**
+ * Headers on every response. `nosniff`: a browser must take each Content-Type as given and never
+ * guess a more active one (signed downloads serve caller-stored bytes from this origin; see downloads.ts).
+ */
+function commonHeaders(requestId: string): Record<string, string> {
+  return { 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+}
+
 function jsonReply(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): AppResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...commonHeaders(requestId), ...headers },
     body: status === 204 ? null : JSON.stringify(body),
   };
 }
@@ -305,10 +313,10 @@ export class Router {
 
     const reply = await def.handler({ s: this.s, requestId, key, params: matched.params, body, query, ns, col, target, req });
     if (reply.stream) {
-      return { status: reply.status, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId }, body: null, stream: reply.stream };
+      return { status: reply.status, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...commonHeaders(requestId) }, body: null, stream: reply.stream };
     }
     if (reply.raw) {
-      return { status: reply.status, headers: { 'content-type': reply.raw.contentType, 'x-request-id': requestId, ...reply.headers }, body: reply.raw.bytes };
+      return { status: reply.status, headers: { 'content-type': reply.raw.contentType, ...commonHeaders(requestId), ...reply.headers }, body: reply.raw.bytes };
     }
     return jsonReply(reply.status, reply.body, requestId, reply.headers);
   }

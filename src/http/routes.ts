@@ -12,6 +12,7 @@ import { search } from '../domain/search/search.js';
 import { FilterClauseSchema } from '../domain/search/filter.js';
 import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
+import { downloadHeaders } from './downloads.js';
 import { route, type RouteDef } from './router.js';
 import type { JobRow } from '../store/jobs.js';
 import { Readable } from 'node:stream';
@@ -337,8 +338,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'none' },
       responses: { 200: { description: 'the bytes' }, 404: err('not_found') },
       handler: ({ s, params }) => {
-        const { bytes, contentType } = openDownload(s, params.token!);
-        return { status: 200, raw: { bytes, contentType } };
+        const { bytes, contentType, path } = openDownload(s, params.token!);
+        return { status: 200, raw: { bytes, contentType }, headers: downloadHeaders(contentType, path) };
       },
     }),
 

@@ -9,8 +9,8 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ipaddr from 'ipaddr.js';
 import { TroveError } from '../../contract/errors.js';
+import { judgeAddress } from '../net/addresses.js';
 import { IngestFailure } from './types.js';
 
 export interface FetchOptions {
@@ -33,15 +33,6 @@ export interface FetchedSource {
 const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ALLOW_FILE_ROOT_HINT = 'start the daemon with --allow-file-root DIR to allow a folder';
-
-/** True only for public unicast addresses; IPv4-mapped IPv6 is judged as the IPv4 address it carries. */
-export function isPublicAddress(ip: string): boolean {
-  const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
-  // net.isIP rejects the shorthand forms ipaddr.js would accept (`127.1`, `0x7f000001`).
-  if (isIP(bare) === 0) return false;
-  // process() unwraps ::ffff:a.b.c.d, so a mapped loopback address is seen as loopback.
-  return ipaddr.process(bare).range() === 'unicast';
-}
 
 function isPathWithin(root: string, target: string): boolean {
   const relative = path.relative(root, target);
@@ -170,7 +161,7 @@ function tooLarge(maxBytes: number): IngestFailure {
 function privateAddressFailure(host: string, address: string): IngestFailure {
   return new IngestFailure(
     'fetch_failed',
-    `Refused to fetch from ${host}: address ${address} is private (loopback, private, link-local or otherwise not public); the daemon flag --allow-private-sources allows it.`,
+    `Refused to fetch from ${host}: address ${address} is private (${judgeAddress(address).description}; only global unicast addresses are public); the daemon flag --allow-private-sources allows it.`,
   );
 }
 
@@ -182,7 +173,7 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '');
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
+      const refused = allowPrivate ? undefined : addresses.find((a) => !judgeAddress(a.address).public);
       if (refused) return callback(privateAddressFailure(hostname, refused.address), '');
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
@@ -244,7 +235,7 @@ function nextHop(from: URL, location: string): URL {
 function guardedGet(url: URL, allowPrivate: boolean, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   // Node connects to IP literals without calling `lookup`, so they are checked here instead.
-  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
+  if (!allowPrivate && isIP(host) !== 0 && !judgeAddress(host).public) {
     return Promise.reject(privateAddressFailure(url.host, host));
   }
   const request = url.protocol === 'https:' ? https.request : http.request;

@@ -7,9 +7,8 @@ import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { TroveError } from '../../contract/errors.js';
-import { isPublicAddress } from '../ingest/fetch.js';
+import { judgeAddress } from '../net/addresses.js';
 
 export interface UrlPolicy {
   /** --allow-insecure-webhooks: http:// and loopback receivers (a developer's machine, CI). */
@@ -18,17 +17,15 @@ export interface UrlPolicy {
 
 export const MAX_URL_LENGTH = 2048;
 
-function isLoopback(ip: string): boolean {
-  if (isIP(ip) === 0) return false;
-  return ipaddr.process(ip).range() === 'loopback';
-}
-
 /** Why an address may not receive deliveries under this policy, or undefined when it may. */
 export function addressProblem(ip: string, protocol: string, policy: UrlPolicy): string | undefined {
-  if (policy.allowInsecure && isLoopback(ip)) return undefined;
+  const verdict = judgeAddress(ip);
+  // Loopback here is this machine's own (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), not a tunnelled
+  // or translated form of it such as ::127.0.0.1 or 64:ff9b::7f00:1.
+  if (policy.allowInsecure && verdict.loopback) return undefined;
   if (protocol === 'http:') return `http:// receivers must resolve to loopback addresses only (${ip} is not)`;
-  if (!isPublicAddress(ip)) {
-    return `address ${ip} is not public (loopback, private, link-local or reserved)${policy.allowInsecure ? '' : '; a daemon started with --allow-insecure-webhooks accepts loopback receivers'}`;
+  if (!verdict.public) {
+    return `address ${ip} is not public (${verdict.description}; only global unicast addresses are)${policy.allowInsecure ? '' : '; a daemon started with --allow-insecure-webhooks accepts loopback receivers'}`;
   }
   return undefined;
 }
