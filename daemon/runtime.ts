@@ -6,9 +6,11 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import { defaultDataDir } from './paths.js';
+import { tightenDataDir } from './private.js';
 
 export { defaultDataDir };
 import type { Services } from '../src/domain/context.js';
+import { ensureBlobsDir, removeUnfinishedUploads } from '../src/domain/blobs.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { createGenerator, resolveGenerationConfig, type GenerationConfig } from '../src/domain/answer/config.js';
 import type { Generator } from '../src/domain/answer/generator.js';
@@ -120,8 +122,22 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const releaseLock = acquireLock(dataDir);
   let db: Db | undefined;
   try {
+    // mkdirSync's mode applies only to a folder it creates: an existing data dir (an older version's,
+    // or one made by hand) may be open to other users, and so may what is in it.
+    const tightened = tightenDataDir(dataDir);
+    if (tightened.changed.length > 0) {
+      log.warn('the data dir was readable by other users: removed their permissions (folders 0700, files 0600)', {
+        data_dir: dataDir,
+        paths: tightened.changed.length,
+        examples: tightened.changed.slice(0, 5),
+      });
+    }
+    for (const failed of tightened.failed) log.warn('could not make a path of the data dir private', { data_dir: dataDir, path: failed.path, reason: failed.reason });
     const blobsDir = join(dataDir, 'blobs');
-    mkdirSync(blobsDir, { recursive: true });
+    ensureBlobsDir(blobsDir);
+    // Safe only now that the lock is held: no other daemon on this data dir can be receiving one.
+    const unfinished = removeUnfinishedUploads(blobsDir);
+    if (unfinished > 0) log.info('removed uploads left half-written by the last shutdown', { files: unfinished });
     const dbFile = join(dataDir, 'trove.db');
     db = openDatabase(dbFile, { migrate: true });
     const clusterKeyFile = join(dataDir, 'cluster-key');

@@ -15,6 +15,7 @@ import {
 } from '../src/domain/ingest/checksum.js';
 import { fetchSourceUri, fileUriToAllowedPath, type FetchOptions } from '../src/domain/ingest/fetch.js';
 import { IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
+import { seedCollection, startFixture } from './helpers/trove.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -130,13 +131,32 @@ t.test('file roots', async (t) => {
     t.equal(viaAlias.bytes.toString(), 'hello', 'a symlink that stays inside the root is followed');
 
     t.equal(fileUriToAllowedPath(uri(path.join(root, 'escape.txt')), roots), path.join(root, 'escape.txt'), 'lexically inside');
-    await expectIngestFailure(t, fetchSourceUri(uri(path.join(root, 'escape.txt')), opts), 'fetch_failed', /not under an allowed folder/);
+    const escaped = await expectIngestFailure(t, fetchSourceUri(uri(path.join(root, 'escape.txt')), opts), 'fetch_failed', /escape\.txt leads through a symlink to a path that is not under an allowed folder/);
+    t.notMatch(escaped?.message ?? '', outside, 'the message does not say where the symlink points');
     await expectIngestFailure(t, fetchSourceUri(uri(path.join(sibling, 'sibling.txt')), opts), 'fetch_failed', /not under an allowed folder/);
     await expectIngestFailure(t, fetchSourceUri(uri(path.join(root, 'big.bin')), opts), 'too_large');
     await expectIngestFailure(t, fetchSourceUri(uri(path.join(root, 'missing.txt')), opts), 'fetch_failed', /no such file/);
     await expectIngestFailure(t, fetchSourceUri(uri(path.join(root, 'sub')), opts), 'fetch_failed', /not a regular file/);
     const exact = await fetchSourceUri(uri(path.join(root, 'big.bin')), { ...opts, maxBytes: 101 });
     t.equal(exact.bytes.length, 101, 'exactly maxBytes is allowed');
+  });
+
+  t.test('a symlink out of the roots: neither the stored error nor the logs say where it points', async (t) => {
+    const lines: string[] = [];
+    const record = (message: string, fields: Record<string, unknown> = {}) => void lines.push(`${message} ${JSON.stringify(fields)}`);
+    const f = await startFixture({ fileRoots: roots, log: { info: record, warn: record, error: record } });
+    t.teardown(() => f.close());
+    const { base } = await seedCollection(f, 'links', 'docs');
+    const added = await f.call('POST', `${base}/files`, { path: '/escape.txt', source: { type: 'uri', uri: uri(path.join(root, 'escape.txt')) } });
+    t.equal(added.status, 202, 'lexically inside a root: accepted, fetched later');
+    await f.waitForIdle('links', 'docs');
+    const file = await f.call('GET', `${base}/files/${added.body.file.id}`);
+    t.match(file.body, { status: 'failed', error: { code: 'fetch_failed', message: /leads through a symlink to a path that is not under an allowed folder/ } });
+    t.notMatch(file.text, outside, 'the file does not name the target');
+    t.notMatch(lines.join('\n'), outside, 'nor do the logs');
+    const events = await f.call('GET', '/events?limit=100');
+    t.equal(events.status, 200);
+    t.notMatch(events.text, outside, 'nor does the event log');
   });
 
   t.test('other schemes', async (t) => {

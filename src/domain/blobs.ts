@@ -1,12 +1,37 @@
-// Content-addressed storage of uploaded bytes under <data-dir>/blobs/<aa>/<sha256>.
+// Content-addressed storage of uploaded bytes under <data-dir>/blobs/<aa>/<sha256>. Uploads are
+// documents: folders are made 0700 and files 0600, readable by the data dir's owner only.
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { TroveError } from '../contract/errors.js';
 
 export function blobPath(blobsDir: string, sha256: string): string {
   return join(blobsDir, sha256.slice(0, 2), sha256);
+}
+
+const uploadsInProgress = (blobsDir: string): string => join(blobsDir, 'tmp');
+
+/** Creates the blob store's folder (private, as every folder under it). */
+export function ensureBlobsDir(blobsDir: string): void {
+  mkdirSync(blobsDir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Removes uploads a crash left half-written; returns how many. Only for start-up, once the data
+ * dir's lock is held: then no request of this or another daemon can be writing one.
+ */
+export function removeUnfinishedUploads(blobsDir: string): number {
+  const dir = uploadsInProgress(blobsDir);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  for (const name of names) rmSync(join(dir, name), { recursive: true, force: true });
+  return names.length;
 }
 
 export function readBlob(blobsDir: string, sha256: string): Buffer {
@@ -25,8 +50,8 @@ export interface StoredBlob {
  * decides whether to keep it (commitBlob) or drop it (discardBlob) after checking what was declared.
  */
 export async function receiveBlob(blobsDir: string, body: Readable, maxBytes: number, onChunk?: (chunk: Buffer) => void): Promise<StoredBlob> {
-  const tmpDir = join(blobsDir, 'tmp');
-  mkdirSync(tmpDir, { recursive: true });
+  const tmpDir = uploadsInProgress(blobsDir);
+  mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
   const tempPath = join(tmpDir, randomBytes(12).toString('hex'));
   const hash = createHash('sha256');
   const out = createWriteStream(tempPath, { mode: 0o600 });
@@ -55,7 +80,7 @@ export function commitBlob(blobsDir: string, blob: StoredBlob): void {
     rmSync(blob.tempPath, { force: true });
     return;
   }
-  mkdirSync(join(blobsDir, blob.sha256.slice(0, 2)), { recursive: true });
+  mkdirSync(join(blobsDir, blob.sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
   renameSync(blob.tempPath, target);
 }
 

@@ -1,4 +1,5 @@
 // Connection set-up: WAL, pragmas, sqlite-vec, versioned migrations. Only src/store writes SQL.
+import { closeSync, fchmodSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { MIGRATIONS } from './migrations.js';
@@ -12,6 +13,7 @@ export interface OpenOptions {
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  if (!options.readonly && file !== '' && file !== ':memory:') createPrivately(file);
   const db = new Database(file, { readonly: options.readonly ?? false });
   db.pragma('journal_mode = WAL');
   // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
@@ -23,6 +25,28 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   sqliteVec.load(db);
   if (options.migrate) migrate(db);
   return db;
+}
+
+/**
+ * The database holds every document and secret. SQLite would create its file with the process's
+ * umask (0644 usually), and it gives the -wal and -shm files it creates later the database file's own
+ * mode: a database file made 0600 first keeps all three readable by the owner only. An existing
+ * file is left as it is (the daemon tightens its data dir at start, daemon/private.ts).
+ */
+function createPrivately(file: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw err;
+  }
+  try {
+    // Exactly 0600, whatever the umask took away.
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function schemaVersion(db: Db): number {

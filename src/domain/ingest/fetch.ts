@@ -109,7 +109,8 @@ async function readAllowedFile(uri: string, opts: FetchOptions): Promise<Buffer>
   // a symlink inside a root that points outside every root is refused.
   const realRoots = await Promise.all(opts.fileRoots.map((root) => realpath(root).catch(() => path.resolve(root))));
   if (!realRoots.some((root) => isPathWithin(root, realPath))) {
-    throw new IngestFailure('fetch_failed', `${lexicalPath} resolves to ${realPath}, which is not under an allowed folder; ${ALLOW_FILE_ROOT_HINT}.`);
+    // Where the link points is not said: it would tell the caller about folders it may not read.
+    throw new IngestFailure('fetch_failed', `${lexicalPath} leads through a symlink to a path that is not under an allowed folder; ${ALLOW_FILE_ROOT_HINT}.`);
   }
 
   try {
@@ -145,10 +146,21 @@ async function readAtMost(handle: FileHandle, maxBytes: number): Promise<Buffer>
   return Buffer.concat(chunks, total);
 }
 
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory',
+  ELOOP: 'too many levels of symlinks',
+};
+
+/**
+ * `filePath` is the path as the caller wrote it. The system error's own message is not used: it
+ * names the path the call was given, which for the reads after realpath is a symlink's target.
+ */
 function fileFailure(filePath: string, err: unknown): IngestFailure {
   const code = (err as NodeJS.ErrnoException).code;
-  const reason =
-    code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+  const reason = (code && READ_ERRORS[code]) ?? code ?? 'read error';
   return new IngestFailure('fetch_failed', `Cannot read ${filePath}: ${reason}.`, { cause: err });
 }
 
