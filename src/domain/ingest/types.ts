@@ -1,7 +1,7 @@
 // Shapes shared by the ingest pipeline: detect → extract → chunk → index.
 
 /** Why one file failed to index; shown as the file's `error.code` (never an HTTP status). */
-export type IngestFailureCode = 'unsupported_content' | 'extraction_failed' | 'source_mismatch' | 'too_large' | 'fetch_failed' | 'embedding_failed' | 'embedding_model_mismatch';
+export type IngestFailureCode = 'unsupported_content' | 'extraction_failed' | 'source_mismatch' | 'too_large' | 'fetch_failed' | 'upload_expired' | 'embedding_failed' | 'embedding_model_mismatch';
 
 export class IngestFailure extends Error {
   readonly code: IngestFailureCode;
