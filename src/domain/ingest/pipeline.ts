@@ -13,6 +13,7 @@ import { deletePassages, replacePassages, type NewPassage } from '../../store/pa
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
+import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
 import { fetchSourceUri } from './fetch.js';
@@ -116,7 +117,8 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
         text: p.text,
         char_start: p.charStart,
         char_end: p.charEnd,
-        location: JSON.stringify(p.location),
+        // The evidence location, plus (JSON) where each value lies in the text, for search's evidence.
+        location: JSON.stringify(p.jsonSpans && 'json_path' in p.location ? { ...p.location, json_spans: relativeSpans(p.jsonSpans, p.location.json_path) } : p.location),
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];

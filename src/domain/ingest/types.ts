@@ -70,7 +70,15 @@ export interface Passage {
   charStart: number;
   charEnd: number;
   location: EvidenceLocation;
+  /**
+   * For JSON passages: where each value's rendered line lies in `text`, so evidence can point at
+   * the value that holds the matched words rather than at the passage's common ancestor.
+   */
+  jsonSpans?: JsonSpan[];
 }
+
+/** `[start, end, path]`: UTF-16 offsets into a passage's text of one JSON value, and its JSON path. */
+export type JsonSpan = [start: number, end: number, path: string];
 
 export interface ChunkOptions {
   /** Target passage size in tokens (approximated as whitespace-separated words). */
