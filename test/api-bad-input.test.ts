@@ -78,17 +78,21 @@ const fileO = must(await addInline(f, '/namespaces/other/collections/oc', '/o.md
 await f.waitForIdle('other', 'oc');
 await f.waitForIdle('demo', 'victim');
 
-// An upload that never receives its bytes (until the upload family ends with the right ones).
+// An upload whose URL the upload family sends wrong bytes to (the first fails the file), and one
+// that never receives its bytes.
 await seedCollection(f, 'demo', 'uploads');
 const UPLOAD_BYTES = Buffer.from('0123456789abcdef');
-const upload = must(
-  await f.call('POST', '/namespaces/demo/collections/uploads/files', {
-    path: '/up.txt',
-    source: { type: 'upload', content_type: 'text/plain', bytes: UPLOAD_BYTES.length, checksum: `sha256:${sha256(UPLOAD_BYTES)}` },
-  }),
-  202,
-  'add upload',
-).body;
+const addUpload = async (path: string) =>
+  must(
+    await f.call('POST', '/namespaces/demo/collections/uploads/files', {
+      path,
+      source: { type: 'upload', content_type: 'text/plain', bytes: UPLOAD_BYTES.length, checksum: `sha256:${sha256(UPLOAD_BYTES)}` },
+    }),
+    202,
+    `add upload ${path}`,
+  ).body;
+const upload = await addUpload('/up.txt');
+const pendingUpload = await addUpload('/pending.txt');
 // A URI source (refused at fetch time: loopback), in a keyword-only collection.
 await seedCollection(f, 'demo', 'ext', { processing: { semantic: false } });
 const extFile = must(await f.call('POST', '/namespaces/demo/collections/ext/files', { path: '/remote.md', source: { type: 'uri', uri: 'http://127.0.0.1:9/remote.md' } }), 202, 'add uri file').body
@@ -118,6 +122,7 @@ const W = {
   otherJob: fileO.job.id as string,
   victimFile,
   uploadFile: upload.file.id as string,
+  pendingUploadFile: pendingUpload.file.id as string,
   uploadToken: new URL(upload.upload.url as string).pathname.split('/').pop()!,
   downloadToken: new URL(content.url as string).pathname.split('/').pop()!,
   listCursor: must(await f.call('GET', `${base}/files?limit=1`), 200, 'files page').body.next_cursor as string,
@@ -936,8 +941,9 @@ function specificFamilies(def: RouteDef): Family[] {
         field('path sent (not a field) → 400 invalid_request', 10, validPath.map((path) => ({ path }))),
       ];
     case 'PUT /uploads/{token}': {
-      // decisions.md §2: size and checksum are verified against what was declared; a refused
-      // upload leaves the URL usable (checked after the families, by uploading the right bytes).
+      // decisions.md §2: size and checksum are verified against what was declared; the first
+      // refused upload fails the file with source_mismatch and uses the URL up, so the later ones
+      // are refused as a used URL (both checked after the families).
       const wrongBytes = fc.oneof(
         fc.uint8Array({ maxLength: 64 }).filter((b) => b.length !== UPLOAD_BYTES.length),
         fc.uint8Array({ minLength: UPLOAD_BYTES.length, maxLength: UPLOAD_BYTES.length }).filter((b) => !Buffer.from(b).equals(UPLOAD_BYTES)),
@@ -1036,7 +1042,7 @@ await t.test('bodies over the route limit → 413 request_too_large', async (tt)
 });
 
 await t.test('documented conflicts: pending upload, external source, collection not ready', async (tt) => {
-  const pending = await send({ route: 'GET /namespaces/{namespace}/collections/{collection}/files/{file}/content', method: 'GET', url: `/namespaces/demo/collections/uploads/files/${W.uploadFile}/content`, body: null, headers: {} }, 'conflict-1');
+  const pending = await send({ route: 'GET /namespaces/{namespace}/collections/{collection}/files/{file}/content', method: 'GET', url: `/namespaces/demo/collections/uploads/files/${W.pendingUploadFile}/content`, body: null, headers: {} }, 'conflict-1');
   tt.equal(checkEnvelope(pending, 'conflict-1'), 'operation_in_progress', 'content of an upload still waiting for bytes → 409 operation_in_progress');
   tt.equal(pending.body.error.retryable, true);
   const external = await send({ route: 'GET /namespaces/{namespace}/collections/{collection}/files/{file}/content', method: 'GET', url: `/namespaces/demo/collections/ext/files/${extFile}/content`, body: null, headers: {} }, 'conflict-2');
@@ -1048,11 +1054,12 @@ await t.test('documented conflicts: pending upload, external source, collection 
   tt.equal(checkEnvelope(semanticOff, 'conflict-4'), 'invalid_request', 'semantic search on a collection with processing.semantic false → 400 invalid_request');
 });
 
-await t.test('refused uploads left the signed URL usable', async (tt) => {
-  const res = await send({ route: 'PUT /uploads/{token}', method: 'PUT', url: `/uploads/${W.uploadToken}`, body: UPLOAD_BYTES, headers: { 'content-type': 'text/plain' } });
-  tt.equal(res.status, 200, `the right bytes are accepted after every refused attempt: ${res.text.slice(0, 200)}`);
+await t.test('refused uploads failed the file with source_mismatch and used the URL up', async (tt) => {
+  // retrieval-api.md, File.source.checksum: "A mismatch fails processing with code source_mismatch".
+  const file = await f.call('GET', `/namespaces/demo/collections/uploads/files/${W.uploadFile}`);
+  tt.match(file.body, { status: 'failed', error: { code: 'source_mismatch' } }, 'the file failed');
   const again = await send({ route: 'PUT /uploads/{token}', method: 'PUT', url: `/uploads/${W.uploadToken}`, body: UPLOAD_BYTES, headers: { 'content-type': 'text/plain' } }, 'reuse-1');
-  tt.ok(['invalid_request', 'not_found'].includes(checkEnvelope(again, 'reuse-1')), 'a used upload URL is refused (400 or 404 envelope)');
+  tt.equal(checkEnvelope(again, 'reuse-1'), 'invalid_request', 'the used upload URL refuses even the right bytes');
 });
 
 await t.test('regressions: invalid file paths and encodings, deep nesting, __proto__ keys', async (tt) => {

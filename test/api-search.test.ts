@@ -4,6 +4,7 @@ import t from 'tap';
 import { newId, nowIso } from '../src/contract/ids.js';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { hashSecret } from '../src/domain/keys.js';
+import { bestJsonSnippet, MAX_EVIDENCE_CHARS } from '../src/domain/search/snippet.js';
 import { insertKey } from '../src/store/keys.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
@@ -63,6 +64,56 @@ t.test('results carry ranks, scores, matched_by and exact evidence', async (t) =
   t.same(none.body.results, [], 'a query without words finds nothing, without error');
   const syntax = await f.call('POST', `${base}:search`, { query: 'fox" OR NEAR(', mode: 'keyword' });
   t.equal(syntax.status, 200, 'query text is never read as FTS5 syntax');
+});
+
+t.test('JSON evidence is the value that holds the matched words, at its own path', async (t) => {
+  const { ns, col, base } = await seedCollection(f, 'sjson', 'docs');
+  const inventory = { inventory: { warehouses: [{ name: 'Alta depot', note: 'plain' }, { name: 'Bergen depot', note: 'the zebra crossing is flooded' }] } };
+  await addInline(f, base, '/inventory.json', JSON.stringify(inventory), 'application/json');
+  await addInline(f, base, '/odd.json', JSON.stringify({ 'a b': { "it's": 'a quokka smiles' } }), 'application/json');
+  const warehouses = Array.from({ length: 500 }, (_, i) => ({ name: `W${i}`, city: `city${i}`, note: `stock marker${i} checked` }));
+  await addInline(f, base, '/large.json', JSON.stringify({ inventory: { warehouses } }), 'application/json');
+  await f.waitForIdle(ns, col);
+
+  for (const unit of ['passage', 'file'] as const) {
+    const r = await f.call('POST', `${base}:search`, { query: 'zebra', mode: 'keyword', result_unit: unit });
+    t.equal(r.status, 200);
+    t.ok(SearchResponse.safeParse(r.body).success, `${unit}: the response matches the contract`);
+    const [ev] = r.body.results[0].evidence;
+    t.equal(ev.kind, 'json_path');
+    t.equal(ev.location.json_path, '$.inventory.warehouses[1].note', `${unit}: the path of the value that matched`);
+    t.match(ev.text, /zebra crossing/);
+    t.notMatch(ev.text, /plain|Alta|Bergen/, `${unit}: the value's text, not the whole array`);
+    t.same(Object.keys(ev.location), ['json_path'], `${unit}: only the contract's location field`);
+  }
+
+  // Words in two values of one record: the record that holds both.
+  const both = await f.call('POST', `${base}:search`, { query: 'bergen zebra', mode: 'keyword', result_unit: 'passage' });
+  const [ev] = both.body.results[0].evidence;
+  t.equal(ev.location.json_path, '$.inventory.warehouses[1]');
+  t.equal(ev.text, 'name: Bergen depot\nnote: the zebra crossing is flooded');
+
+  const odd = await f.call('POST', `${base}:search`, { query: 'quokka', mode: 'keyword' });
+  t.equal(odd.body.results[0].evidence[0].location.json_path, "$['a b']['it\\'s']", 'keys that are not identifiers are quoted (RFC 9535)');
+
+  const large = await f.call('POST', `${base}:search`, { query: 'marker337', mode: 'keyword', result_unit: 'file' });
+  t.equal(large.body.results[0].path, '/large.json');
+  t.same(large.body.results[0].evidence.map((e: { location: { json_path: string }; text: string }) => [e.location.json_path, e.text]), [['$.inventory.warehouses[337].note', 'note: stock marker337 checked']]);
+});
+
+t.test('bestJsonSnippet: fallbacks and limits', async (t) => {
+  const lines = ['name: Alta', 'note: plain', 'name: Bergen', `note: ${'filler words here. '.repeat(40)}the zebra is here. ${'more filler. '.repeat(20)}`];
+  const text = lines.join('\n');
+  const paths = ['$.w[0].name', '$.w[0].note', '$.w[1].name', '$.w[1].note'];
+  let at = 0;
+  const spans = lines.map((line, i): [number, number, string] => [at, (at += line.length + 1) - 1, paths[i]!]);
+  const long = bestJsonSnippet(text, spans, ['zebra']);
+  t.equal(long.path, '$.w[1].note', 'a value longer than the evidence limit keeps its path');
+  t.ok(long.end - long.start <= MAX_EVIDENCE_CHARS && text.slice(long.start, long.end).includes('the zebra is here'), 'and shows its best sentences');
+  const wide = bestJsonSnippet(text, spans, ['bergen', 'zebra']);
+  t.ok(wide.path !== '$.w[1]' && wide.end - wide.start <= MAX_EVIDENCE_CHARS, 'no widening to a record that would exceed the limit');
+  const none = bestJsonSnippet(text.slice(0, spans[2]![1]), spans.slice(0, 3), ['unrelated']);
+  t.same([none.path, none.start, none.end], ['$.w', 0, spans[2]![1]], 'no matched word (a semantic match): the shown values and their common ancestor');
 });
 
 t.test('filters apply before the top-k cut; sort reorders only the page', async (t) => {

@@ -36,8 +36,9 @@ const EXPECTED: Expectation[] = [
   { file: 'talk.srt', query: 'tidal generator output', kind: 'transcript', location: cueAt65s },
   { file: 'page.html', query: 'ferries leave from pier two', kind: 'text', location: charSpan, contentType: 'text/html' },
   { file: 'notes.md', query: 'lighthouse lamp checked monday', kind: 'text', location: charSpan, contentType: 'text/markdown' },
-  { file: 'data.json', query: 'mainland', kind: 'json_path', location: (l) => typeof l.json_path === 'string' && l.json_path.startsWith('$'), contentType: 'application/json' },
-  { file: 'items.ndjson', query: 'tidal generator serviced', kind: 'json_path', location: (l) => typeof l.json_path === 'string' && l.json_path.startsWith('$[1]') },
+  // JSON evidence points at the value holding the words, not at the passage's common ancestor.
+  { file: 'data.json', query: 'mainland', kind: 'json_path', location: (l) => l.json_path === '$.ferries[1].route', contentType: 'application/json' },
+  { file: 'items.ndjson', query: 'tidal generator serviced', kind: 'json_path', location: (l) => l.json_path === '$[1].event' },
   { file: 'table.csv', query: 'harbour dredging phase', kind: 'text', location: charSpan, contentType: 'text/csv' },
   { file: 'parser.py', query: 'parse_header', kind: 'text', location: charSpan, contentType: 'text/x-python' },
   { file: 'server.ts', query: 'DashboardServer', kind: 'text', location: charSpan, contentType: 'text/x-typescript' },

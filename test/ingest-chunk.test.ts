@@ -347,12 +347,53 @@ t.test('property: arbitrary text chunks into exact slices', (t) => {
 
 t.test('a passage of several JSON values is located at their common ancestor', (t) => {
   t.equal(commonJsonPath('$.recipe.name', '$.recipe.minutes'), '$.recipe');
-  t.equal(commonJsonPath('$[0].a', '$[0]["b c"].d'), '$[0]');
+  t.equal(commonJsonPath('$[0].a', "$[0]['b c'].d"), '$[0]');
+  t.equal(commonJsonPath("$['b.c'].d", "$['b.c'].e"), "$['b.c']", 'a quoted name is one step, dots and all');
   t.equal(commonJsonPath('$.a[10]', '$.a[1]'), '$.a', 'array indices compare whole');
   t.equal(commonJsonPath('$.x', '$.y'), '$');
   const passages = chunkDocument(extract(JSON.stringify({ recipe: { name: 'saffron risotto', minutes: 35 } }), 'application/json'), DEFAULTS);
   t.equal(passages.length, 1);
   t.same(passages[0]!.location, { json_path: '$.recipe' }, 'the location covers every value in the evidence text');
+  t.end();
+});
+
+t.test("json passages record each value's span and path, for evidence that points at the value", (t) => {
+  const doc = extract(JSON.stringify({ inventory: { warehouses: [{ name: 'A', note: 'plain' }, { name: 'B', note: 'the zebra crossing is flooded' }] } }), 'application/json');
+  const [passage, ...rest] = chunkDocument(doc, DEFAULTS);
+  t.same(rest, [], 'a small document is one passage');
+  t.same(passage!.location, { json_path: '$.inventory.warehouses' }, 'the passage as a whole: the common ancestor');
+  t.same(
+    passage!.jsonSpans!.map(([start, end, path]) => [passage!.text.slice(start, end), path]),
+    [
+      ['name: A', '$.inventory.warehouses[0].name'],
+      ['note: plain', '$.inventory.warehouses[0].note'],
+      ['name: B', '$.inventory.warehouses[1].name'],
+      ['note: the zebra crossing is flooded', '$.inventory.warehouses[1].note'],
+    ],
+  );
+  t.end();
+});
+
+t.test('a large JSON array: passages of many values, and every value keeps its own path', (t) => {
+  const warehouses = Array.from({ length: 500 }, (_, i) => ({ name: `W${i}`, city: `city${i}`, note: `stock level ${i} checked` }));
+  const doc = extract(JSON.stringify({ inventory: { warehouses } }), 'application/json');
+  const passages = chunkDocument(doc, DEFAULTS);
+  const values = passages.reduce((n, p) => n + p.jsonSpans!.length, 0);
+  t.equal(values, 1500, 'every value is in a passage span');
+  t.ok(passages.length >= 10 && passages.length <= 40, `values are packed into passages of hundreds of words (${passages.length} passages), not one per value`);
+  t.ok(passages.slice(0, -1).every((p) => words(p.text).length > DEFAULTS.chunkTokens / 2), 'every passage but the last is well filled');
+  for (const p of passages) {
+    for (const [start, end, path] of p.jsonSpans!) {
+      const m = /^\$\.inventory\.warehouses\[(\d+)\]\.(name|city|note)$/.exec(path);
+      if (!m) {
+        t.fail(`unexpected path ${path}`);
+        continue;
+      }
+      const expected = `${m[2]}: ${(warehouses[Number(m[1])] as Record<string, string>)[m[2]!]}`;
+      if (p.text.slice(start, end) !== expected) t.fail(`${path} spans ${JSON.stringify(p.text.slice(start, end))}, not ${JSON.stringify(expected)}`);
+    }
+  }
+  expectInvariants(t, doc, passages, DEFAULTS);
   t.end();
 });
 

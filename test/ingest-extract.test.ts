@@ -223,17 +223,21 @@ t.test('json: one block per non-empty leaf with its path', (t) => {
     items: [{ name: 'first' }, { name: 'second', 'x-y': 2.5 }],
     empty: {},
     $id: 'x',
+    "it's \\ \"q\"\t": 'odd',
   });
   const doc = extract(source, 'application/json');
+  // JSONPath (RFC 9535): dot shorthand for identifier keys, else a single-quoted name with the
+  // escapes of its normalized paths.
   t.same(blockViews(t, doc), [
     { type: 'json', text: 'title: Trove', jsonPath: '$.title' },
-    { type: 'json', text: 'nested: 1', jsonPath: '$["a key"].nested[0]' },
-    { type: 'json', text: 'nested: two', jsonPath: '$["a key"].nested[1]' },
-    { type: 'json', text: 'nested: true', jsonPath: '$["a key"].nested[4]' },
+    { type: 'json', text: 'nested: 1', jsonPath: "$['a key'].nested[0]" },
+    { type: 'json', text: 'nested: two', jsonPath: "$['a key'].nested[1]" },
+    { type: 'json', text: 'nested: true', jsonPath: "$['a key'].nested[4]" },
     { type: 'json', text: 'name: first', jsonPath: '$.items[0].name' },
     { type: 'json', text: 'name: second', jsonPath: '$.items[1].name' },
-    { type: 'json', text: 'x-y: 2.5', jsonPath: '$.items[1]["x-y"]' },
-    { type: 'json', text: '$id: x', jsonPath: '$.$id' },
+    { type: 'json', text: 'x-y: 2.5', jsonPath: "$.items[1]['x-y']" },
+    { type: 'json', text: '$id: x', jsonPath: "$['$id']" },
+    { type: 'json', text: 'it\'s \\ "q"\t: odd', jsonPath: "$['it\\'s \\\\ \"q\"\\t']" },
   ]);
   t.same(doc.text.split('\n').length, doc.blocks.length, 'one line per leaf');
   t.end();

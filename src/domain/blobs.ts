@@ -67,7 +67,11 @@ export async function receiveBlob(blobsDir: string, body: Readable, maxBytes: nu
     }
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   } catch (err) {
+    // The stream opens its file asynchronously: removing it before the stream has closed could run
+    // before the open, which would then leave an empty temporary file behind.
+    const closed = out.closed ? Promise.resolve() : new Promise<void>((resolve) => out.once('close', () => resolve()));
     out.destroy();
+    await closed;
     rmSync(tempPath, { force: true });
     throw err;
   }

@@ -25,6 +25,7 @@ import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';
 import { createChecksummer, parseChecksum } from './ingest/checksum.js';
+import { failWaitingUpload } from './ingest/pipeline.js';
 import { contentTypeFromPath, normalizeContentType } from './ingest/detect.js';
 import { enqueue } from './jobs.js';
 import type { AuthenticatedKey } from './keys.js';
@@ -253,8 +254,14 @@ export function openDownload(s: Services, token: string): { bytes: Buffer; conte
 }
 
 /**
- * The signed PUT (decisions.md §2): single use; size and checksum are checked against what was
- * declared, and a mismatch is refused with the URL still usable, so no accepted data is lost.
+ * The signed PUT (decisions.md §2): single use; size and checksum are verified against what was
+ * declared. A body that contradicts them fails the file with `source_mismatch` (retrieval-api.md,
+ * File.source.checksum: "A mismatch fails processing"), and its job with it, and is answered 400.
+ * The URL is used up by that attempt, as by a successful one: the bytes are not kept (a mismatch
+ * never reaches the blob store), and the way to send them again is a new version of the file, by
+ * adding its path again or PATCHing its source, which returns a new upload URL. Keeping the URL
+ * open instead would leave the file `pending`, and its collection `indexing`, with nothing to say
+ * why, until the URL expired.
  */
 export async function receiveUpload(s: Services, token: string, body: Readable, contentLength: number | null): Promise<FileResource> {
   const target = verifyTarget(s.urlSecret, token, 'upload');
@@ -262,27 +269,34 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
   if (!version || !file || file.deleted_at || file.version_id !== version.id) throw new TroveError('not_found', 'This upload URL is no longer valid: the file was deleted or replaced.');
   if (version.upload_state === 'expired') throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
+  if (version.upload_state === 'rejected') throw usedByMismatch(file);
   if (version.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
-  const limit = file.bytes ?? MAX_UPLOAD_BYTES;
-  if (contentLength !== null && contentLength > limit) {
-    throw new TroveError(file.bytes === null ? 'request_too_large' : 'invalid_request', `The upload is ${contentLength} bytes; ${file.bytes === null ? 'the limit is' : 'the file declared'} ${limit}.`);
+  if (contentLength !== null && file.bytes !== null && contentLength !== file.bytes) {
+    throw rejectUpload(s, file, version.id, `The upload is ${contentLength} bytes; the file declared ${file.bytes}.`);
+  }
+  if (contentLength !== null && contentLength > MAX_UPLOAD_BYTES) {
+    throw new TroveError('request_too_large', `The upload is ${contentLength} bytes; the limit is ${MAX_UPLOAD_BYTES}.`, { limit_bytes: MAX_UPLOAD_BYTES });
   }
   const declared = file.checksum ? parseChecksum(file.checksum) : null;
   const checksummer = declared && declared.algorithm !== 'sha256' ? createChecksummer([declared.algorithm]) : null;
-  const blob = await receiveBlob(s.blobsDir, body, file.bytes === null ? MAX_UPLOAD_BYTES : file.bytes, checksummer ? (c) => checksummer.update(c) : undefined).catch((err: unknown) => {
-    if (err instanceof TroveError && err.code === 'request_too_large' && file.bytes !== null) {
-      throw new TroveError('invalid_request', `The upload is larger than the ${file.bytes} bytes the file declared.`);
+  // Reading stops one byte past the declared size: that is enough to know the body does not match.
+  const pastDeclared = file.bytes !== null && file.bytes < MAX_UPLOAD_BYTES;
+  const limit = pastDeclared ? file.bytes! : MAX_UPLOAD_BYTES;
+  const blob = await receiveBlob(s.blobsDir, body, limit, checksummer ? (c) => checksummer.update(c) : undefined).catch((err: unknown) => {
+    if (err instanceof TroveError && err.code === 'request_too_large' && pastDeclared) {
+      throw rejectUpload(s, file, version.id, `The upload is larger than the ${file.bytes} bytes the file declared.`);
     }
     throw err;
   });
-  const refuse = (message: string) => {
-    discardBlob(blob);
-    return new TroveError('invalid_request', message);
-  };
-  if (file.bytes !== null && blob.bytes !== file.bytes) throw refuse(`The upload is ${blob.bytes} bytes; the file declared ${file.bytes}.`);
-  if (declared) {
+  let mismatch: string | null = null;
+  if (file.bytes !== null && blob.bytes !== file.bytes) mismatch = `The upload is ${blob.bytes} bytes; the file declared ${file.bytes}.`;
+  else if (declared) {
     const actual = declared.algorithm === 'sha256' ? blob.sha256 : checksummer!.digest()[declared.algorithm];
-    if (actual !== declared.hex) throw refuse(`The upload's ${declared.algorithm} is ${actual}; the file declared ${declared.hex}.`);
+    if (actual !== declared.hex) mismatch = `The upload's ${declared.algorithm} is ${actual}; the file declared ${declared.hex}.`;
+  }
+  if (mismatch !== null) {
+    discardBlob(blob);
+    throw rejectUpload(s, file, version.id, mismatch);
   }
   commitBlob(s.blobsDir, blob);
   const updated = s.db.transaction(() => {
@@ -294,4 +308,24 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   }).immediate();
   s.notifyWork();
   return presentFile(s.db, updated);
+}
+
+/** How to send the bytes again once a mismatch used the URL up (see receiveUpload). */
+const RETRY_HINT = 'add the file again (or PATCH its source) to get a new upload URL';
+
+/**
+ * Fails the waiting version with `source_mismatch` (unless another PUT settled it first) and
+ * returns the 400 that answers the PUT; its details name the file and the error it now carries.
+ */
+function rejectUpload(s: Services, file: FileRow, versionId: string, mismatch: string): TroveError {
+  const error = { code: 'source_mismatch', message: `${mismatch} The upload was rejected; ${RETRY_HINT}.` };
+  const failed = s.db.transaction(() => failWaitingUpload(s.db, versionId, file.rid, 'rejected', error, nowIso())).immediate();
+  if (!failed) return new TroveError('invalid_request', 'This upload URL has already been used.');
+  return new TroveError('invalid_request', error.message, { file_id: file.id, file_status: 'failed', file_error: error });
+}
+
+function usedByMismatch(file: FileRow): TroveError {
+  return new TroveError('invalid_request', `This upload URL was used by bytes that did not match what the file declared, and the file failed with source_mismatch; ${RETRY_HINT}.`, {
+    file_id: file.id,
+  });
 }

@@ -36,7 +36,8 @@ export interface FileVersionRow {
   file_rid: number;
   inline_text: string | null;
   blob_sha256: string | null;
-  upload_state: 'waiting' | 'received' | 'expired' | null;
+  /** `rejected`: the signed PUT's bytes contradicted the declared size or checksum (the URL is used up). */
+  upload_state: 'waiting' | 'received' | 'expired' | 'rejected' | null;
   created_at: string;
 }
 
@@ -151,6 +152,7 @@ export function expiredWaitingUploads(db: Db, createdBefore: string): { version_
   ).all(createdBefore) as { version_id: string; file_rid: number }[];
 }
 
-export function markUploadExpired(db: Db, versionId: string): void {
-  stmt(db, "UPDATE file_versions SET upload_state = 'expired' WHERE id = ? AND upload_state = 'waiting'").run(versionId);
+/** Closes a version still waiting for its bytes; false when it was no longer waiting (another PUT won). */
+export function closeWaitingUpload(db: Db, versionId: string, state: 'expired' | 'rejected'): boolean {
+  return stmt(db, "UPDATE file_versions SET upload_state = ? WHERE id = ? AND upload_state = 'waiting'").run(state, versionId).changes === 1;
 }

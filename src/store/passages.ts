@@ -10,6 +10,7 @@ export interface NewPassage {
   text: string;
   char_start: number;
   char_end: number;
+  /** JSON: the evidence location; a JSON passage's also holds `json_spans`, where each value lies in the text (src/domain/ingest/json-path.ts relativeSpans). */
   location: string | null;
 }
 

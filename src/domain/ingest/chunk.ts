@@ -1,5 +1,8 @@
 // Cuts an extracted document into passages that follow its structure: sections, blocks, then sentences.
-import type { Block, ChunkOptions, EvidenceKind, ExtractedDocument, Passage, SourceLocation } from './types.js';
+import { commonJsonPath, jsonPathSteps } from './json-path.js';
+import type { Block, ChunkOptions, EvidenceKind, ExtractedDocument, JsonSpan, Passage, SourceLocation } from './types.js';
+
+export { commonJsonPath };
 
 /** Where a passage points besides its text: a page (with a box) or a time span, and its evidence kind. */
 interface Place {
@@ -13,6 +16,8 @@ interface Draft extends Place {
   end: number;
   heading: string;
   jsonPath: string | undefined;
+  /** The JSON values in the span, document offsets (clipped to the passage by toPassages). */
+  jsonSpans: JsonSpan[] | undefined;
 }
 
 /** Blocks packed so far into the passage being built. */
@@ -21,6 +26,7 @@ interface OpenPassage extends Place {
   end: number;
   words: number;
   jsonPath: string | undefined;
+  jsonSpans: JsonSpan[] | undefined;
 }
 
 /** Cues join into one passage while they span at most this long. */
@@ -74,7 +80,7 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
   let previousUnitIsRecord = false;
 
   const flush = (): void => {
-    if (open !== undefined) drafts.push({ start: open.start, end: open.end, heading, jsonPath: open.jsonPath, location: open.location, kind: open.kind });
+    if (open !== undefined) drafts.push({ start: open.start, end: open.end, heading, jsonPath: open.jsonPath, jsonSpans: open.jsonSpans, location: open.location, kind: open.kind });
     open = undefined;
   };
 
@@ -84,7 +90,7 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
       const { block, words, trail: headingTrail } = pendingHeading;
       const pieces =
         words > limit ? splitBlock(text, block, limit, overlap) : [{ start: block.charStart, end: block.charEnd }];
-      for (const piece of pieces) drafts.push({ ...piece, heading: headingTrail, jsonPath: undefined, ...placeOf(block) });
+      for (const piece of pieces) drafts.push({ ...piece, heading: headingTrail, jsonPath: undefined, jsonSpans: undefined, ...placeOf(block) });
     }
     pendingHeading = undefined;
   };
@@ -118,7 +124,7 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
     if (words > limit) {
       flush();
       for (const piece of splitBlock(text, block, limit, overlap)) {
-        drafts.push({ start: piece.start, end: piece.end, heading, jsonPath: block.jsonPath, ...placeOf(block) });
+        drafts.push({ start: piece.start, end: piece.end, heading, jsonPath: block.jsonPath, jsonSpans: spansOf(block), ...placeOf(block) });
       }
       return;
     }
@@ -127,13 +133,15 @@ export function chunkDocument(doc: ExtractedDocument, opts: ChunkOptions): Passa
     const joined = open === undefined ? null : joinPlaces(open, placeOf(block));
     if (joined === null) flush();
     if (open === undefined) {
-      open = { start: block.charStart, end: block.charEnd, words, jsonPath: block.jsonPath, ...placeOf(block) };
+      open = { start: block.charStart, end: block.charEnd, words, jsonPath: block.jsonPath, jsonSpans: spansOf(block), ...placeOf(block) };
     } else {
       open.end = block.charEnd;
       open.words += words;
       open.location = joined!.location;
       // A passage of several JSON values is located at their nearest common ancestor.
       if (open.jsonPath !== undefined && block.jsonPath !== undefined) open.jsonPath = commonJsonPath(open.jsonPath, block.jsonPath);
+      // ...and remembers where each value lies, for evidence that points at the one that matched.
+      if (open.jsonSpans !== undefined && block.jsonPath !== undefined) open.jsonSpans.push([block.charStart, block.charEnd, block.jsonPath]);
     }
   });
   flush();
@@ -151,7 +159,7 @@ function toPassages(text: string, drafts: readonly Draft[]): Passage[] {
     while (end > start && isWhitespace(text.charCodeAt(end - 1))) end--;
     if (start === end) continue;
     const isJson = draft.jsonPath !== undefined;
-    passages.push({
+    const passage: Passage = {
       ordinal: passages.length,
       evidenceKind: draft.kind ?? (isJson ? 'json_path' : 'text'),
       heading: draft.heading,
@@ -159,7 +167,14 @@ function toPassages(text: string, drafts: readonly Draft[]): Passage[] {
       charStart: start,
       charEnd: end,
       location: isJson ? { json_path: draft.jsonPath! } : (draft.location ?? { char_start: start, char_end: end }),
-    });
+    };
+    if (isJson && draft.jsonSpans !== undefined) {
+      // Offsets into the passage text; a split value keeps the part of it this passage holds.
+      passage.jsonSpans = draft.jsonSpans
+        .map(([from, to, path]): JsonSpan => [Math.max(from, start) - start, Math.min(to, end) - start, path])
+        .filter(([from, to]) => from < to);
+    }
+    passages.push(passage);
   }
   return passages;
 }
@@ -189,34 +204,12 @@ function findUnits(blocks: readonly Block[], blockWords: readonly number[]): (Un
   return units;
 }
 
-const JSON_PATH_STEP = /\.[^.[]+|\["(?:[^"\\]|\\.)*"\]|\[\d+\]/g;
-
-/** The deepest path both paths lie under: `$.a.b` and `$.a.c` give `$.a`. */
-export function commonJsonPath(a: string, b: string): string {
-  const stepsA = a.slice(1).match(JSON_PATH_STEP) ?? [];
-  const stepsB = b.slice(1).match(JSON_PATH_STEP) ?? [];
-  let i = 0;
-  while (i < stepsA.length && i < stepsB.length && stepsA[i] === stepsB[i]) i++;
-  return '$' + stepsA.slice(0, i).join('');
-}
-
-/** The first step of a JSON path after `$`: `[3]`, `.name` or `["a key"]`; '' for the root itself. */
+/** The first step of a JSON path after `$`: `[3]`, `.name` or `['a key']`; '' for the root itself. */
 function topLevelMember(jsonPath: string): string {
-  const rest = jsonPath.slice(1);
-  if (rest.startsWith('.')) {
-    const match = /^\.[^.[]*/.exec(rest);
-    return match?.[0] ?? rest;
-  }
-  if (rest.startsWith('["')) {
-    const match = /^\["(?:[^"\\]|\\.)*"\]/.exec(rest);
-    return match?.[0] ?? rest;
-  }
-  if (rest.startsWith('[')) {
-    const close = rest.indexOf(']');
-    return close === -1 ? rest : rest.slice(0, close + 1);
-  }
-  return rest;
+  return jsonPathSteps(jsonPath)[0] ?? '';
 }
+
+const spansOf = (block: Block): JsonSpan[] | undefined => (block.jsonPath === undefined ? undefined : [[block.charStart, block.charEnd, block.jsonPath]]);
 
 /**
  * Splits one block longer than `limit` words into pieces of at most `limit` words, each ending at a sentence

@@ -3,6 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Parser as HtmlParser } from 'htmlparser2';
 import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
+import { jsonPathMember } from './json-path.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
 import { extractCode, isSourceCodeType } from './formats/code.js';
 import { extractImage } from './formats/image.js';
@@ -443,8 +444,6 @@ function tidyPreformatted(text: string): string {
 // ---------------------------------------------------------------------------------------------------------
 // JSON and NDJSON
 
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
 /** Renders the leaves of JSON values as `key: value` lines, each its own block. */
 class JsonLeafRenderer {
   readonly rendered: RenderedBlock[] = [];
@@ -485,10 +484,6 @@ class JsonLeafRenderer {
     // Array elements are labelled with the key of the array that holds them.
     this.rendered.push({ type: 'json', text: key === '' ? text : `${key}: ${text}`, jsonPath: path });
   }
-}
-
-function jsonPathMember(key: string): string {
-  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
 function extractJson(source: string): ExtractedDocument {

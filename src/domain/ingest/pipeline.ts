@@ -7,12 +7,13 @@ import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingMode
 import { dropVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { createHash } from 'node:crypto';
-import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, markUploadExpired, setFileStatus, type FileRow } from '../../store/files.js';
+import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow } from '../../store/files.js';
 import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
 import { deletePassages, replacePassages, type NewPassage } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
+import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
 import { fetchSourceUri } from './fetch.js';
@@ -116,7 +117,8 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
         text: p.text,
         char_start: p.charStart,
         char_end: p.charEnd,
-        location: JSON.stringify(p.location),
+        // The evidence location, plus (JSON) where each value lies in the text, for search's evidence.
+        location: JSON.stringify(p.jsonSpans && 'json_path' in p.location ? { ...p.location, json_spans: relativeSpans(p.jsonSpans, p.location.json_path) } : p.location),
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
@@ -144,6 +146,9 @@ async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionI
   if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
   if (version.inline_text !== null) return Buffer.from(version.inline_text, 'utf8');
   if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
+  // An upload that never will arrive (e.g. a reindex of its failed file) keeps the reason it failed.
+  if (version.upload_state === 'rejected') throw new IngestFailure('source_mismatch', 'The uploaded bytes did not match the size or checksum the file declared.');
+  if (version.upload_state === 'expired') throw new IngestFailure('upload_expired', 'The upload URL expired before the bytes arrived; add the file again to get a new one.');
   if (file.uri) {
     const fetched = await fetchSourceUri(file.uri, { allowPrivate: cfg.allowPrivateSources, fileRoots: cfg.fileRoots, maxBytes: cfg.maxFileBytes, timeoutMs: cfg.fetchTimeoutMs });
     return fetched.bytes;
@@ -298,12 +303,25 @@ export function expireUploads(db: Db, uploadTtlMs: number): number {
   const now = nowIso();
   const error = { code: 'upload_expired', message: 'The upload URL expired before the bytes arrived; add the file again to get a new one.' };
   db.transaction(() => {
-    for (const { version_id, file_rid } of expired) {
-      markUploadExpired(db, version_id);
-      failVersionJobs(db, version_id, now, error);
-      const file = getFileByRid(db, file_rid);
-      if (file && !file.deleted_at && file.version_id === version_id) setFileStatus(db, file_rid, 'failed', now, error);
-    }
+    for (const { version_id, file_rid } of expired) failWaitingUpload(db, version_id, file_rid, 'expired', error, now);
   }).immediate();
   return expired.length;
+}
+
+/**
+ * Ends a version that was waiting for its upload and will never get it (its URL expired, or its
+ * bytes were rejected): its job fails and, if it is still the file's version, the file fails with
+ * the same error (the files.status triggers report file.failed and object.indexing_failed). Runs
+ * inside the caller's transaction; false when the version was no longer waiting.
+ */
+export function failWaitingUpload(db: Db, versionId: string, fileRid: number, state: 'expired' | 'rejected', error: { code: string; message: string }, now: string): boolean {
+  if (!closeWaitingUpload(db, versionId, state)) return false;
+  failVersionJobs(db, versionId, now, error);
+  const file = getFileByRid(db, fileRid);
+  if (file && !file.deleted_at && file.version_id === versionId) {
+    // The previous version's passages must not outlive it: a failed file contributes nothing.
+    deletePassages(db, file.collection_rid, file.rid);
+    setFileStatus(db, fileRid, 'failed', now, error);
+  }
+  return true;
 }

@@ -1,7 +1,7 @@
 // Shapes shared by the ingest pipeline: detect → extract → chunk → index.
 
 /** Why one file failed to index; shown as the file's `error.code` (never an HTTP status). */
-export type IngestFailureCode = 'unsupported_content' | 'extraction_failed' | 'source_mismatch' | 'too_large' | 'fetch_failed' | 'embedding_failed' | 'embedding_model_mismatch';
+export type IngestFailureCode = 'unsupported_content' | 'extraction_failed' | 'source_mismatch' | 'too_large' | 'fetch_failed' | 'upload_expired' | 'embedding_failed' | 'embedding_model_mismatch';
 
 export class IngestFailure extends Error {
   readonly code: IngestFailureCode;
@@ -70,7 +70,15 @@ export interface Passage {
   charStart: number;
   charEnd: number;
   location: EvidenceLocation;
+  /**
+   * For JSON passages: where each value's rendered line lies in `text`, so evidence can point at
+   * the value that holds the matched words rather than at the passage's common ancestor.
+   */
+  jsonSpans?: JsonSpan[];
 }
+
+/** `[start, end, path]`: UTF-16 offsets into a passage's text of one JSON value, and its JSON path. */
+export type JsonSpan = [start: number, end: number, path: string];
 
 export interface ChunkOptions {
   /** Target passage size in tokens (approximated as whitespace-separated words). */

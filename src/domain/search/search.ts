@@ -16,7 +16,9 @@ import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
-import { bestSnippet } from './snippet.js';
+import { absoluteSpans } from '../ingest/json-path.js';
+import type { JsonSpan } from '../ingest/types.js';
+import { bestJsonSnippet, bestSnippet } from './snippet.js';
 
 type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
@@ -263,9 +265,20 @@ function passagesCoveringFiles(s: Services, col: CollectionRow, match: string[],
 }
 
 function toEvidence(p: PassageRow, terms: string[], whole: boolean): Evidence {
+  const stored = p.location ? (JSON.parse(p.location) as NonNullable<Evidence['location']> & { json_spans?: JsonSpan[] }) : null;
+  if (stored && 'json_path' in stored) {
+    // JSON evidence is the value that holds the matched words, at its own path (not the passage's
+    // common ancestor); passages indexed before values' spans were stored keep the passage's path.
+    const { json_spans: spans, ...location } = stored;
+    const cut = whole
+      ? { start: 0, end: p.text.length, path: location.json_path }
+      : spans
+        ? bestJsonSnippet(p.text, absoluteSpans(spans, location.json_path), terms)
+        : { ...bestSnippet(p.text, terms), path: location.json_path };
+    return { kind: p.evidence_kind as Evidence['kind'], text: p.text.slice(cut.start, cut.end), location: { json_path: cut.path } };
+  }
   const cut = whole ? { start: 0, end: p.text.length } : bestSnippet(p.text, terms);
   const text = p.text.slice(cut.start, cut.end);
-  const stored = p.location ? (JSON.parse(p.location) as NonNullable<Evidence['location']>) : null;
   // A char-span location narrows to the snippet shown; other locations (JSON path, page) still hold.
   const location = !stored || 'char_start' in stored ? { char_start: p.char_start + cut.start, char_end: p.char_start + cut.end } : stored;
   return { kind: p.evidence_kind as Evidence['kind'], text, location };
