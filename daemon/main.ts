@@ -1,7 +1,5 @@
 // `trove daemon start`: open the data dir and serve HTTP until SIGINT/SIGTERM.
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../src/http/server.js';
 import { createOperatorRouter } from '../src/rpc/router.js';
@@ -22,6 +20,11 @@ export interface DaemonOptions extends RuntimeOptions {
    * (stop, then exit). By default the daemon stops in-process.
    */
   onStopRequest?: () => void;
+  /**
+   * On stop, how long requests in flight may take to finish before they are answered 503 and
+   * their connections closed (docs/decisions.md, "Stopping"); default DEFAULT_DRAIN_SECONDS.
+   */
+  drainSeconds?: number | undefined;
 }
 
 export interface RunningDaemon {
@@ -36,6 +39,15 @@ export interface RunningDaemon {
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7410;
+export const DEFAULT_DRAIN_SECONDS = 10;
+
+/** Reads --drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS; undefined when neither is set. */
+export function parseDrainSeconds(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 3600) throw new Error(`--drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS must be a number of seconds from 0 to 3600, got '${value}'`);
+  return n;
+}
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
@@ -48,14 +60,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   if (!isLoopback(host) && !tls && !options.insecure) {
     throw new Error(`Listening on ${host} exposes the API beyond this machine: pass --tls-cert and --tls-key, or --insecure to accept plain HTTP.`);
   }
+  const drainSeconds = options.drainSeconds ?? DEFAULT_DRAIN_SECONDS;
+  if (!(drainSeconds >= 0) || !Number.isFinite(drainSeconds)) throw new Error(`drainSeconds must be a number of seconds from 0, got ${drainSeconds}`);
   const runtime = await openRuntime(options);
-  let server: Server;
-  if (tls) {
-    const plain = createHttpServer(runtime.app);
-    server = createHttpsServer(tls, (req, res) => plain.emit('request', req, res)) as unknown as Server;
-  } else {
-    server = createHttpServer(runtime.app);
-  }
+  const http = createHttpServer(runtime.app, { log: options.log ?? { info() {}, error() {} }, tls });
+  const server = http.server;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -72,11 +81,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const url = `${tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
   runtime.setPublicBaseUrl(url);
   let stopping: Promise<void> | null = null;
-  const closeHttp = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
   let operator: OperatorServer | null = null;
   const daemon: RunningDaemon = {
     url,
@@ -86,10 +90,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     operatorSocket: null,
     stop: () =>
       (stopping ??= (async () => {
-        // The operator socket goes first (no new operator work), then HTTP: stop accepting, let
-        // in-flight requests finish; then stop the worker and close the store.
+        // docs/decisions.md, "Stopping": new requests are refused and event streams and operator
+        // subscriptions end at once; the operator socket closes (no new operator work), then HTTP
+        // stops accepting and gives requests in flight the drain, after which what still runs is
+        // abandoned and answered 503; then the workers stop and the store closes.
+        runtime.stopServing();
         await operator?.close();
-        await closeHttp();
+        await http.shutdown({ drainMs: drainSeconds * 1000, onDrainOver: () => runtime.abandonRequests() });
         await runtime.close();
       })()),
   };
@@ -111,7 +118,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         }),
       });
     } catch (err) {
-      await closeHttp();
+      await http.shutdown({ drainMs: 0 });
       await runtime.close();
       throw err;
     }

@@ -69,6 +69,14 @@ export interface Runtime {
   roots: FileRoots;
   startedAt: Date;
   setPublicBaseUrl(url: string): void;
+  /**
+   * The first step of stopping (docs/decisions.md, "Stopping"): `ready()` turns false, so new
+   * requests are answered 503 and event streams and subscriptions end; requests in flight go on.
+   */
+  stopServing(): void;
+  /** The end of the shutdown drain: `Services.shutdown` aborts, and work still running for a request gives up. */
+  abandonRequests(): void;
+  /** Stops serving, abandons what still runs, stops the workers and closes the store. */
   close(): Promise<void>;
 }
 
@@ -166,6 +174,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     let research: ResearchRunner | undefined;
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
+    const shutdown = new AbortController();
     const worker: WorkerHandle = options.indexer === false ? idleWorker() : startWorker({
       embedding: embeddingConfig,
       dbFile,
@@ -197,6 +206,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
       ready: () => ready,
+      shutdown: shutdown.signal,
       indexerAlive: () => worker.alive(),
     };
     const roots = new FileRoots(db, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
@@ -232,10 +242,20 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       setPublicBaseUrl: (url) => {
         publicBaseUrl = url;
       },
+      stopServing: () => {
+        ready = false;
+      },
+      abandonRequests: () => {
+        ready = false;
+        shutdown.abort();
+      },
       close: async () => {
         ready = false;
+        shutdown.abort();
         // Query images are read by OCR on this thread's own engine; it must stop too.
         clearInterval(sweeper);
+        // The research runner stops before the store closes: a run it was executing stays
+        // `running` and is re-queued by the next start (never marked failed for a shutdown).
         await research?.stop();
         await webhooks?.stop();
         await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);

@@ -41,6 +41,7 @@ export function buildProgram(): Command {
     .option('--allow-private-sources', 'let http(s) sources reach loopback, private and link-local addresses')
     .option('--allow-insecure-webhooks', 'let webhooks deliver over http:// to loopback (env TROVE_ALLOW_INSECURE_WEBHOOKS=1)')
     .option('--webhook-retry-scale <factor>', 'multiply every webhook retry wait (env TROVE_WEBHOOK_RETRY_SCALE)')
+    .option('--drain-seconds <s>', 'on SIGINT/SIGTERM, how long requests in flight may finish before they are answered 503 (env TROVE_SHUTDOWN_DRAIN_SECONDS; default 10)')
     .option('--insecure', 'allow plain HTTP on a non-loopback address')
     .option('--tls-cert <file>', 'TLS certificate (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM)')

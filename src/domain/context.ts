@@ -1,3 +1,4 @@
+import { TroveError } from '../contract/errors.js';
 import type { Db } from '../store/db.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
@@ -37,6 +38,16 @@ export interface Services {
   publicBaseUrl: () => string;
   /** False while the store is not ready to serve (start-up, shutdown). */
   ready: () => boolean;
+  /**
+   * Aborted when the daemon's shutdown drain is over (docs/decisions.md, "Stopping"): work still
+   * running for a request gives up, and the request is answered with `shutdownError()`.
+   */
+  shutdown: AbortSignal;
   /** False while the indexing worker is down (crashed and about to restart). */
   indexerAlive: () => boolean;
+}
+
+/** The answer to a request still running when the shutdown drain ends: retry it once the daemon is back. */
+export function shutdownError(): TroveError {
+  return new TroveError('temporarily_unavailable', 'The daemon is stopping and could not finish this request in time; retry it once the daemon is back.', { reason: 'shutdown' }, { retryable: true });
 }

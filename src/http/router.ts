@@ -161,8 +161,30 @@ export function newRequestId(): string {
  * Headers on every response. `nosniff`: a browser must take each Content-Type as given and never
  * guess a more active one (signed downloads serve caller-stored bytes from this origin; see downloads.ts).
  */
-function commonHeaders(requestId: string): Record<string, string> {
+export function commonHeaders(requestId: string): Record<string, string> {
   return { 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+}
+
+/** retrieval-api.md "Conventions": the client's X-Request-Id when it is a sane token, else a new one. */
+export function requestIdOf(headers: AppRequest['headers']): string {
+  const sent = headers['x-request-id'];
+  return sent && REQUEST_ID_SHAPE.test(sent) ? sent : newRequestId();
+}
+
+const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * The client closed the connection before its body was complete: the body stream was destroyed
+ * unfinished, with Node's "aborted" (ECONNRESET) or a premature close. Not a failure of the daemon.
+ */
+function clientWentAway(req: AppRequest, err: unknown): boolean {
+  const body = req.body;
+  if (body === null || Buffer.isBuffer(body) || !body.destroyed || body.readableEnded) return false;
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if ((code && CLIENT_GONE_CODES.has(code)) || e.message === 'aborted') return true;
+  }
+  return false;
 }
 
 function jsonReply(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): AppResponse {
@@ -220,6 +242,8 @@ function isJsonContentType(ct: string | undefined): boolean {
 }
 
 export interface Logger {
+  /** Events that are no failure of the daemon (a client that went away); optional for tests' loggers. */
+  info?(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields: Record<string, unknown>): void;
 }
 
@@ -236,11 +260,15 @@ export class Router {
   }
 
   async handle(req: AppRequest): Promise<AppResponse> {
-    const sent = req.headers['x-request-id'];
-    const requestId = sent && REQUEST_ID_SHAPE.test(sent) ? sent : newRequestId();
+    const requestId = requestIdOf(req.headers);
     try {
       return await this.dispatch(req, requestId);
     } catch (err) {
+      if (clientWentAway(req, err)) {
+        // Nobody reads this answer; one line says what happened, without a stack.
+        this.log.info?.('client closed the connection before sending the whole body', { request_id: requestId, method: req.method, path: req.url.split('?')[0]!.slice(0, 200) });
+        return errorResponse(new TroveError('invalid_request', 'The connection closed before the whole request body arrived.'), requestId);
+      }
       const e = asTroveError(err);
       if (e.code === 'internal_error') this.log.error('request failed', { request_id: requestId, method: req.method, cause: String((err as Error)?.stack ?? err) });
       return errorResponse(e, requestId, e.code === 'request_too_large' ? { connection: 'close' } : {});

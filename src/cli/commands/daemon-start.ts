@@ -1,5 +1,5 @@
 import { DataDirLockedError } from '../../../daemon/runtime.js';
-import { DEFAULT_HOST, DEFAULT_PORT, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
+import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import { applySeed, loadSeedFile, SeedError, type LoadedSeed } from '../../../daemon/seed.js';
 import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
@@ -15,6 +15,7 @@ export interface DaemonStartOptions {
   allowPrivateSources?: boolean;
   allowInsecureWebhooks?: boolean;
   webhookRetryScale?: string;
+  drainSeconds?: string;
   insecure?: boolean;
   tlsCert?: string;
   tlsKey?: string;
@@ -54,6 +55,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     return;
   }
   let daemon;
+  let drainSeconds = DEFAULT_DRAIN_SECONDS;
   // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below; a
   // request that comes before then (while seeding) is kept for then.
   let stopPending = false;
@@ -61,6 +63,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     stopPending = true;
   };
   try {
+    drainSeconds = parseDrainSeconds(opts.drainSeconds ?? process.env.TROVE_SHUTDOWN_DRAIN_SECONDS) ?? DEFAULT_DRAIN_SECONDS;
     daemon = await startDaemon({
       dataDir: opts.dataDir ?? process.env.TROVE_DATA_DIR,
       ephemeral: opts.ephemeral ?? false,
@@ -71,6 +74,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       allowPrivateSources: opts.allowPrivateSources ?? process.env.TROVE_ALLOW_PRIVATE_SOURCES === '1',
       allowInsecureWebhooks: opts.allowInsecureWebhooks ?? process.env.TROVE_ALLOW_INSECURE_WEBHOOKS === '1',
       webhookRetryScale: parseRetryScale(opts.webhookRetryScale ?? process.env.TROVE_WEBHOOK_RETRY_SCALE),
+      drainSeconds,
       insecure: opts.insecure ?? false,
       tlsCert: opts.tlsCert,
       tlsKey: opts.tlsKey,
@@ -105,7 +109,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       console.error('[trove] second signal: exiting now');
       process.exit(130);
     }
-    log.info(`${signal}: finishing in-flight requests and stopping`);
+    log.info(`${signal}: finishing in-flight requests and stopping (they get ${drainSeconds} s, then 503; a second signal exits at once)`);
     daemon.stop().then(
       () => {
         logFile.write('[trove] stopped');

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { AnswerRequest, AnswerResponse, Processing } from '../../contract/schemas.js';
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
-import type { Services } from '../context.js';
+import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus } from '../present.js';
 import { search } from '../search/search.js';
@@ -178,11 +178,18 @@ export async function answer(s: Services, key: AuthenticatedKey, col: Collection
   const deadline = Date.now() + limitMs;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let onShutdown = () => {};
+  // The answer ends early two ways, both aborting the generator: its time limit, and the end of
+  // the daemon's shutdown drain (docs/decisions.md, "Stopping").
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(deadlineExceeded(limitMs));
-    }, limitMs);
+    const end = (err: TroveError) => {
+      controller.abort(err);
+      reject(err);
+    };
+    timer = setTimeout(() => end(deadlineExceeded(limitMs)), limitMs);
+    onShutdown = () => end(shutdownError());
+    if (s.shutdown.aborted) onShutdown();
+    else s.shutdown.addEventListener('abort', onShutdown, { once: true });
   });
   const work = (async (): Promise<Response> => {
     const image = body.query_image ? await readQueryImage(body.query_image, deadline, await s.generator()) : null;
@@ -209,5 +216,6 @@ export async function answer(s: Services, key: AuthenticatedKey, col: Collection
     return await Promise.race([work, expired]);
   } finally {
     clearTimeout(timer);
+    s.shutdown.removeEventListener('abort', onShutdown);
   }
 }

@@ -1,0 +1,175 @@
+// Requests the HTTP layer refuses before any route sees them, on raw sockets: what Node's parser
+// rejects (a request line or headers over its limit, a malformed request line) gets the contract's
+// envelope and an x-request-id like every other error (retrieval-api.md "Conventions", "Errors");
+// an oversize body always gets its 413 before the connection closes, never a reset, even for a
+// client that reads only after sending everything; a client that abandons its body is one info
+// line in the log, not an internal error.
+import t from 'tap';
+import { connect } from 'node:net';
+import { startDaemon } from '../daemon/main.js';
+import { ERROR_TABLE, type ErrorCode } from '../src/contract/errors.js';
+import { DEFAULT_BODY_LIMIT } from '../src/domain/limits.js';
+
+const KEY = 'client-errors-test-cluster-key-0123456789abcdef';
+t.setTimeout(300_000);
+
+type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
+
+const lines: { level: 'info' | 'warn' | 'error'; message: string; fields: Record<string, unknown> }[] = [];
+const log = {
+  info: (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level: 'info', message, fields }),
+  warn: (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level: 'warn', message, fields }),
+  error: (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level: 'error', message, fields }),
+};
+const d = await startDaemon({ ephemeral: true, port: 0, clusterKey: KEY, operator: false, log });
+t.teardown(() => d.stop());
+const port = Number(new URL(d.url).port);
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+  raw: string;
+}
+
+function parseResponse(raw: string): RawResponse | null {
+  const split = raw.indexOf('\r\n\r\n');
+  if (split < 0) return null;
+  const [statusLine, ...headerLines] = raw.slice(0, split).split('\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine ?? '')?.[1] ?? 0);
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let text = raw.slice(split + 4);
+  if (headers['content-length'] !== undefined) text = text.slice(0, Number(headers['content-length']));
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status, headers, body, raw };
+}
+
+/** Sends `request` as written, then reads until the server closes. */
+function rawRequest(request: string | Buffer): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+  });
+}
+
+function checkEnvelope(t: TestContext, res: RawResponse | null, code: ErrorCode, what: string): void {
+  if (!res) return void t.fail(`${what}: no HTTP response`);
+  t.equal(res.status, ERROR_TABLE[code].status, `${what}: status ${ERROR_TABLE[code].status} (got ${res.raw.slice(0, 120)})`);
+  t.match(res.headers['content-type'], /^application\/json/, `${what}: a JSON body`);
+  t.same(Object.keys(res.body ?? {}), ['error'], `${what}: the body is the error envelope`);
+  const e = (res.body as { error?: Record<string, unknown> })?.error ?? {};
+  t.same(Object.keys(e).sort(), ['code', 'details', 'message', 'request_id', 'retryable'], `${what}: envelope fields`);
+  t.equal(e.code, code, `${what}: code ${code}`);
+  t.equal(e.retryable, ERROR_TABLE[code].retryable, `${what}: retryable`);
+  t.match(res.headers['x-request-id'], /^req_\w+$/, `${what}: an x-request-id header`);
+  t.equal(e.request_id, res.headers['x-request-id'], `${what}: error.request_id equals x-request-id`);
+}
+
+t.test('what the HTTP parser refuses is answered with the envelope and an x-request-id', async (t) => {
+  const long = parseResponse(await rawRequest(`GET /info?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\n\r\n`));
+  checkEnvelope(t, long, 'invalid_request', 'a 20 KB query string');
+  t.match((long?.body as any)?.error?.details, { reason: 'headers_too_large', limit_bytes: Number }, 'details say the request line and headers were too large');
+  t.equal(long?.headers.connection, 'close', 'and the connection closes');
+
+  for (const [what, request] of [
+    ['a request line that is not HTTP', 'HELLO THERE\r\n\r\n'],
+    ['a bad protocol version', 'GET /health HTTP/9.x\r\nHost: trove\r\n\r\n'],
+    ['a space in the path', 'GET /he alth HTTP/1.1\r\nHost: trove\r\n\r\n'],
+    ['a header line without a colon', 'GET /health HTTP/1.1\r\nHost trove\r\n\r\n'],
+  ] as const) {
+    const res = parseResponse(await rawRequest(request));
+    checkEnvelope(t, res, 'invalid_request', what);
+    t.match((res?.body as any)?.error?.details, { reason: 'malformed_request', parser_code: /^HPE_/ }, `${what}: details name the parser's code`);
+    t.equal(res?.headers.connection, 'close', `${what}: the connection closes`);
+  }
+});
+
+/**
+ * POSTs `size` bytes the way curl and most HTTP libraries do: the whole body is written before
+ * anything is read, so an answer sent early is read only after the last byte went out. A reset
+ * while writing (the server closed with bytes unread) loses the answer: the result is then empty.
+ */
+function postThenRead(path: string, size: number, chunked: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.pause();
+    const chunks: Buffer[] = [];
+    let closed = false;
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+    const write = (data: string | Buffer) => (closed || socket.write(data) ? Promise.resolve() : new Promise<void>((done) => {
+      socket.once('drain', done);
+      socket.once('close', done);
+    }));
+    void (async () => {
+      await write(`POST ${path} HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`}\r\n\r\n`);
+      const piece = Buffer.alloc(256 * 1024, 0x20);
+      for (let left = size; left > 0 && !closed; left -= piece.length) {
+        const part = piece.subarray(0, Math.min(left, piece.length));
+        await write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part);
+      }
+      if (chunked && !closed) await write('0\r\n\r\n');
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.resume();
+    })();
+  });
+}
+
+t.test('an oversize body is answered 413 before the connection closes, every time (with and without Content-Length)', async (t) => {
+  const limit = DEFAULT_BODY_LIMIT;
+  const sizes = [limit + 1, limit + 100_000, 3 * 1024 * 1024, 8 * 1024 * 1024, 24 * 1024 * 1024];
+  const outcomes = new Map<string, number>();
+  for (let i = 0; i < 50; i++) {
+    const size = sizes[i % sizes.length]!;
+    const chunked = Math.floor(i / sizes.length) % 2 === 1;
+    const res = parseResponse(await postThenRead('/namespaces', size, chunked));
+    const ok = res?.status === 413 && (res.body as any)?.error?.code === 'request_too_large' && res.headers['x-request-id'] === (res.body as any)?.error?.request_id;
+    const key = `${size} bytes ${chunked ? 'chunked' : 'with Content-Length'}: ${ok ? '413' : res ? `${res.status} ${res.raw.slice(0, 80)}` : 'no response (reset)'}`;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  const failures = [...outcomes].filter(([key]) => !key.endsWith(': 413'));
+  t.same(failures, [], `50 oversize bodies, each answered 413 request_too_large: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  const after = parseResponse(await rawRequest(`GET /health HTTP/1.1\r\nHost: trove\r\nConnection: close\r\n\r\n`));
+  t.equal(after?.status, 200, 'the daemon keeps serving');
+});
+
+t.test('a client that abandons its body mid-upload is one info line, not an internal error', async (t) => {
+  const before = lines.length;
+  await new Promise<void>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`POST /namespaces HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`);
+      socket.write(Buffer.alloc(50_000, 0x20), () => socket.destroy());
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+  const started = Date.now();
+  while (lines.length === before && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 25));
+  const logged = lines.slice(before);
+  t.same(
+    logged.filter((l) => l.level === 'error'),
+    [],
+    'no error-level line (no internal_error with a stack)',
+  );
+  t.equal(logged.length, 1, `one line: ${JSON.stringify(logged)}`);
+  t.match(logged[0], { level: 'info', message: /client closed the connection/, fields: { method: 'POST', path: '/namespaces', request_id: /^req_/ } });
+  t.notOk(
+    logged.some((l) => Object.values(l.fields).some((v) => typeof v === 'string' && /\n\s+at /.test(v))),
+    'no stack trace',
+  );
+});
