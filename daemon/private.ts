@@ -15,6 +15,12 @@ export interface Tightened {
  * Removes group and other permissions from the data dir and everything in it (0755 → 0700,
  * 0644 → 0600). Symlinks are neither changed nor followed: chmod would act on their target, which
  * may lie outside the data dir. The owner's own bits are kept, so nothing becomes unusable to them.
+ *
+ * It runs at every start, so it looks only where looseness can be: the data dir's own entries, and
+ * the inside of a folder that was itself open to others (left by an older version, or by hand).
+ * A private folder holds only what the daemon created private (blobs are written 0600 in 0700
+ * folders), so the blob store's many files are not listed again on every start (about 0.4 s per
+ * 100,000 blobs).
  */
 export function tightenDataDir(dataDirPath: string): Tightened {
   // The data dir itself may be a symlink the owner made (to another disk): that one is followed.
@@ -39,7 +45,7 @@ export function tightenDataDir(dataDirPath: string): Tightened {
         result.failed.push({ path: name, reason: (err as NodeJS.ErrnoException).code ?? String(err) });
       }
     }
-    if (!st.isDirectory()) return;
+    if (!st.isDirectory() || (path !== dataDir && (st.mode & 0o077) === 0)) return;
     let entries: string[];
     try {
       entries = readdirSync(path);

@@ -1,6 +1,7 @@
 // End to end: the operator commands (trove daemon status|stop|logs, config, roots, ns restore) of
 // the built CLI against a real daemon process with its own data dir, over the operator socket.
 import t from 'tap';
+import { waitFor } from './helpers/wait.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -47,15 +48,6 @@ function errorOf(run: CliRun): { code: string; message: string } {
   }
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 t.test('daemon status, config, roots and ns restore against a running daemon; then stop', async (t) => {
   const { daemon, dataDir, http, trove } = await startWithDataDir(t);

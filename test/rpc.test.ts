@@ -1,6 +1,7 @@
 // The operator channel (decisions.md §1): tRPC on a Unix socket in the data dir (0600), the local
 // user's own session. In-process: a daemon from startDaemon, clients from connectOperator.
 import t from 'tap';
+import { waitFor } from './helpers/wait.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -28,15 +29,6 @@ async function api(d: RunningDaemon, method: string, path: string, body?: unknow
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 async function waitIdle(d: RunningDaemon, ns: string, col: string): Promise<any> {
   return waitFor(`${ns}/${col} to settle`, async () => {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { parseDrainSeconds, startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { ERROR_TABLE } from '../src/contract/errors.js';
-import { startDaemonProcess } from './helpers/cli.js';
+import { apiOf, startDaemonProcess } from './helpers/cli.js';
+import { waitFor } from './helpers/wait.js';
 
 const KEY = 'shutdown-test-cluster-key-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}` };
@@ -22,29 +23,18 @@ const TEST_BOUND_MS = 120_000;
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** Daemons start and stop on a busy machine: a generous wait (no timing assertion). */
+const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>) => waitFor(what, probe, 60_000);
+const apiAt = (url: string) => apiOf({ url, key: KEY }) as (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
 
-async function api(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(url + path, { method, headers: { ...AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 /** A collection with one indexed file, so answers and research runs have something to read. */
 async function seed(url: string): Promise<string> {
-  await api(url, 'POST', '/namespaces', { name: 'demo' });
-  await api(url, 'POST', '/namespaces/demo/collections', { name: 'docs' });
+  await apiAt(url)('POST', '/namespaces', { name: 'demo' });
+  await apiAt(url)('POST', '/namespaces/demo/collections', { name: 'docs' });
   const base = '/namespaces/demo/collections/docs';
-  await api(url, 'POST', `${base}/files`, { path: '/cats.md', source: { type: 'inline', text: '# Cats\n\nCats purr when they are content. Cats sleep for up to sixteen hours a day.', content_type: 'text/markdown' } });
-  await until('the file to be indexed', async () => (await api(url, 'GET', base)).body.file_counts.ready === 1);
+  await apiAt(url)('POST', `${base}/files`, { path: '/cats.md', source: { type: 'inline', text: '# Cats\n\nCats purr when they are content. Cats sleep for up to sixteen hours a day.', content_type: 'text/markdown' } });
+  await until('the file to be indexed', async () => (await apiAt(url)('GET', base)).body.file_counts.ready === 1);
   return base;
 }
 
@@ -168,7 +158,7 @@ t.test('after the drain, an :answer waiting on a slow model is answered 503 temp
   });
   const base = await seed(d.url);
 
-  const run = await api(d.url, 'POST', `${base}/research`, { query: 'Why do cats purr?' }, { 'idempotency-key': 'shutdown-run' });
+  const run = await apiAt(d.url)('POST', `${base}/research`, { query: 'Why do cats purr?' }, { 'idempotency-key': 'shutdown-run' });
   t.equal(run.status, 202, 'a research run is queued');
   await until('the research run to call the model', () => model.requests.length === 1);
 
@@ -198,7 +188,7 @@ t.test('after the drain, an :answer waiting on a slow model is answered 503 temp
   const again = await startDaemon(offline);
   t.teardown(() => again.stop());
   const finished = await until('the research run to finish after the restart', async () => {
-    const r = await api(again.url, 'GET', `${base}/research/${run.body.id}`);
+    const r = await apiAt(again.url)('GET', `${base}/research/${run.body.id}`);
     return r.body.status === 'queued' || r.body.status === 'running' ? undefined : r.body;
   });
   t.equal(finished.status, 'succeeded', `the interrupted research run was resumed, not failed (${JSON.stringify(finished.error)})`);

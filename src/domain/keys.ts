@@ -161,12 +161,12 @@ export function hasAction(actions: readonly Action[], needed: Action): boolean {
   return actions.includes(needed) || (needed === 'read' && actions.includes('write'));
 }
 
+export const ALL_ACTIONS: readonly Action[] = ['read', 'write', 'search', 'query'];
+
 /** The actions a stored scope grants: a cluster key holds every action. */
 export function actionsOf(scope: StoredScope): readonly Action[] {
   return scope.kind === 'cluster' ? ALL_ACTIONS : scope.actions;
 }
-
-export const ALL_ACTIONS: readonly Action[] = ['read', 'write', 'search', 'query'];
 
 /** A key whose actions bound another's: the caller of a change, or the key's creator. */
 export interface ActionBound {

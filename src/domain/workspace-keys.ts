@@ -11,7 +11,7 @@ import { findKeyByName, getKeyById, updateKeyNameAndScope, type KeyRow } from '.
 import type { NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { narrowIssuedKeys } from './key-admin.js';
-import { CLUSTER_KEY_NAME, assertActionsWithin, type AuthenticatedKey, type StoredScope } from './keys.js';
+import { ALL_ACTIONS, CLUSTER_KEY_NAME, assertActionsWithin, type AuthenticatedKey, type StoredScope } from './keys.js';
 
 type Role = 'viewer' | 'editor' | 'admin';
 type WorkspaceKey = z.infer<typeof WorkspaceApiKeySchema>;
@@ -19,7 +19,7 @@ type WorkspaceKey = z.infer<typeof WorkspaceApiKeySchema>;
 export const ROLE_ACTIONS: Record<Role, Action[]> = {
   viewer: ['read', 'search', 'query'],
   editor: ['write', 'search', 'query'],
-  admin: ['read', 'write', 'search', 'query'],
+  admin: [...ALL_ACTIONS],
 };
 
 const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };

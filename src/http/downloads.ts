@@ -5,6 +5,8 @@
 // XHTML, SVG, any XML, JavaScript, and any type not on the list — is an attachment, saved rather than
 // rendered. A sandboxing Content-Security-Policy is added as a second line of defence.
 
+import { normalizeContentType } from '../domain/ingest/detect.js';
+
 /** Types a browser displays without running anything: shown inline. */
 const PASSIVE_TYPES: ReadonlySet<string> = new Set([
   'text/plain',
@@ -25,13 +27,9 @@ const PASSIVE_TYPES: ReadonlySet<string> = new Set([
   'image/tiff',
 ]);
 
-/** The media type without parameters, lower-cased (`Text/HTML; charset=utf-8` → `text/html`). */
-function essence(contentType: string): string {
-  return (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
-}
-
+/** Compared as the media type without parameters, lower-cased, aliases resolved (`Text/HTML; charset=utf-8` → `text/html`). */
 export function isPassiveType(contentType: string): boolean {
-  return PASSIVE_TYPES.has(essence(contentType));
+  return PASSIVE_TYPES.has(normalizeContentType(contentType));
 }
 
 // RFC 5987 attr-char: what may stand unescaped in `filename*`; encodeURIComponent also leaves ' ( ) *.

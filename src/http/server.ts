@@ -197,12 +197,9 @@ export function createHttpServer(app: App, options: HttpServerOptions): HttpServ
       })),
   };
 
+  /** The 503 for a request still running when the drain ends (respond adds `connection: close` while draining). */
   function answerUnavailable(ex: Exchange): void {
-    if (ex.answered) return;
-    ex.answered = true;
-    const out = errorResponse(shutdownError(), ex.requestId, { connection: 'close' });
-    ex.res.writeHead(out.status, { ...out.headers, 'content-length': String(Buffer.byteLength(out.body ?? '')) });
-    ex.res.end(out.body);
+    void respond(ex, errorResponse(shutdownError(), ex.requestId));
   }
 }
 

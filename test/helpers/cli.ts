@@ -110,10 +110,10 @@ export async function freePort(): Promise<number> {
 
 /** A fetch of the daemon's API with its cluster key: the tests check a command's effect through it. */
 export function apiOf(daemon: { url: string; key: string }) {
-  return async function api<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
+  return async function api<T = Record<string, unknown>>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
     const res = await fetch(`${daemon.url}${p}`, {
       method,
-      headers: { authorization: `Bearer ${daemon.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${daemon.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();

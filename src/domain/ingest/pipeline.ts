@@ -148,7 +148,7 @@ async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionI
   if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
   // An upload that never will arrive (e.g. a reindex of its failed file) keeps the reason it failed.
   if (version.upload_state === 'rejected') throw new IngestFailure('source_mismatch', 'The uploaded bytes did not match the size or checksum the file declared.');
-  if (version.upload_state === 'expired') throw new IngestFailure('upload_expired', 'The upload URL expired before the bytes arrived; add the file again to get a new one.');
+  if (version.upload_state === 'expired') throw new IngestFailure('upload_expired', UPLOAD_EXPIRED_MESSAGE);
   if (file.uri) {
     const fetched = await fetchSourceUri(file.uri, { allowPrivate: cfg.allowPrivateSources, fileRoots: cfg.fileRoots, maxBytes: cfg.maxFileBytes, timeoutMs: cfg.fetchTimeoutMs });
     return fetched.bytes;
@@ -292,6 +292,8 @@ export function runDeleteContainerJob(db: Db, job: JobRow): void {
   }).immediate();
 }
 
+const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived; add the file again to get a new one.';
+
 /**
  * A file whose upload URL expired before its bytes arrived would stay pending forever and keep its
  * collection `indexing`; it fails instead, and a new upload (adding the path again) starts over.
@@ -301,7 +303,7 @@ export function expireUploads(db: Db, uploadTtlMs: number): number {
   const expired = expiredWaitingUploads(db, cutoff);
   if (expired.length === 0) return 0;
   const now = nowIso();
-  const error = { code: 'upload_expired', message: 'The upload URL expired before the bytes arrived; add the file again to get a new one.' };
+  const error = { code: 'upload_expired', message: UPLOAD_EXPIRED_MESSAGE };
   db.transaction(() => {
     for (const { version_id, file_rid } of expired) failWaitingUpload(db, version_id, file_rid, 'expired', error, now);
   }).immediate();

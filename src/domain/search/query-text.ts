@@ -15,8 +15,13 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 /** The most distinct words a query contributes; longer queries keep their first words. */
 export const MAX_QUERY_TERMS = 64;
 
+/** The words of a text as the keyword stage sees them: NFKC, lower case, runs of letters and digits. */
+export function wordsOf(text: string): string[] {
+  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
 export function queryTerms(query: string): string[] {
-  const words = (query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length <= 64);
+  const words = wordsOf(query).filter((w) => w.length <= 64);
   const unique = [...new Set(words)];
   const content = unique.filter((w) => !STOPWORDS.has(w));
   return (content.length > 0 ? content : unique).slice(0, MAX_QUERY_TERMS);

@@ -2,6 +2,7 @@
 // thousands of characters; a result list of a hundred of them would be mostly unread text.
 import { commonJsonPath, isWithinJsonPath, jsonPathSteps } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
+import { wordsOf } from './query-text.js';
 
 /** Evidence text longer than this is cut to the best-matching run of sentences. */
 export const MAX_EVIDENCE_CHARS = 480;
@@ -114,7 +115,7 @@ export function bestJsonSnippet(text: string, spans: readonly JsonSpan[], terms:
  * more), else 0. Exact words win, so a rare `marker337` picks its own value over `marker338`.
  */
 function termMatches(value: string, terms: readonly string[]): number[] {
-  const words = new Set(value.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const words = new Set(wordsOf(value));
   return terms.map((term) => {
     if (words.has(term)) return 2;
     if (term.length < 3) return 0;

@@ -25,7 +25,7 @@ import type { Services } from '../context.js';
 import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
 import { EVENT_TYPES } from '../events.js';
 import { audienceOfKey } from '../event-audience.js';
-import type { AuthenticatedKey } from '../keys.js';
+import { ALL_ACTIONS, type AuthenticatedKey } from '../keys.js';
 import { webhookConfig } from './config.js';
 import { wakeDispatcher } from './wake.js';
 import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
@@ -64,7 +64,7 @@ function isAdmin(key: AuthenticatedKey): boolean {
   if (key.scope.kind === 'cluster') return true;
   if (key.scope.kind !== 'namespace') return false;
   const actions = key.scope.actions;
-  return (['read', 'write', 'search', 'query'] as const).every((a) => actions.includes(a));
+  return ALL_ACTIONS.every((a) => actions.includes(a));
 }
 
 function visible(key: AuthenticatedKey, w: WebhookRow): boolean {
