@@ -10,6 +10,7 @@ import { registerOperatorCommands } from './groups/operator.js';
 import { registerResourceCommands } from './groups/resources.js';
 import { registerWorkflowCommands } from './groups/workflow.js';
 import { registerTuiCommand } from './groups/tui.js';
+import { registerMcpCommand } from './groups/mcp.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -183,6 +184,7 @@ export function buildProgram(): Command {
   registerResourceCommands(program, rules);
   registerWorkflowCommands(program);
   registerTuiCommand(program);
+  registerMcpCommand(program);
 
   return program;
 }

@@ -323,6 +323,8 @@ export const InfoResponse = z.object({
   generation: z.object({ provider: z.string(), model: z.string() }).nullable(),
   web_search: z.object({ enabled: z.boolean() }),
   limits: z.record(z.string(), z.number()),
+  /** The key of the request (decisions.md §3): its scope tells a client what it may do. */
+  key: z.lazy(() => KeySchema.omit({ secret: true })),
 });
 
 export const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });

@@ -37,6 +37,15 @@ export function presentKey(s: Services, row: KeyRow): KeyResource {
   return out;
 }
 
+/**
+ * The key a request was made with, as the Key resource shows it (no secret). GET /info returns it
+ * so that any key can learn its own scope and actions: a client (the MCP server) decides from it
+ * which operations to offer, without trying them. Not an administrative read: every key sees itself.
+ */
+export function presentCaller(s: Services, caller: AuthenticatedKey): KeyResource {
+  return presentKey(s, getKeyById(s.db, caller.id)!);
+}
+
 /** A key the caller may administer, or 404: one rule for get, list and revoke. */
 function canAdminister(caller: AuthenticatedKey, row: KeyRow): boolean {
   if (caller.scope.kind === 'cluster') return true;

@@ -17,7 +17,7 @@ import { route, type RouteDef } from './router.js';
 import type { JobRow } from '../store/jobs.js';
 import { Readable } from 'node:stream';
 import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
-import { createKey, listAdministeredKeys, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
+import { createKey, listAdministeredKeys, presentCaller, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
 import type { Reply } from './router.js';
 import { listEvents, streamEvents } from '../domain/events.js';
 
@@ -70,7 +70,9 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Cluster capabilities',
       permission: { kind: 'any_key' },
       responses: { 200: { description: 'info', schema: S.InfoResponse }, 401: err('unauthenticated') },
-      handler: ({ s }) => ({ status: 200, body: infoDocument(s) }),
+      // `key`: the calling key itself, a response field the versioning rules allow (retrieval-api.md
+      // "Versioning" 3); see docs/decisions.md §3.
+      handler: ({ s, key }) => ({ status: 200, body: { ...infoDocument(s), key: presentCaller(s, key) } }),
     }),
 
     // ------------------------------------------------------------ namespaces

@@ -1,0 +1,38 @@
+// `trove mcp`: an MCP server on stdio for agents, over the daemon's HTTP API with the key every
+// other command uses (--url/TROVE_URL, --key/TROVE_KEY, else the local daemon and its cluster key
+// file: connection.ts). stdout carries the protocol and nothing else; messages go to stderr.
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { httpCaller } from '../../mcp/caller.js';
+import { createMcpServer } from '../../mcp/server.js';
+import type { KeyInfo } from '../../mcp/tools.js';
+import { troveVersion } from '../../rpc/server.js';
+import { ApiClient, CliError, reportError } from '../client.js';
+import { resolveConnection, type GlobalOptions } from '../connection.js';
+
+export async function runMcp(globalOpts: GlobalOptions): Promise<number> {
+  // A stray console.log anywhere in the process would corrupt the JSON-RPC stream on stdout.
+  console.log = console.info = console.debug = console.error;
+  let key: KeyInfo;
+  let url: string;
+  try {
+    const connection = await resolveConnection(globalOpts);
+    url = connection.url;
+    // Checked once at start, with the CLI's own client so that a daemon that is down or a refused
+    // key is reported (and exits) exactly as for every other command. GET /info names the key,
+    // whose actions decide the tools offered (decisions.md §3).
+    const info = await new ApiClient(url, connection.key).request<{ key?: KeyInfo }>('GET', '/info');
+    if (!info.key) throw new CliError(`The daemon at ${url} does not name the calling key in GET /info: it is older than this CLI; update trove.`);
+    key = info.key;
+    const server = createMcpServer({ call: httpCaller(url, connection.key), key, version: troveVersion() });
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    await server.connect(transport);
+    process.stderr.write(`trove mcp: serving ${url} over stdio as key ${key.name} (${key.prefix})\n`);
+    // The host ends the session by closing stdin.
+    process.stdin.once('end', () => void server.close());
+    await closed;
+    return 0;
+  } catch (err) {
+    return reportError(err, false);
+  }
+}

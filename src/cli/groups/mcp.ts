@@ -1,0 +1,14 @@
+// `trove mcp`: commander wiring only; the work is in src/cli/commands/mcp.ts.
+import type { Command } from 'commander';
+import type { GlobalOptions } from '../connection.js';
+
+export function registerMcpCommand(program: Command): void {
+  program
+    .command('mcp')
+    .description('Serve MCP (Model Context Protocol) on stdio for an agent: search, answer, get, list_collections, status, and add_file for keys with write')
+    .action(async () => {
+      // Loaded only here: the MCP SDK is not needed by any other command.
+      const { runMcp } = await import('../commands/mcp.js');
+      process.exitCode = await runMcp(program.opts<GlobalOptions>());
+    });
+}

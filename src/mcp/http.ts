@@ -1,0 +1,102 @@
+// MCP's Streamable HTTP transport at `POST /mcp` on the daemon, in front of the app: the same keys
+// (Authorization: Bearer, or X-API-Key), checked before any MCP processing; a missing or bad key is
+// the contract's 401 envelope. Stateless: each POST gets its own server and transport (no
+// Mcp-Session-Id), and every tool call inside it is an in-process request to the app with the
+// caller's own credential headers, so it goes through the routes' permission checks and access
+// rules. Not a contract route, so not in /openapi.json; README.md ("Agents: MCP") documents it.
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Readable } from 'node:stream';
+import { TroveError } from '../contract/errors.js';
+import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
+import type { App } from '../http/app.js';
+import { commonHeaders, errorResponse, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
+import { appCaller } from './caller.js';
+import { createMcpServer } from './server.js';
+import type { KeyInfo } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * The largest body a tool call needs: one call carries one API request body, and the largest route
+ * limit is answer's (retrieval-api.md "Limits"). The route the call reaches still applies its own.
+ */
+export const MCP_BODY_LIMIT = ANSWER_BODY_LIMIT;
+
+export interface McpEndpointOptions {
+  version: string;
+}
+
+/** The app with `/mcp` served in front of it; every other path goes to the app unchanged. */
+export function withMcp(app: App, options: McpEndpointOptions): App {
+  return {
+    routes: app.routes,
+    handle: (req) => (pathOf(req.url) === MCP_PATH ? handleMcp(app, req, options) : app.handle(req)),
+  };
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions): Promise<AppResponse> {
+  const requestId = requestIdOf(req.headers);
+  // Stateless mode: no session to resume a stream on (GET) or to end (DELETE). The MCP transport
+  // spec lets a server answer both 405 ("does not offer an SSE stream", "does not allow clients to
+  // terminate sessions"), and the SDK's client takes a GET 405 as that.
+  if (req.method.toUpperCase() !== 'POST') {
+    return errorResponse(new TroveError('method_not_allowed', `${req.method} is not allowed on ${MCP_PATH}; MCP clients POST their messages here (stateless Streamable HTTP).`), requestId, { allow: 'POST' });
+  }
+  const credentials = { authorization: req.headers.authorization, 'x-api-key': req.headers['x-api-key'] };
+  const call = appCaller(app.handle, credentials);
+  // Authentication first, through the app itself: a missing, bad or revoked key gets the route's
+  // own 401 envelope (and a stopping daemon its 503) before the body is read. GET /info also names
+  // the key (decisions.md §3), whose scope decides the tools offered.
+  const info = await app.handle({ method: 'GET', url: '/info', headers: { ...credentials, 'x-request-id': requestId }, body: null });
+  if (info.status !== 200) return info;
+  const key = (JSON.parse(String(info.body)) as { key: KeyInfo }).key;
+
+  let body: Buffer;
+  try {
+    body = await readBody(req.body, MCP_BODY_LIMIT);
+  } catch (err) {
+    // As the Router does after a 413: the connection closes once the rest of the body is read.
+    if (err instanceof TroveError) return errorResponse(err, requestId, err.code === 'request_too_large' ? { connection: 'close' } : {});
+    throw err;
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, value);
+  const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
+
+  const server = createMcpServer({ call, key, version: options.version });
+  // JSON responses, not an SSE stream: a tool call's answer is one JSON-RPC response, and a plain
+  // body goes through the adapter's drain and shutdown like any other request.
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_BODY_LIMIT });
+  try {
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, name) => (out[name.toLowerCase()] = value));
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return { status: response.status, headers: { ...out, ...commonHeaders(requestId) }, body: bytes };
+  } finally {
+    await server.close();
+  }
+}
+
+async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer> {
+  const tooLarge = () => new TroveError('request_too_large', `The MCP message is larger than ${limit} bytes.`, { limit_bytes: limit });
+  if (body === null) return Buffer.alloc(0);
+  if (Buffer.isBuffer(body)) {
+    if (body.length > limit) throw tooLarge();
+    return body;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as Readable) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

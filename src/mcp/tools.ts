@@ -1,0 +1,559 @@
+// The MCP tools: each one is a few requests to the public HTTP API through an ApiCaller (caller.ts),
+// with the caller's own key, so that permissions and access rules are exactly the HTTP routes'
+// (retrieval-api.md "Authentication", "Principals"). A tool adds only what an agent needs on top:
+// a compact text rendering, the response as structuredContent, and hints for the next call.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ApiCaller, ApiResult } from './caller.js';
+import { errorResult, failureOf, ToolFailure } from './errors.js';
+
+export type Action = 'read' | 'write' | 'search' | 'query';
+
+/** The key a session runs with, as GET /info's `key` shows it (decisions.md §3). */
+export interface KeyInfo {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: { kind: 'cluster' } | { kind: 'namespace'; namespace: string; actions: Action[] } | { kind: 'collection'; namespace: string; collections: string[]; actions: Action[] };
+}
+
+export interface ToolContext {
+  call: ApiCaller;
+  key: KeyInfo;
+}
+
+/** "write includes read; search and query are independent" (retrieval-api.md, Key). */
+export function keyCan(key: KeyInfo, action: Action): boolean {
+  if (key.scope.kind === 'cluster') return true;
+  const { actions } = key.scope;
+  return actions.includes(action) || (action === 'read' && actions.includes('write'));
+}
+
+// ------------------------------------------------------------------------------------------ helpers
+
+const enc = encodeURIComponent;
+const collectionPath = (ns: string, col: string) => `/namespaces/${enc(ns)}/collections/${enc(col)}`;
+
+/** One API request; a non-2xx answer becomes the contract's error. */
+async function api<T = Record<string, unknown>>(ctx: ToolContext, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await ctx.call(method, path, body);
+  if (res.status < 200 || res.status > 299) throw failureOf(res);
+  return res.body as T;
+}
+
+/** Every item of a list route, following next_cursor up to `max` items (a bound, so one call stays small). */
+async function listAll<T>(ctx: ToolContext, path: string, max = 1000): Promise<{ items: T[]; complete: boolean }> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const q = new URLSearchParams({ limit: '100', ...(cursor ? { cursor } : {}) });
+    const page: { items: T[]; next_cursor: string | null } = await api(ctx, 'GET', `${path}?${q}`);
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  } while (cursor && items.length < max);
+  return { items, complete: cursor === null };
+}
+
+function ok(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/** Runs a tool body; whatever fails comes back as a tool error (errors.ts), never as a thrown error. */
+function guarded<A>(fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
+  return async (args) => {
+    try {
+      return await fn(args);
+    } catch (err) {
+      return errorResult(err);
+    }
+  };
+}
+
+/** Leaves out undefined fields: the API rejects unknown ones and needs nothing for defaults. */
+function defined(obj: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+interface Evidence {
+  kind: string;
+  text: string;
+  location?: Record<string, unknown> | null;
+}
+
+/** Where a piece of evidence is, in the words `get` takes. */
+function locationText(loc: Evidence['location']): string {
+  if (!loc) return '';
+  if (typeof loc.char_start === 'number') return `chars ${loc.char_start}-${String(loc.char_end)}`;
+  if (typeof loc.page === 'number') return `page ${loc.page}`;
+  if (typeof loc.json_path === 'string') return `json ${loc.json_path}`;
+  if (typeof loc.start_ms === 'number') return `${loc.start_ms}-${String(loc.end_ms)} ms`;
+  return JSON.stringify(loc);
+}
+
+function evidenceLines(evidence: Evidence[], max = 3): string[] {
+  const lines = evidence.slice(0, max).map((e) => {
+    const where = locationText(e.location);
+    return `   ${where ? `[${where}] ` : ''}${clip(e.text, 300)}`;
+  });
+  if (evidence.length > max) lines.push(`   (+${evidence.length - max} more evidence in structuredContent)`);
+  return lines;
+}
+
+// ------------------------------------------------------------------------------------------ schemas
+
+const Namespace = z.string().min(1).describe('Namespace name or ns_ ID (list_collections shows the ones this key can see).');
+const Collection = z.string().min(1).describe('Collection name or col_ ID within the namespace.');
+const Filter = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'Filter clause (selects data, never grants access). Exactly one of {field, op, value}, {and: [clause, ...]}, {or: [clause, ...]}, {not: clause}. ' +
+      'field: path, content_type, bytes, created_at, updated_at, status or metadata.<key>; op: eq, neq, gt, gte, lt, lte, prefix, in. ' +
+      'Example: {"field": "path", "op": "prefix", "value": "/docs/"}.',
+  );
+const Principals = z
+  .array(z.string())
+  .describe('The end user\'s principals (user or group IDs). Required when the collection has access_control "enforced", not allowed when it is "off"; results are limited to files whose access rules list one of them.');
+
+// ------------------------------------------------------------------------------------------ tools
+
+/** Registers every tool this key may use; `add_file` only for a key with `write`. */
+export function registerTools(server: McpServer, ctx: ToolContext): void {
+  registerSearch(server, ctx);
+  registerAnswer(server, ctx);
+  registerGet(server, ctx);
+  registerListCollections(server, ctx);
+  registerStatus(server, ctx);
+  if (keyCan(ctx.key, 'write')) registerAddFile(server, ctx);
+}
+
+function registerSearch(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'search',
+    {
+      title: 'Search a trove collection',
+      description:
+        'Search one collection for files or passages that match a query; it returns ranked results with source evidence and never generates text. ' +
+        'Use it first to find where something is written. Each result has the file path, file_id, score and evidence: quoted text with its location ' +
+        '(chars start-end in the extracted text, a page, a JSON path or a time span). To read around a hit, call `get` with the path and ' +
+        'start_char/end_char (or start_line/end_line). mode "semantic" (the API default, when the collection has it) matches meaning, "keyword" matches words; ' +
+        'result_unit "passage" returns one result per passage instead of per file. More results: pass next_cursor back as cursor with the same arguments. ' +
+        'Needs a key with the search action.',
+      inputSchema: {
+        namespace: Namespace,
+        collection: Collection,
+        query: z.string().min(1).max(32000).describe('What to look for: words, a phrase or a question (1-32,000 characters).'),
+        mode: z.enum(['keyword', 'semantic']).optional().describe('Retrieval mode; default semantic. The collection must have it enabled (see status).'),
+        interpretation: z.enum(['literal', 'natural_language']).optional().describe('natural_language derives search text and filters from a sentence; default literal.'),
+        result_unit: z.enum(['file', 'passage']).optional().describe('file (default) groups evidence by file; passage returns each passage as a result.'),
+        limit: z.number().int().min(1).max(100).optional().describe('Results per page, 1-100; default 10.'),
+        filter: Filter.optional(),
+        principals: Principals.optional(),
+        sort: z
+          .array(z.object({ field: z.enum(['score', 'path', 'content_type', 'bytes', 'created_at', 'updated_at']), order: z.enum(['asc', 'desc']) }))
+          .max(4)
+          .optional()
+          .describe('Order within the page only; the relevance rank is unchanged.'),
+        cursor: z.string().optional().describe('next_cursor of a previous search with the same arguments, for the next page.'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(async ({ namespace, collection, ...rest }) => {
+      const res = await api<SearchResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:search`, defined(rest));
+      return ok(renderSearch(namespace, collection, rest.query, res), res as unknown as Record<string, unknown>);
+    }),
+  );
+}
+
+interface SearchResponse {
+  request_id: string;
+  execution?: { mode: string };
+  results: { file_id: string; path: string; content_type: string; rank: number; score: number; matched_by: string[]; evidence: Evidence[] }[];
+  warnings: { code: string; message: string }[];
+  next_cursor: string | null;
+}
+
+function renderSearch(ns: string, col: string, query: string, res: SearchResponse): string {
+  const out: string[] = [];
+  const mode = res.execution?.mode ? ` (${res.execution.mode})` : '';
+  out.push(res.results.length === 0 ? `No results for ${JSON.stringify(query)} in ${ns}/${col}${mode}.` : `${res.results.length} result(s) for ${JSON.stringify(query)} in ${ns}/${col}${mode}:`);
+  for (const r of res.results) {
+    out.push(`${r.rank}. ${r.path}  score ${r.score.toFixed(4)}  ${r.file_id}  ${r.content_type}  matched by ${r.matched_by.join('+')}`);
+    out.push(...evidenceLines(r.evidence));
+  }
+  for (const w of res.warnings) out.push(`warning ${w.code}: ${w.message}`);
+  if (res.next_cursor) out.push(`More results: call search again with the same arguments and cursor "${res.next_cursor}".`);
+  if (res.results.length > 0) out.push('Read around a hit: get {namespace, collection, file: <path or file_id>, start_char, end_char} (or start_line/end_line).');
+  return out.join('\n');
+}
+
+function registerAnswer(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'answer',
+    {
+      title: 'Answer a question from a trove collection',
+      description:
+        'Answer a question from the files of one collection: generated text with citation markers such as [[SRC:0001]], and a sources map whose keys ' +
+        '(SRC:0001) give each cited file\'s path, file_id, score and the evidence used. Use it when you want a synthesized answer; use `search` when you ' +
+        'want to find and read the files yourself. To check a claim, call `get` on a source\'s path around its evidence location. Needs a key with the query action.',
+      inputSchema: {
+        namespace: Namespace,
+        collection: Collection,
+        query: z.string().min(1).max(32000).describe('The question.'),
+        mode: z.enum(['standard', 'ultra']).optional().describe('standard (default) or ultra (reads more, slower).'),
+        history: z
+          .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string().max(32000) }))
+          .max(32)
+          .optional()
+          .describe('Earlier turns of the conversation, oldest first (the service stores none).'),
+        filter: Filter.optional(),
+        principals: Principals.optional(),
+        return_sources: z.boolean().optional().describe('Default true; false leaves out the sources map.'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(async ({ namespace, collection, ...rest }) => {
+      const res = await api<AnswerResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:answer`, defined(rest));
+      return ok(renderAnswer(res), res as unknown as Record<string, unknown>);
+    }),
+  );
+}
+
+interface AnswerResponse {
+  answer: string;
+  request_id: string;
+  sources?: Record<string, { file_id: string; path: string; score: number; is_cited: boolean; evidence: Evidence[] }>;
+}
+
+function renderAnswer(res: AnswerResponse): string {
+  const out = [res.answer];
+  const sources = Object.entries(res.sources ?? {});
+  if (sources.length > 0) {
+    out.push('', 'Sources (marker [[SRC:n]] in the answer = key SRC:n):');
+    for (const [marker, s] of sources) {
+      out.push(`${marker}${s.is_cited ? '' : ' (not cited)'}: ${s.path}  ${s.file_id}  score ${s.score.toFixed(4)}`);
+      out.push(...evidenceLines(s.evidence, 2));
+    }
+  }
+  return out.join('\n');
+}
+
+/** Content types whose bytes are not the text trove indexes (it extracts text from them). */
+function isBinaryType(contentType: string): boolean {
+  const t = contentType.split(';')[0]!.trim().toLowerCase();
+  return t === 'application/pdf' || t.startsWith('image/') || t.startsWith('audio/') || t.startsWith('video/') || t.startsWith('application/vnd.openxmlformats') || t === 'application/octet-stream';
+}
+
+/**
+ * The file's bytes as the text its evidence offsets count in: decoded, without a BOM, and with line
+ * ends as \n, as trove's text extraction reads it (src/domain/ingest/extract.ts), so that
+ * `char_start`/`char_end` from search point at the same characters here. Null when it is not text.
+ */
+function textOf(bytes: Buffer): string | null {
+  let text: string;
+  try {
+    if (bytes[0] === 0xff && bytes[1] === 0xfe) text = new TextDecoder('utf-16le', { fatal: true }).decode(bytes);
+    else if (bytes[0] === 0xfe && bytes[1] === 0xff) text = new TextDecoder('utf-16be', { fatal: true }).decode(bytes);
+    else text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+  if (text.includes('\0')) return null;
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+}
+
+export const GET_DEFAULT_MAX_CHARS = 20_000;
+const GET_MAX_CHARS = 200_000;
+
+function registerGet(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'get',
+    {
+      title: 'Read a file of a trove collection',
+      description:
+        'Read a file\'s text, whole or a range, by its path (e.g. "/docs/intro.md") or file_id (fil_...). Use it after `search` or `answer` to read around ' +
+        'a hit: start_char/end_char take the char offsets of evidence locations directly; start_line/end_line take 1-based line numbers (inclusive). ' +
+        'The result says which lines and chars it returned and the file\'s total length; output is capped at max_chars ' +
+        `(default ${GET_DEFAULT_MAX_CHARS}), and when more is left the result says the exact arguments to read on. Only text files can be read this way ` +
+        '(PDF, Office and image files: use search evidence). Needs a key with the read action.',
+      inputSchema: {
+        namespace: Namespace,
+        collection: Collection,
+        file: z.string().min(1).describe('The file\'s path (starting with /) or its fil_ ID, as search results give them.'),
+        start_line: z.number().int().min(1).optional().describe('First line to return, 1-based.'),
+        end_line: z.number().int().min(1).optional().describe('Last line to return, inclusive.'),
+        start_char: z.number().int().min(0).optional().describe('First character to return, 0-based (an evidence char_start).'),
+        end_char: z.number().int().min(0).optional().describe('End of the range, exclusive (an evidence char_end).'),
+        max_chars: z.number().int().min(1).max(GET_MAX_CHARS).optional().describe(`Cap on the text returned; default ${GET_DEFAULT_MAX_CHARS}.`),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(async (args) => {
+      const byLines = args.start_line !== undefined || args.end_line !== undefined;
+      const byChars = args.start_char !== undefined || args.end_char !== undefined;
+      if (byLines && byChars) throw ToolFailure.invalid('Give a range of lines (start_line/end_line) or of chars (start_char/end_char), not both.');
+      if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) throw ToolFailure.invalid('end_line is before start_line.');
+      if (args.start_char !== undefined && args.end_char !== undefined && args.end_char < args.start_char) throw ToolFailure.invalid('end_char is before start_char.');
+      if (!args.file.startsWith('/') && !args.file.startsWith('fil_')) throw ToolFailure.invalid(`'${args.file}' is neither a path (starting with /) nor a fil_ ID.`);
+
+      const base = `${collectionPath(args.namespace, args.collection)}/files/${enc(args.file)}`;
+      const file = await api<{ id: string; path: string; status: string; source: { content_type: string } }>(ctx, 'GET', base);
+      const contentType = file.source.content_type;
+      if (isBinaryType(contentType)) {
+        throw ToolFailure.invalid(
+          `${file.path} is ${contentType}, not a text file: its text is what trove extracted, which is read through search evidence. ` +
+            `Call search with filter {"field": "path", "op": "eq", "value": ${JSON.stringify(file.path)}} and result_unit "passage".`,
+          { content_type: contentType },
+        );
+      }
+      // The content route gives a short-lived signed URL (retrieval-api.md, File content response);
+      // it is fetched through the same caller, relative to the API's base, so a TROVE_URL behind a
+      // proxy or a daemon on another interface works as every other call does.
+      const content = await api<{ url: string }>(ctx, 'GET', `${base}/content`);
+      const signed = new URL(content.url);
+      const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search);
+      if (download.status !== 200) throw failureOf(download);
+      const bytes = Buffer.isBuffer(download.body) ? download.body : Buffer.from(typeof download.body === 'string' ? download.body : JSON.stringify(download.body));
+      const text = textOf(bytes);
+      if (text === null) throw ToolFailure.invalid(`${file.path} (${contentType}) is not valid text (binary bytes); read it through search evidence instead.`, { content_type: contentType });
+      return ok(...renderRange(file, text, args));
+    }),
+  );
+}
+
+interface RangeArgs {
+  start_line?: number | undefined;
+  end_line?: number | undefined;
+  start_char?: number | undefined;
+  end_char?: number | undefined;
+  max_chars?: number | undefined;
+}
+
+/** Offsets at which each line starts (line n, 1-based, starts at starts[n-1]). */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1 && i + 1 < text.length; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+function lineAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+export function renderRange(file: { id: string; path: string; source: { content_type: string } }, text: string, args: RangeArgs): [string, Record<string, unknown>] {
+  const max = args.max_chars ?? GET_DEFAULT_MAX_CHARS;
+  const starts = lineStarts(text);
+  const totalLines = text.length === 0 ? 0 : starts.length;
+  const byLines = args.start_line !== undefined || args.end_line !== undefined;
+  let from: number;
+  let to: number;
+  if (byLines) {
+    const first = args.start_line ?? 1;
+    if (first > Math.max(totalLines, 1)) throw ToolFailure.invalid(`start_line ${first} is past the end: ${file.path} has ${totalLines} line(s).`, { total_lines: totalLines });
+    const last = Math.min(args.end_line ?? totalLines, totalLines);
+    from = starts[first - 1] ?? 0;
+    to = last >= totalLines ? text.length : starts[last]!;
+  } else {
+    from = Math.min(args.start_char ?? 0, text.length);
+    to = Math.min(args.end_char ?? text.length, text.length);
+    if (args.start_char !== undefined && args.start_char > text.length) throw ToolFailure.invalid(`start_char ${args.start_char} is past the end: ${file.path} has ${text.length} chars.`, { total_chars: text.length });
+  }
+  let truncated = false;
+  if (to - from > max) {
+    truncated = true;
+    let cut = from + max;
+    // A line range is cut at a line end, when one is in reach, so that the next call starts on a whole line.
+    if (byLines) {
+      const nl = text.lastIndexOf('\n', cut - 1);
+      if (nl >= from) cut = nl + 1;
+    }
+    to = cut;
+  }
+  const slice = text.slice(from, to);
+  const firstLine = totalLines === 0 ? 0 : lineAt(starts, from);
+  const lastLine = totalLines === 0 ? 0 : lineAt(starts, Math.max(from, to - 1));
+  const whole = from === 0 && to === text.length;
+  const range = { start_line: firstLine, end_line: lastLine, start_char: from, end_char: to };
+  const next = truncated ? (byLines ? { start_line: lastLine + 1, ...(args.end_line !== undefined ? { end_line: args.end_line } : {}) } : { start_char: to, ...(args.end_char !== undefined ? { end_char: args.end_char } : {}) }) : null;
+  const head = whole
+    ? `${file.path} (${file.id}, ${file.source.content_type}): the whole file, ${totalLines} line(s), ${text.length} chars.`
+    : `${file.path} (${file.id}, ${file.source.content_type}): lines ${firstLine}-${lastLine} (chars ${from}-${to}) of ${totalLines} line(s), ${text.length} chars.`;
+  const lines = [head, '', slice];
+  if (truncated) lines.push('', `[Cut at max_chars=${max}. To read on, call get with the same file and ${JSON.stringify(next)}${max < GET_MAX_CHARS ? `, or a larger max_chars (up to ${GET_MAX_CHARS})` : ''}.]`);
+  const structured = {
+    file_id: file.id,
+    path: file.path,
+    content_type: file.source.content_type,
+    text: slice,
+    range,
+    total_chars: text.length,
+    total_lines: totalLines,
+    truncated,
+    next,
+  };
+  return [lines.join('\n'), structured];
+}
+
+interface CollectionItem {
+  id: string;
+  name: string;
+  namespace: string;
+  status: string;
+  access_control: string;
+  processing: Record<string, unknown>;
+  file_counts: { pending: number; indexing: number; ready: number; failed: number };
+}
+
+function registerListCollections(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'list_collections',
+    {
+      title: 'List the namespaces and collections this key can see',
+      description:
+        'List the namespaces and collections this key can reach, with each collection\'s status, file counts, access_control (when "enforced", search and ' +
+        'answer need principals) and which search modes it has. Use it first when you do not know which namespace/collection to search. ' +
+        'Listing collections needs the read action; without it, the collections named in the key\'s own scope are shown.',
+      inputSchema: { namespace: Namespace.optional().describe('Only this namespace (name or ns_ ID).') },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(async ({ namespace }) => {
+      const namespaces = namespace ? [await api<{ id: string; name: string }>(ctx, 'GET', `/namespaces/${enc(namespace)}`)] : (await listAll<{ id: string; name: string }>(ctx, '/namespaces')).items;
+      const out: string[] = [];
+      const structured: { namespaces: { name: string; id: string; collections: unknown[]; note?: string }[] } = { namespaces: [] };
+      for (const ns of namespaces) {
+        const entry: { name: string; id: string; collections: unknown[]; note?: string } = { name: ns.name, id: ns.id, collections: [] };
+        structured.namespaces.push(entry);
+        out.push(`${ns.name} (${ns.id})`);
+        if (keyCan(ctx.key, 'read')) {
+          const { items, complete } = await listAll<CollectionItem>(ctx, `/namespaces/${enc(ns.id)}/collections`);
+          for (const c of items) {
+            const modes = ['keyword', 'semantic'].filter((m) => c.processing[m] !== false);
+            const n = c.file_counts;
+            entry.collections.push({ name: c.name, id: c.id, status: c.status, access_control: c.access_control, search_modes: modes, file_counts: n });
+            out.push(
+              `  ${c.name} (${c.id})  ${c.status}  files: ${n.ready} ready, ${n.pending + n.indexing} indexing, ${n.failed} failed  modes: ${modes.join(', ')}${c.access_control === 'enforced' ? '  access rules enforced: pass principals' : ''}`,
+            );
+          }
+          if (items.length === 0) out.push('  (no collections)');
+          if (!complete) out.push('  (more collections than shown)');
+        } else {
+          // Without read the collection list is 403; a collection key still knows its own collections.
+          const named = ctx.key.scope.kind === 'collection' ? ctx.key.scope.collections : [];
+          entry.collections = named.map((name) => ({ name }));
+          entry.note = 'This key lacks the read action: details are not available.';
+          out.push(named.length > 0 ? `  ${named.join(', ')}  (this key lacks read: no details)` : '  (this key lacks read and cannot list collections; ask which collection to use)');
+        }
+      }
+      if (namespaces.length === 0) out.push('This key can see no namespace.');
+      return ok(out.join('\n'), structured);
+    }),
+  );
+}
+
+function registerStatus(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'status',
+    {
+      title: 'Service and collection status',
+      description:
+        'Check that trove is up and what this key may do: the API version, search modes, embedding and generation models, the key\'s scope and actions, ' +
+        'and which tools they allow. With namespace and collection, also that collection\'s status (empty, indexing, ready, degraded, failed), file counts ' +
+        'by status and settings. Use it when a search returns nothing unexpectedly or fails with collection_not_ready.',
+      inputSchema: {
+        namespace: Namespace.optional(),
+        collection: Collection.optional().describe('With namespace: report this collection (needs the read action).'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(async ({ namespace, collection }) => {
+      if ((namespace === undefined) !== (collection === undefined)) throw ToolFailure.invalid('Give both namespace and collection, or neither.');
+      const health = await ctx.call('GET', '/health');
+      const info = await api<{ api_version: string; search_modes: string[]; embedding: { model: string } | null; generation: { provider: string; model: string } | null; key: KeyInfo }>(ctx, 'GET', '/info');
+      const key = info.key ?? ctx.key;
+      const actions = key.scope.kind === 'cluster' ? ['read', 'write', 'search', 'query'] : key.scope.actions;
+      const tools = ['status', ...(keyCan(key, 'search') ? ['search'] : []), ...(keyCan(key, 'query') ? ['answer'] : []), ...(keyCan(key, 'read') ? ['get', 'list_collections (with details)'] : ['list_collections']), ...(keyCan(key, 'write') ? ['add_file'] : [])];
+      const scope = key.scope.kind === 'cluster' ? 'cluster (everything)' : key.scope.kind === 'namespace' ? `namespace ${key.scope.namespace}` : `collections ${key.scope.collections.join(', ')} of namespace ${key.scope.namespace}`;
+      const out = [
+        `trove is ${health.status === 200 ? 'up' : `answering health with HTTP ${health.status}`}; API version ${info.api_version}; search modes ${info.search_modes.join(', ')}.`,
+        `Embedding model: ${info.embedding?.model ?? 'none'}; generation: ${info.generation ? `${info.generation.provider}/${info.generation.model}` : 'none'}.`,
+        `Key ${key.name} (${key.prefix}): ${scope}; actions ${actions.join(', ')}. Tools it can use: ${tools.join(', ')}.`,
+      ];
+      const structured: Record<string, unknown> = { healthy: health.status === 200, info };
+      if (namespace !== undefined && collection !== undefined) {
+        const c = await api<CollectionItem & { index_generation: string | null; updated_at: string }>(ctx, 'GET', collectionPath(namespace, collection));
+        const n = c.file_counts;
+        out.push(
+          `Collection ${c.namespace}/${c.name} (${c.id}): ${c.status}; files ${n.ready} ready, ${n.pending} pending, ${n.indexing} indexing, ${n.failed} failed; ` +
+            `access_control ${c.access_control}; processing ${JSON.stringify(c.processing)}.`,
+        );
+        structured.collection = c;
+      }
+      return ok(out.join('\n'), structured);
+    }),
+  );
+}
+
+/** How long add_file waits for indexing before it answers with the job to follow. */
+const ADD_WAIT_MS = 60_000;
+const TERMINAL_JOB = new Set(['succeeded', 'failed', 'canceled']);
+
+function registerAddFile(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'add_file',
+    {
+      title: 'Add a file to a trove collection',
+      description:
+        'Add a file to a collection, or replace the file at that path, from inline text or from a URI (file://, http://, https://; the daemon fetches it, ' +
+        'and file:// only under folders its operator allowed). By default it waits until the file is indexed (up to 60 s) and says whether it became ' +
+        'ready or failed and why; with wait false it returns at once with the job to check later (status tool, or search once the file is ready). ' +
+        'Only offered to keys with the write action.',
+      inputSchema: {
+        namespace: Namespace,
+        collection: Collection,
+        path: z.string().min(1).describe('The file\'s path in the collection, starting with / (e.g. "/notes/meeting.md"). An existing file there is replaced.'),
+        text: z.string().optional().describe('The file\'s content as text. Give text or uri, not both.'),
+        uri: z.string().optional().describe('Where the daemon fetches the bytes: file://, http:// or https://.'),
+        content_type: z.string().optional().describe('MIME type, e.g. text/markdown; default text/plain for text, detected for a URI.'),
+        metadata: z.record(z.string(), z.unknown()).optional().describe('JSON metadata, filterable in search as metadata.<key>.'),
+        wait: z.boolean().optional().describe('Wait for indexing to finish (default true).'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+    },
+    guarded(async (args) => {
+      if ((args.text === undefined) === (args.uri === undefined)) throw ToolFailure.invalid('Give exactly one of text (inline content) and uri.');
+      const source = args.text !== undefined ? defined({ type: 'inline', text: args.text, content_type: args.content_type }) : defined({ type: 'uri', uri: args.uri, content_type: args.content_type });
+      const base = collectionPath(args.namespace, args.collection);
+      const added = await api<{ file: { id: string; path: string; status: string }; job: { id: string; status: string } }>(ctx, 'POST', `${base}/files`, defined({ path: args.path, source, metadata: args.metadata }));
+      let job = added.job;
+      if (args.wait !== false) {
+        const deadline = Date.now() + ADD_WAIT_MS;
+        let delay = 50;
+        while (!TERMINAL_JOB.has(job.status) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          delay = Math.min(delay * 2, 1000);
+          job = await api(ctx, 'GET', `/jobs/${enc(job.id)}`);
+        }
+      }
+      const file = args.wait === false ? added.file : await api<{ id: string; path: string; status: string; error?: { code: string; message: string } }>(ctx, 'GET', `${base}/files/${enc(added.file.id)}`);
+      const lines = [`${file.path} (${file.id}) added to ${args.namespace}/${args.collection}: file ${file.status}, job ${job.id} ${job.status}.`];
+      const error = (file as { error?: { code: string; message: string } }).error;
+      if (error) lines.push(`Indexing failed: ${error.code}: ${error.message}`);
+      else if (file.status === 'ready') lines.push('It is searchable now.');
+      else lines.push('Indexing is still running: check with status, or search in a moment.');
+      return ok(lines.join('\n'), { file, job });
+    }),
+  );
+}
