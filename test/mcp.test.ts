@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
+import { MCP_BODY_LIMIT } from '../src/mcp/http.js';
 import { apiOf, BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -147,6 +148,13 @@ t.test('HTTP: access rules filter results by principals; add_file indexes', asyn
   t.equal(errorCode(bothOrNone), 'invalid_request', 'text or uri is required');
 });
 
+t.test('GET /info names the calling key, without its secret (how a session picks its tools)', async (t) => {
+  const res = await fetch(`${daemon.url}/info`, { headers: { authorization: `Bearer ${keys.reader}` } });
+  const info = (await res.json()) as { key: Record<string, unknown> };
+  t.match(info.key, { id: /^key_/, name: 'reader', prefix: String, scope: { kind: 'collection', namespace: 'demo', collections: ['notes'], actions: ['read', 'search'] } });
+  t.notOk('secret' in info.key, 'never the secret');
+});
+
 t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
   const post = (headers: Record<string, string>) =>
@@ -159,6 +167,13 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   const okRes = await post({ authorization: `Bearer ${keys.reader}` });
   t.equal(okRes.status, 200);
   t.match(await okRes.json(), { jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'trove' } } });
+  const oversized = await fetch(`${daemon.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keys.reader}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ ...init, params: { ...init.params, pad: 'x'.repeat(MCP_BODY_LIMIT) } }),
+  });
+  t.equal(oversized.status, 413, 'a message over the body limit');
+  t.match(await oversized.json(), { error: { code: 'request_too_large', details: { limit_bytes: MCP_BODY_LIMIT } } });
   const get = await fetch(`${daemon.url}/mcp`, { headers: { authorization: `Bearer ${keys.reader}`, accept: 'text/event-stream' } });
   t.equal(get.status, 405, 'stateless: no standalone SSE stream');
   t.equal(get.headers.get('allow'), 'POST');
