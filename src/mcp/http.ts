@@ -4,14 +4,12 @@
 // Mcp-Session-Id), and every tool call inside it is an in-process request to the app with the
 // caller's own credential headers, so it goes through the routes' permission checks and access
 // rules. Not a contract route, so not in /openapi.json; README.md ("Agents: MCP") documents it.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Readable } from 'node:stream';
 import { TroveError } from '../contract/errors.js';
 import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
 import type { App } from '../http/app.js';
 import { commonHeaders, errorResponse, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
 import { appCaller } from './caller.js';
-import { createMcpServer } from './server.js';
 import type { KeyInfo } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -68,6 +66,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, value);
   const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
 
+  const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcp();
   const server = createMcpServer({ call, key, version: options.version });
   // JSON responses, not an SSE stream: a tool call's answer is one JSON-RPC response, and a plain
   // body goes through the adapter's drain and shutdown like any other request.
@@ -82,6 +81,22 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The SDK and the tools load on the first /mcp request, not at daemon start: importing them costs
+ * 0.3-0.5 s of start-up (measured on the 2-core dev machine) that a daemon serving only the HTTP
+ * API, as every test fixture does, would pay for nothing.
+ */
+let mcpModules: Promise<{
+  createMcpServer: typeof import('./server.js').createMcpServer;
+  WebStandardStreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
+}> | undefined;
+function loadMcp() {
+  return (mcpModules ??= Promise.all([import('./server.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([server, transport]) => ({
+    createMcpServer: server.createMcpServer,
+    WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
+  })));
 }
 
 async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer> {
