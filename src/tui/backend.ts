@@ -75,7 +75,7 @@ export interface BackendOptions {
 const DEFAULT_RETRY_DELAYS_MS = [500, 1000, 2000, 5000, 10_000];
 
 export function createBackend(conn: Connection, dataDir: string, options: BackendOptions = {}): TuiBackend {
-  const api = new ApiClient(conn.url, conn.key);
+  const api = ApiClient.of(conn);
   const colPath = (ref: CollectionRef) => collectionPath(ref.namespace, ref.collection);
 
   const sseSource = (note?: string): EventSource => ({
