@@ -63,6 +63,12 @@ export function resolveTarget(input: TargetInput, saved: CliConfig, example: Usa
   return { namespace, collection };
 }
 
+/** The saved namespace and collection alone (the TUI opens on them), or null when no collection is saved. */
+export function savedTarget(saved: CliConfig): Target | null {
+  const collection = savedString(saved.collection);
+  return collection === undefined ? null : { namespace: savedString(saved.namespace) ?? DEFAULT_NAMESPACE, collection };
+}
+
 /**
  * `trove search [collection] <query>`: one argument is the query (the collection comes from flags or
  * the saved defaults), two are the collection and the query.
