@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../src/http/server.js';
 import { createOperatorRouter } from '../src/rpc/router.js';
 import { startOperatorServer, troveVersion, type OperatorServer } from '../src/rpc/server.js';
+import { removeListeningRecord, writeListeningRecord } from './listening.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface DaemonOptions extends RuntimeOptions {
@@ -95,6 +96,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         // stops accepting and gives requests in flight the drain, after which what still runs is
         // abandoned and answered 503; then the workers stop and the store closes.
         runtime.stopServing();
+        // The CLI stops sending here at once (daemon/listening.ts).
+        removeListeningRecord(runtime.dataDir);
         await operator?.close();
         await http.shutdown({ drainMs: drainSeconds * 1000, onDrainOver: () => runtime.abandonRequests() });
         await runtime.close();
@@ -124,5 +127,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }
     daemon.operatorSocket = operator.socketPath;
   }
+  // Last, so a record never names a daemon that is not answering yet. An ephemeral daemon writes it
+  // in its own temporary data dir, so it never hides the default data dir's daemon from the CLI.
+  writeListeningRecord(runtime.dataDir, { url, pid: process.pid, started_at: new Date().toISOString() });
   return daemon;
 }

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import { defaultDataDir } from './paths.js';
+import { readListeningRecord } from './listening.js';
 import { tightenDataDir } from './private.js';
 
 export { defaultDataDir };
@@ -105,7 +106,10 @@ function acquireLock(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lockFile, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-        throw new DataDirLockedError(`Another trove daemon (pid ${pid}) is already using the data dir ${dataDir}. Stop it first, or start this one with --data-dir <another dir>.`);
+        // Saying where it listens answers the usual question behind a second start ("is it up, and where?").
+        const record = readListeningRecord(dataDir);
+        const where = record?.pid === pid ? `, listening on ${record.url}` : '';
+        throw new DataDirLockedError(`Another trove daemon (pid ${pid}${where}) is already using the data dir ${dataDir}. Stop it first, or start this one with --data-dir <another dir>.`);
       }
       rmSync(lockFile, { force: true });
     }

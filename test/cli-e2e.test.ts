@@ -57,7 +57,9 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     return ((await res.json()) as { items: FileItem[] }).items.sort((a, b) => a.path.localeCompare(b.path));
   };
   const search = async (t: TestContext, query: string) => {
-    const run = await runCli([...conn, 'search', 'notes', query, '-n', 'demo', '--json']);
+    // Keyword chosen by name: these checks are about which words a file holds (no mode would mean
+    // the API's default, semantic, which always ranks the nearest files).
+    const run = await runCli([...conn, 'search', 'notes', query, '-n', 'demo', '--mode', 'keyword', '--json']);
     t.equal(run.code, 0, `search "${query}" exits 0 (${run.stderr})`);
     return parseJson<SearchBody>(run);
   };

@@ -128,7 +128,8 @@ class FakeBackend implements TuiBackend {
   async search(_ref: CollectionRef, request: SearchRequest) {
     this.calls.search.push(request);
     this.fail('search');
-    return this.searchResponse;
+    // As the API does: the mode asked for, or its default (semantic, on a collection that has it).
+    return { ...this.searchResponse, execution: { mode: request.mode ?? 'semantic' } };
   }
   async getFile(_ref: CollectionRef, fileId: string) {
     this.calls.getFile.push(fileId);
@@ -185,8 +186,8 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 3000): Pr
   }
 }
 
-async function start(backend: FakeBackend, size?: { columns: number; rows: number }) {
-  const instance = render(<App backend={backend} refetchDelayMs={20} />);
+async function start(backend: FakeBackend, size?: { columns: number; rows: number }, initial?: CollectionRef) {
+  const instance = render(<App backend={backend} refetchDelayMs={20} {...(initial ? { initial } : {})} />);
   if (size) {
     // The test terminal is 100 columns with no rows: resize it the way a real one announces it.
     Object.defineProperty(instance.stdout, 'columns', { get: () => size.columns });
@@ -297,27 +298,32 @@ t.test('search: type a query, see results with the terms highlighted, open detai
   await ui.until('Query › cats purr');
   await ui.press(KEYS.enter);
   await ui.until('/animals/cats.md');
-  t.same(backend.calls.search, [{ query: 'cats purr', mode: 'keyword', unit: 'file', limit: 20 }], 'a keyword search for whole files');
+  // No mode until Tab chooses one: the API's default applies, as in the CLI.
+  t.same(backend.calls.search, [{ query: 'cats purr', mode: undefined, unit: 'file', limit: 20 }], 'a search in the default mode for whole files');
+  t.notOk('mode' in backend.calls.search[0]! && backend.calls.search[0]!.mode !== undefined, 'no mode is sent');
   const text = ui.frame();
   t.match(text, /1\.\s+\/animals\/cats\.md\s+2\.50/, 'rank, path and score');
   t.match(text, /2\.\s+\/animals\/dogs\.md\s+0\.750/, 'the second result');
   t.match(text, /chars 0-58\s+Cats purr when content/, 'the evidence with its location');
-  t.match(text, /2 results for “cats purr” \(keyword, file\)/);
+  t.match(text, /2 results for “cats purr” \(semantic, file\)/, 'the mode the API says it used');
   // Each marked word is wrapped in bold (1) and yellow (33) codes; words that are not terms are not.
   const raw = ui.raw();
   for (const word of ['Cats', 'purr', 'purring']) t.match(raw, new RegExp(`(\\u001B\\[(1|33)m){2}${word}\\u001B\\[`), `"${word}" is highlighted`);
   t.notMatch(raw, /(\u001B\[(1|33)m){2}content/, '"content" is not');
 
-  // Tab switches the mode and searches again; Shift-Tab the unit.
+  // Tab switches to the other mode than the one used and searches again; Shift-Tab the unit.
   await ui.press(KEYS.tab);
-  await ui.until('(semantic, file)');
+  await ui.until('(keyword, file)');
   await ui.press(KEYS.shiftTab);
+  await ui.until('(keyword, passage)');
+  await ui.press(KEYS.tab);
   await ui.until('(semantic, passage)');
   t.same(
     backend.calls.search.map((s) => [s.mode, s.unit]),
     [
+      [undefined, 'file'],
       ['keyword', 'file'],
-      ['semantic', 'file'],
+      ['keyword', 'passage'],
       ['semantic', 'passage'],
     ],
   );
@@ -543,7 +549,7 @@ t.test('no results, and warnings, are said in the summary line', async (t) => {
   t.teardown(() => ui.instance.unmount());
   await ui.until('notes');
   await ui.press(KEYS.enter, 'zebra', KEYS.enter);
-  await ui.until('No results for “zebra” (keyword, file) · indexing_in_progress');
+  await ui.until('No results for “zebra” (semantic, file) · indexing_in_progress');
   // With nothing to move to, the query keeps the keys.
   await ui.press(KEYS.down, 's');
   await ui.until('Query › zebras');
@@ -564,4 +570,22 @@ t.test('a stream that connects after the first load makes the view read the list
   t.equal(backend.calls.listNamespaces, 2);
   await delay(100);
   t.equal(backend.calls.listNamespaces, 2, 'and only once');
+});
+
+t.test('with a saved default (trove init), the UI opens on the search of that collection', async (t) => {
+  const backend = new FakeBackend();
+  const ui = await start(backend, undefined, { namespace: 'demo', collection: 'notes' });
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('Search demo/notes');
+  // The collections still load behind it (Esc needs them).
+  await ui.until('live: operator socket');
+  await ui.press('cats purr');
+  await ui.until('Query › cats purr');
+  await ui.press(KEYS.enter);
+  await ui.until('/animals/cats.md');
+  // Esc goes to the list with the saved collection selected (not formats, the first): Enter opens it again.
+  await ui.press(KEYS.escape);
+  await ui.until('formats');
+  await ui.press(KEYS.enter);
+  await ui.until('Search demo/notes');
 });

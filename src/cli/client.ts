@@ -1,4 +1,5 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ERROR_TABLE, isErrorCode } from '../contract/errors.js';
 
@@ -39,6 +40,32 @@ export class CliApiError extends Error {
   }
 }
 
+/** Where the key came from (src/cli/connection.ts), so a refused key can be traced to the flag, variable or file that gave it. */
+export type KeySource = { kind: 'flag' } | { kind: 'env' } | { kind: 'file'; path: string };
+
+/**
+ * A key as it may be shown: its non-secret prefix only. Minted secrets are `trove_<prefix>_<random>`
+ * (decisions.md §1), so the part up to the second '_' is what `trove keys list` shows; any other
+ * string (a TROVE_CLUSTER_KEY of one's own) is filed under 'h' + 11 hex digits of its SHA-256, as
+ * src/domain/keys.ts prefixOf does (repeated here so the CLI does not load the store).
+ */
+export function keyHint(key: string): string {
+  const minted = /^trove_([a-z0-9]{8,32})_/.exec(key);
+  if (minted) return `trove_${minted[1]}_…`;
+  return `prefix h${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 11)}`;
+}
+
+export function describeKeySource(source: KeySource): string {
+  if (source.kind === 'flag') return '--key';
+  if (source.kind === 'env') return 'the TROVE_KEY environment variable';
+  return `the cluster key file ${source.path}`;
+}
+
+/** The sentence added to a 401: which key was sent and where it came from, never the secret. */
+export function describeKeyUsed(key: string, source: KeySource): string {
+  return `The CLI sent key ${keyHint(key)} from ${describeKeySource(source)}.`;
+}
+
 export interface Page<T> {
   items: T[];
   next_cursor: string | null;
@@ -53,8 +80,15 @@ export class ApiClient {
   constructor(
     baseUrl: string,
     private readonly key?: string,
+    /** Named in the message of a 401, with the key's prefix (never its secret). */
+    private readonly keySource?: KeySource,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+  }
+
+  /** A client of a resolved connection (its URL, its key and where the key came from). */
+  static of(conn: { url: string; key: string; keySource?: KeySource }): ApiClient {
+    return new ApiClient(conn.url, conn.key, conn.keySource);
   }
 
   /** Sends one JSON request to `path` (relative to the base URL) and returns the parsed JSON body. */
@@ -69,7 +103,17 @@ export class ApiClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    return (await readJson(response, method, url)) as T;
+    try {
+      return (await readJson(response, method, url)) as T;
+    } catch (err) {
+      throw this.withKeyNote(err, options.auth !== false);
+    }
+  }
+
+  /** A 401 says which key was sent and from where: the usual cause is a stale TROVE_KEY or the wrong data dir. */
+  private withKeyNote(err: unknown, sentKey: boolean): unknown {
+    if (!(err instanceof CliApiError) || err.code !== 'unauthenticated' || !sentKey || !this.key || !this.keySource) return err;
+    return new CliApiError(err.code, `${err.message} ${describeKeyUsed(this.key, this.keySource)}`, err.requestId, err.status, err.retryable, err.details);
   }
 
   /** Every item of a paged list, following next_cursor. */

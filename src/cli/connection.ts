@@ -1,8 +1,10 @@
 // Where the CLI finds the daemon and the key to talk to it: flags, then TROVE_* env, then local defaults.
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { runningDaemonUrl } from '../../daemon/listening.js';
 import { defaultDataDir } from '../../daemon/paths.js';
-import { CliError } from './client.js';
+import { ERROR_TABLE } from '../contract/errors.js';
+import { CliError, type KeySource } from './client.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7410';
 
@@ -13,15 +15,24 @@ export interface GlobalOptions {
   dataDir?: string | undefined;
 }
 
+export type { KeySource };
+
 export interface Connection {
   url: string;
   key: string;
+  /** Where the key came from; absent when a caller (a test) hands a key over directly. */
+  keySource?: KeySource;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The daemon's URL: --url, then TROVE_URL, then where the local data dir's running daemon says it
+ * listens (<data-dir>/daemon.json, written by the daemon; a file read and a signal-0 check, no network
+ * round trip), then the default port.
+ */
 export function resolveUrl(opts: GlobalOptions, env: Env = process.env): string {
-  const raw = opts.url || env.TROVE_URL || DEFAULT_URL;
+  const raw = opts.url || env.TROVE_URL || runningDaemonUrl(resolveDataDir(opts, env)) || DEFAULT_URL;
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -39,9 +50,12 @@ export function resolveDataDir(opts: GlobalOptions, env: Env = process.env): str
   return dir ? resolve(dir) : defaultDataDir();
 }
 
-export async function resolveKey(opts: GlobalOptions, env: Env = process.env): Promise<string> {
-  const explicit = opts.key || env.TROVE_KEY;
-  if (explicit) return explicit.trim();
+// README's exit-code table: a missing or bad key is 3, as the API's unauthenticated is.
+const EXIT_UNAUTHENTICATED = ERROR_TABLE.unauthenticated.exitCode;
+
+export async function resolveKeyWithSource(opts: GlobalOptions, env: Env = process.env): Promise<{ key: string; source: KeySource }> {
+  if (opts.key) return { key: opts.key.trim(), source: { kind: 'flag' } };
+  if (env.TROVE_KEY) return { key: env.TROVE_KEY.trim(), source: { kind: 'env' } };
   const keyFile = join(resolveDataDir(opts, env), 'cluster-key');
   let contents: string;
   try {
@@ -51,15 +65,21 @@ export async function resolveKey(opts: GlobalOptions, env: Env = process.env): P
     const why = code === 'ENOENT' ? `there is no cluster key file at ${keyFile}` : `the cluster key file ${keyFile} cannot be read (${code ?? String(err)})`;
     throw new CliError(
       `No API key: ${why}. Pass --key <key> or set TROVE_KEY, or point --data-dir / TROVE_DATA_DIR at the data dir of the local daemon.`,
-      1,
+      EXIT_UNAUTHENTICATED,
+      'unauthenticated',
     );
   }
   const key = contents.trim();
-  if (!key) throw new CliError(`The cluster key file ${keyFile} is empty. Pass --key <key> or set TROVE_KEY.`, 1);
-  return key;
+  if (!key) throw new CliError(`The cluster key file ${keyFile} is empty. Pass --key <key> or set TROVE_KEY.`, EXIT_UNAUTHENTICATED, 'unauthenticated');
+  return { key, source: { kind: 'file', path: keyFile } };
+}
+
+export async function resolveKey(opts: GlobalOptions, env: Env = process.env): Promise<string> {
+  return (await resolveKeyWithSource(opts, env)).key;
 }
 
 export async function resolveConnection(opts: GlobalOptions, env: Env = process.env): Promise<Connection> {
   const url = resolveUrl(opts, env);
-  return { url, key: await resolveKey(opts, env) };
+  const { key, source } = await resolveKeyWithSource(opts, env);
+  return { url, key, keySource: source };
 }

@@ -1,6 +1,6 @@
 // The trove CLI: commander wiring only; each command's work lives in src/cli/commands/<name>.ts.
 import { Command, Option } from 'commander';
-import { runIngest } from './commands/ingest.js';
+import { runIngestWithDefaults } from './commands/ingest-defaults.js';
 import { runSearch } from './commands/search.js';
 import { runAnswer } from './commands/answer.js';
 import { runKeysCreate, runKeysList, runKeysRevoke } from './commands/keys.js';
@@ -64,46 +64,52 @@ export function buildProgram(): Command {
 
   program
     .command('ingest')
-    .description('Mirror a folder into a collection: add new files, update changed ones, delete removed ones (honours .gitignore)')
-    .argument('<folder>', 'folder to ingest')
-    .requiredOption('-n, --namespace <name>', 'namespace (created if missing)')
-    .requiredOption('-c, --collection <name>', 'collection (created if missing)')
+    .description(
+      'Mirror a folder into a collection: add new files, update changed ones, delete removed ones (honours .gitignore); ' +
+        'with no folder, re-syncs the folder `trove init` saved into its collection',
+    )
+    .argument('[folder]', 'folder to ingest (default: the one `trove init` saved)')
+    .option('-n, --namespace <name>', 'namespace, created if missing (default: the one `trove init` saved)')
+    .option('-c, --collection <name>', 'collection, created if missing (default: the one `trove init` saved, for its folder)')
     .option('--dry-run', 'print the plan and change nothing')
     .option('--no-wait', 'return once files are accepted, without waiting for indexing')
     .option('--watch', 'keep running: re-ingest changes as they happen (after reconciling what changed while nothing watched)')
     .option('--debounce <ms>', 'with --watch: wait this long after the last change before syncing', '300')
     .option('--json', 'print JSON')
-    .action(async (folder: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runIngest(folder, program.opts(), opts);
+    .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
+      process.exitCode = await runIngestWithDefaults(folder, program.opts(), opts);
     });
 
   program
     .command('search')
-    .description('Search a collection')
-    .argument('<collection>', 'collection name or ID, or <namespace>/<collection>')
-    .argument('<query>', 'the query text')
-    .option('-n, --namespace <name>', 'namespace (default: "default")')
-    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['keyword', 'semantic']).default('keyword'))
+    .description('Search a collection: `trove search "<query>"` searches the collection `trove init` saved; `trove search <collection> "<query>"` names one')
+    .argument('[collection]', 'collection name or ID, or <namespace>/<collection> (default: the one `trove init` saved)')
+    .argument('[query]', 'the query text')
+    .option('-n, --namespace <name>', 'namespace (default: the one `trove init` saved, else "default")')
+    .option('-c, --collection <name>', 'collection (default: the one `trove init` saved)')
+    .addOption(new Option('--mode <mode>', "retrieval mode (default: the API's, semantic when the collection has it)").choices(['keyword', 'semantic']))
     .addOption(new Option('--unit <unit>', 'result unit').choices(['file', 'passage']).default('file'))
     .option('--limit <n>', 'results (1-100)', '10')
     .option('--filter <json>', 'filter clause as JSON')
+    .option('--principal <principal...>', 'principals the results may come from (collections with access rules)')
     .option('--json', 'print the raw response as JSON')
-    .action(async (collection: string, query: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runSearch(collection, query, program.opts(), opts);
+    .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
+      process.exitCode = await runSearch(first, query, program.opts(), opts);
     });
 
   program
     .command('answer')
-    .description('Answer a question from a collection, with cited sources')
-    .argument('<collection>', 'collection name or ID, or <namespace>/<collection>')
-    .argument('<question>', 'the question')
-    .option('-n, --namespace <name>', 'namespace (default: "default")')
+    .description('Answer a question from a collection, with cited sources: `trove answer "<question>"` uses the collection `trove init` saved')
+    .argument('[collection]', 'collection name or ID, or <namespace>/<collection> (default: the one `trove init` saved)')
+    .argument('[question]', 'the question')
+    .option('-n, --namespace <name>', 'namespace (default: the one `trove init` saved, else "default")')
+    .option('-c, --collection <name>', 'collection (default: the one `trove init` saved)')
     .addOption(new Option('--mode <mode>', 'how much of the collection to read').choices(['standard', 'ultra', 'recall']).default('standard'))
     .option('--filter <json>', 'filter clause as JSON')
     .option('--principal <principal...>', 'principals the answer may draw from (collections with access rules)')
     .option('--json', 'print the raw response as JSON')
-    .action(async (collection: string, question: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runAnswer(collection, question, program.opts(), opts);
+    .action(async (first: string | undefined, question: string | undefined, opts: Record<string, unknown>) => {
+      process.exitCode = await runAnswer(first, question, program.opts(), opts);
     });
 
   const keys = program.command('keys').description('API keys: create, list, revoke');

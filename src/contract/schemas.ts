@@ -264,7 +264,9 @@ export const Principals = z.array(z.string().refine((p) => Buffer.byteLength(p, 
 
 export const SearchRequest = z.strictObject({
   query: QueryText,
-  mode: z.enum(['keyword', 'semantic']).default('semantic'),
+  // Omitted: `semantic` (retrieval-api.md), or `keyword` on a collection without semantic search
+  // (src/domain/search/search.ts), so one default serves the API, the CLI and the TUI.
+  mode: z.enum(['keyword', 'semantic']).optional(),
   interpretation: z.enum(['literal', 'natural_language']).default('literal'),
   limit: z.number().int().min(1).max(100).default(10),
   result_unit: z.enum(['file', 'passage']).default('file'),

@@ -19,6 +19,8 @@ export interface AppProps {
   backend: TuiBackend;
   /** How long events about one collection are gathered before it is re-fetched once. */
   refetchDelayMs?: number;
+  /** A collection to open the search view on at start (the CLI's saved default, `trove init`). */
+  initial?: CollectionRef;
 }
 
 type View = { kind: 'collections' } | { kind: 'search'; target: CollectionRef } | { kind: 'research'; target: CollectionRef; runId: string; question?: string };
@@ -35,13 +37,14 @@ function channelText(channel: ChannelState | null): { text: string; colour: stri
   return channel.stopped ? { text: `live: ${name} stopped${note}`, colour: 'red' } : { text: `live: ${name} disconnected, retrying${note}`, colour: 'yellow' };
 }
 
-export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS }: AppProps) {
+export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initial }: AppProps) {
   const { exit } = useApp();
   const { columns, rows } = useTerminalSize();
   const [collections, setCollections] = useState<CollectionsState>(emptyCollectionsState);
   const [loaded, setLoaded] = useState(false);
-  const [view, setView] = useState<View>({ kind: 'collections' });
-  const [selected, setSelected] = useState<string | undefined>(undefined);
+  const [view, setView] = useState<View>(initial ? { kind: 'search', target: initial } : { kind: 'collections' });
+  // Esc from the initial search lands on its collection in the list.
+  const [selected, setSelected] = useState<string | undefined>(initial ? refKey(initial) : undefined);
   const [runs, setRuns] = useState<Record<string, ResearchRun>>({});
   const [status, setStatus] = useState<Status>(null);
   const [channel, setChannel] = useState<ChannelState | null>(null);

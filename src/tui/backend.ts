@@ -75,7 +75,7 @@ export interface BackendOptions {
 const DEFAULT_RETRY_DELAYS_MS = [500, 1000, 2000, 5000, 10_000];
 
 export function createBackend(conn: Connection, dataDir: string, options: BackendOptions = {}): TuiBackend {
-  const api = new ApiClient(conn.url, conn.key);
+  const api = ApiClient.of(conn);
   const colPath = (ref: CollectionRef) => collectionPath(ref.namespace, ref.collection);
 
   const sseSource = (note?: string): EventSource => ({
@@ -124,7 +124,7 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
       }
     },
     search: (ref, request) =>
-      api.request<SearchResponse>('POST', `${colPath(ref)}:search`, { query: request.query, mode: request.mode, result_unit: request.unit, limit: request.limit }),
+      api.request<SearchResponse>('POST', `${colPath(ref)}:search`, { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
     getFile: (ref, fileId) => api.request<FileItem>('GET', `${colPath(ref)}/files/${encodeURIComponent(fileId)}`),
     startResearch: (ref, question, mode) =>
       // A fresh Idempotency-Key per run the user starts: the TUI never retries a start by itself.

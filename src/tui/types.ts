@@ -62,6 +62,8 @@ export interface SearchResult {
 
 export interface SearchResponse {
   request_id?: string;
+  /** The mode the API used: the one asked for, or its default when none was. */
+  execution?: { mode?: string };
   results: SearchResult[];
   warnings: { code: string; message: string }[];
   timing_ms?: { total: number };
@@ -73,7 +75,8 @@ export type ResultUnit = 'file' | 'passage';
 
 export interface SearchRequest {
   query: string;
-  mode: SearchMode;
+  /** Absent: the API's default (semantic when the collection has it), as in the CLI. */
+  mode?: SearchMode | undefined;
   unit: ResultUnit;
   limit: number;
 }

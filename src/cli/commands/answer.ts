@@ -1,11 +1,14 @@
-// `trove answer <collection> <question>`: one POST :answer, printed as the answer and its sources,
+// `trove answer [collection] <question>`: one POST :answer, printed as the answer and its sources,
 // or as the raw response with --json.
+import { readCliConfig } from '../cli-config.js';
 import { ApiClient, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
-import { formatLocation, oneLine, parseFilter, parseTarget } from './search.js';
+import { resolveTarget, splitQueryArgs } from '../defaults.js';
+import { formatLocation, oneLine, parseFilter } from './search.js';
 
 export interface AnswerOptions {
   namespace?: string;
+  collection?: string;
   mode?: string;
   filter?: string;
   principal?: string[];
@@ -17,15 +20,17 @@ interface AnswerResponse {
   sources?: Record<string, { path: string; is_cited: boolean; evidence: { kind: string; text: string; location?: unknown }[] }>;
 }
 
-export async function runAnswer(collection: string, question: string, globalOpts: GlobalOptions, opts: AnswerOptions): Promise<number> {
+const ANSWER_USAGE = 'trove answer "<question>" (after `trove init`), or trove answer <collection> "<question>"';
+
+export async function runAnswer(first: string | undefined, second: string | undefined, globalOpts: GlobalOptions, opts: AnswerOptions): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const target = parseTarget(collection, opts.namespace);
-    const body: Record<string, unknown> = { query: question, mode: opts.mode ?? 'standard' };
+    const args = splitQueryArgs(first, second, 'question', ANSWER_USAGE);
+    const target = resolveTarget({ collection: args.collection, namespaceFlag: opts.namespace, collectionFlag: opts.collection }, await readCliConfig(), ANSWER_USAGE);
+    const body: Record<string, unknown> = { query: args.query, mode: opts.mode ?? 'standard' };
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     if (opts.principal !== undefined) body.principals = opts.principal;
-    const { url, key } = await resolveConnection(globalOpts);
-    const response = await new ApiClient(url, key).request<AnswerResponse>('POST', `${collectionPath(target.namespace, target.collection)}:answer`, body);
+    const response = await ApiClient.of(await resolveConnection(globalOpts)).request<AnswerResponse>('POST', `${collectionPath(target.namespace, target.collection)}:answer`, body);
     process.stdout.write(json ? JSON.stringify(response) + '\n' : formatAnswer(response));
     return 0;
   } catch (err) {

@@ -69,12 +69,12 @@ export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, 
     const debounceMs = parseDebounce(opts.debounce);
     const folderStat = await stat(folder).catch(() => null);
     if (!folderStat?.isDirectory()) throw new CliError(`${folder} is not a folder.`, 2);
-    const { url, key } = await resolveConnection(globalOpts);
+    const conn = await resolveConnection(globalOpts);
     session = new WatchSession({
       root: await realpath(folder),
       namespace,
       collection,
-      client: new HaltableClient(url, key),
+      client: new HaltableClient(conn.url, conn.key, conn.keySource),
       json,
       wait: opts.wait !== false,
       debounceMs,

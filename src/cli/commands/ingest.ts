@@ -81,8 +81,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     const collection = checkName(opts.collection, 'collection');
     const folderStat = await stat(folder).catch(() => null);
     if (!folderStat?.isDirectory()) throw new CliError(`${folder} is not a folder.`, 2);
-    const { url, key } = await resolveConnection(globalOpts);
-    const client = new ApiClient(url, key);
+    const client = ApiClient.of(await resolveConnection(globalOpts));
     const colPath = collectionPath(namespace, collection);
 
     const walked = await walkFolder(folder);

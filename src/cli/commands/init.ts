@@ -7,9 +7,9 @@ import { confirm as inquirerConfirm, input as inquirerInput } from '@inquirer/pr
 import { ResourceName } from '../../contract/schemas.js';
 import { updateCliConfig } from '../cli-config.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, reportError } from '../client.js';
-import { resolveKey, resolveUrl, type GlobalOptions } from '../connection.js';
+import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
-import { runIngest } from './ingest.js';
+import { EXIT_FILES_FAILED, runIngest } from './ingest.js';
 
 export interface InitOptions {
   namespace?: string;
@@ -59,6 +59,9 @@ const QUESTIONS = [
 ] as const;
 
 export const DEFAULT_NAMESPACE = 'default';
+
+/** What to try once init is done: a search of the saved collection, which needs no more arguments. */
+export const NEXT_COMMAND = 'trove search "<words to find>"';
 
 /** init creates what it names, so it takes names only (an ID-shaped name is refused by ResourceName too). */
 function nameProblem(value: string): string | null {
@@ -114,7 +117,8 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
 
     const url = resolveUrl(globalOpts, env);
     await requireDaemon(url);
-    const client = new ApiClient(url, await resolveKey(globalOpts, env));
+    const { key, source } = await resolveKeyWithSource(globalOpts, env);
+    const client = new ApiClient(url, key, source);
 
     const answers = await ask(opts, cwd, opts.yes || !interactive ? null : (deps.prompts ?? inquirerPrompts));
     const created = await ensureResources(client, answers);
@@ -133,6 +137,7 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
           created_collection: created.collection,
           semantic_changed: created.semanticChanged,
           config_file: configFile,
+          next_command: NEXT_COMMAND,
         }) + '\n',
       );
     } else {
@@ -141,15 +146,20 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
       print(`collection ${answers.namespace}/${answers.collection}: ${created.collection ? 'created' : 'already there'}${semanticNote} (semantic search ${answers.semantic ? 'on' : 'off'})`);
       print(`defaults saved in ${configFile}`);
       print(`ingesting ${answers.folder}${answers.watch ? ', then watching it (Ctrl-C stops)' : ''}`);
+      // A watch does not end on its own: the hint goes first, for another terminal.
+      if (answers.watch) print(`Next, in another terminal: ${NEXT_COMMAND}`);
     }
 
-    return await runIngest(answers.folder, globalOpts, {
+    const code = await runIngest(answers.folder, globalOpts, {
       namespace: answers.namespace,
       collection: answers.collection,
       json,
       watch: answers.watch,
       ...(opts.debounce === undefined ? {} : { debounce: opts.debounce }),
     });
+    // Also after an ingest where some files failed (exit 8): the others are searchable.
+    if (!answers.watch && (code === 0 || code === EXIT_FILES_FAILED)) print(`Next: ${NEXT_COMMAND}`);
+    return code;
   } catch (err) {
     if (err instanceof Error && err.name === 'ExitPromptError') {
       // Ctrl-C at a question: nothing has been created yet.

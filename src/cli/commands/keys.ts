@@ -97,8 +97,7 @@ export async function runKeysCreate(
     // No scope flag on a terminal: ask. Without a terminal scopeFromFlags names the flags to pass.
     const ask = noScopeFlags(opts) && !json && (deps.interactive ?? isInteractive());
     const scope = ask ? await askScope(deps.prompts ?? inquirerPrompts).catch(canceled) : scopeFromFlags(opts);
-    const { url, key } = await resolveConnection(globalOpts);
-    const created = await new ApiClient(url, key).request<Key>('POST', '/keys', { name, scope });
+    const created = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', '/keys', { name, scope });
     if (json) process.stdout.write(JSON.stringify(created) + '\n');
     else process.stdout.write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
     return 0;
@@ -110,8 +109,7 @@ export async function runKeysCreate(
 export async function runKeysList(globalOpts: GlobalOptions, opts: { json?: boolean }): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const { url, key } = await resolveConnection(globalOpts);
-    const keys = await new ApiClient(url, key).listAll<Key>('/keys');
+    const keys = await ApiClient.of(await resolveConnection(globalOpts)).listAll<Key>('/keys');
     if (json) process.stdout.write(JSON.stringify(keys) + '\n');
     else for (const k of keys) process.stdout.write(`${k.id}  ${k.name.padEnd(24)} ${describe(k)}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}\n`);
     return 0;
@@ -123,8 +121,7 @@ export async function runKeysList(globalOpts: GlobalOptions, opts: { json?: bool
 export async function runKeysRevoke(id: string, globalOpts: GlobalOptions, opts: { json?: boolean }): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const { url, key } = await resolveConnection(globalOpts);
-    const revoked = await new ApiClient(url, key).request<Key>('POST', `/keys/${encodeURIComponent(id)}:revoke`);
+    const revoked = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', `/keys/${encodeURIComponent(id)}:revoke`);
     process.stdout.write(json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.id} at ${revoked.revoked_at}\n`);
     return 0;
   } catch (err) {

@@ -21,7 +21,7 @@ export interface Connected {
 
 export async function connect(globalOpts: GlobalOptions): Promise<Connected> {
   const conn = await resolveConnection(globalOpts);
-  return { client: new ApiClient(conn.url, conn.key), conn };
+  return { client: ApiClient.of(conn), conn };
 }
 
 /** Runs a command body and turns whatever it throws into the printed error and its exit code. */

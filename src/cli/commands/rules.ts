@@ -22,8 +22,7 @@ const line = (r: Rule) => `${r.id}  ${targetOf(r)}${r.sealed ? ' (sealed)' : ''}
 
 async function connect(collection: string, globalOpts: GlobalOptions, opts: Common) {
   const target = parseTarget(collection, opts.namespace);
-  const { url, key } = await resolveConnection(globalOpts);
-  return { client: new ApiClient(url, key), base: collectionPath(target.namespace, target.collection) };
+  return { client: ApiClient.of(await resolveConnection(globalOpts)), base: collectionPath(target.namespace, target.collection) };
 }
 
 /** A folder ends with '/', anything else names a file. */

@@ -1,10 +1,15 @@
-// `trove search <collection> <query>`: one POST :search, printed for a human or as the raw response.
+// `trove search [collection] <query>`: one POST :search, printed for a human or as the raw response.
+import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { resolveTarget, splitQueryArgs } from '../defaults.js';
 
 export interface SearchOptions {
   namespace?: string;
+  collection?: string;
+  /** Only when the user chose one: otherwise the API's default applies (retrieval-api.md, search: `semantic`). */
   mode?: string;
+  principal?: string[];
   unit?: string;
   limit?: string;
   filter?: string;
@@ -36,25 +41,32 @@ interface SearchResult {
 
 interface SearchResponse {
   request_id: string;
+  execution?: { mode?: string };
   results: SearchResult[];
   warnings: { code: string; message: string }[];
   next_cursor: string | null;
 }
 
-export async function runSearch(collection: string, query: string, globalOpts: GlobalOptions, opts: SearchOptions): Promise<number> {
+export const SEARCH_USAGE = 'trove search "<query>" (after `trove init`), or trove search <collection> "<query>"';
+
+export async function runSearch(first: string | undefined, second: string | undefined, globalOpts: GlobalOptions, opts: SearchOptions): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const target = parseTarget(collection, opts.namespace);
+    const args = splitQueryArgs(first, second, 'query', SEARCH_USAGE);
+    const target = resolveTarget({ collection: args.collection, namespaceFlag: opts.namespace, collectionFlag: opts.collection }, await readCliConfig(), SEARCH_USAGE);
     const body: Record<string, unknown> = {
-      query,
-      mode: opts.mode ?? 'keyword',
+      query: args.query,
       limit: parseLimit(opts.limit),
       result_unit: opts.unit ?? 'file',
     };
+    // No mode unless one was chosen: the API then picks semantic when the collection has it, so the
+    // CLI, the TUI and the API share one default.
+    if (opts.mode !== undefined) body.mode = opts.mode;
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
+    // retrieval-api.md, search body: `principals` (collections with access rules).
+    if (opts.principal !== undefined) body.principals = opts.principal;
 
-    const { url, key } = await resolveConnection(globalOpts);
-    const client = new ApiClient(url, key);
+    const client = ApiClient.of(await resolveConnection(globalOpts));
     const response = await client.request<SearchResponse>('POST', `${collectionPath(target.namespace, target.collection)}:search`, body);
     if (json) process.stdout.write(JSON.stringify(response) + '\n');
     else process.stdout.write(formatResults(response));
@@ -97,7 +109,9 @@ export function parseFilter(text: string): unknown {
 
 export function formatResults(response: SearchResponse): string {
   const lines: string[] = [];
-  if (response.results.length === 0) lines.push('No results.');
+  const mode = response.execution?.mode;
+  if (response.results.length === 0) lines.push(mode ? `No results (${mode} search).` : 'No results.');
+  else if (mode) lines.push(`${response.results.length} result${response.results.length === 1 ? '' : 's'} (${mode} search)`);
   for (const result of response.results) {
     lines.push(`${String(result.rank).padStart(3)}. ${result.path}  (score ${formatScore(result.score)})`);
     const located = result.evidence.map((e) => ({ where: formatLocation(e), text: oneLine(e.text) }));

@@ -1,6 +1,6 @@
 // `trove status`: is the daemon up, and what namespaces and collections does it hold.
 import { ApiClient, namespacePath, reportError } from '../client.js';
-import { resolveKey, resolveUrl, type GlobalOptions } from '../connection.js';
+import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 
 export interface StatusOptions {
   json?: boolean;
@@ -51,7 +51,8 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
   }
 
   try {
-    const client = new ApiClient(url, await resolveKey(globalOpts));
+    const { key, source } = await resolveKeyWithSource(globalOpts);
+    const client = new ApiClient(url, key, source);
     const info = await client.request<InfoDocument>('GET', '/info');
     const namespaces = await client.listAll<NamespaceItem>('/namespaces');
     const detailed = await Promise.all(

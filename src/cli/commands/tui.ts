@@ -2,7 +2,9 @@
 // and odd setups can insist with --force-tty.
 import { PassThrough } from 'node:stream';
 import { CliError, reportError } from '../client.js';
+import { readCliConfig } from '../cli-config.js';
 import { resolveConnection, resolveDataDir, type GlobalOptions } from '../connection.js';
+import { savedTarget } from '../defaults.js';
 
 export interface TuiOptions {
   forceTty?: boolean;
@@ -25,6 +27,8 @@ export async function runTui(globalOpts: GlobalOptions, opts: TuiOptions): Promi
       throw new CliError('trove tui reads keys from a terminal, but stdin is not one. Run it in a terminal (or pass --force-tty to read keys from stdin as it is).', 2);
     }
     const conn = await resolveConnection(globalOpts);
+    // After `trove init`, the UI opens on the saved collection's search (Esc lists them all).
+    const initial = savedTarget(await readCliConfig());
 
     // Ink draws only a final frame when the environment looks like CI (is-in-ci, read once when Ink
     // loads), and chalk drops colours there. A terminal was asked for, so it is treated as one even
@@ -55,7 +59,7 @@ export async function runTui(globalOpts: GlobalOptions, opts: TuiOptions): Promi
     // The alternate screen keeps the user's scrollback as it was once the UI is gone.
     const fullScreen = Boolean(process.stdout.isTTY);
     if (fullScreen) process.stdout.write(ALTERNATE_SCREEN_ON);
-    const instance = render(createElement(App, { backend }), { stdin: keys, exitOnCtrlC: true, patchConsole: true });
+    const instance = render(createElement(App, { backend, ...(initial ? { initial } : {}) }), { stdin: keys, exitOnCtrlC: true, patchConsole: true });
     const stop = () => instance.unmount();
     process.once('SIGTERM', stop);
     process.once('SIGHUP', stop);

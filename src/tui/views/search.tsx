@@ -20,7 +20,8 @@ const RESULT_LIMIT = 20;
 
 interface Searched {
   query: string;
-  mode: SearchMode;
+  /** The mode the API says it used (or the one asked for). */
+  mode: string;
   unit: ResultUnit;
   response: SearchResponse;
 }
@@ -28,7 +29,8 @@ interface Searched {
 export function SearchView(props: SearchViewProps) {
   const { backend, target, width, height } = props;
   const [query, setQuery] = useState('');
-  const [mode, setMode] = useState<SearchMode>('keyword');
+  // undefined until Tab chooses one: the API's default applies (semantic when the collection has it).
+  const [mode, setMode] = useState<SearchMode | undefined>(undefined);
   const [unit, setUnit] = useState<ResultUnit>('file');
   const [focus, setFocus] = useState<'input' | 'results'>('input');
   const [searched, setSearched] = useState<Searched | null>(null);
@@ -45,7 +47,7 @@ export function SearchView(props: SearchViewProps) {
     [],
   );
 
-  const run = (text: string, nextMode: SearchMode, nextUnit: ResultUnit) => {
+  const run = (text: string, nextMode: SearchMode | undefined, nextUnit: ResultUnit) => {
     if (!text.trim()) return;
     const mine = ++generation.current;
     setBusy(true);
@@ -53,7 +55,7 @@ export function SearchView(props: SearchViewProps) {
       (response) => {
         if (!mounted.current || mine !== generation.current) return;
         setBusy(false);
-        setSearched({ query: text, mode: nextMode, unit: nextUnit, response });
+        setSearched({ query: text, mode: response.execution?.mode ?? nextMode ?? 'default', unit: nextUnit, response });
         setSelected(0);
         props.clearError();
         if (response.results.length > 0) setFocus('results');
@@ -68,7 +70,9 @@ export function SearchView(props: SearchViewProps) {
 
   const results = searched?.response.results ?? [];
   const toggleMode = () => {
-    const next: SearchMode = mode === 'keyword' ? 'semantic' : 'keyword';
+    // From the default, Tab goes to the other mode than the one the last search used.
+    const current = mode ?? searched?.mode ?? 'semantic';
+    const next: SearchMode = current === 'keyword' ? 'semantic' : 'keyword';
     setMode(next);
     if (searched) run(searched.query, next, unit);
   };
@@ -139,7 +143,7 @@ export function SearchView(props: SearchViewProps) {
       <Text wrap="truncate-end">
         <Text bold>{truncate(`Search ${refKey(target)}`, Math.max(10, width - 36))}</Text>
         <Text>{'  mode '}</Text>
-        <Text color="cyan">{mode}</Text>
+        <Text color="cyan">{mode ?? 'default'}</Text>
         <Text>{'  unit '}</Text>
         <Text color="cyan">{unit}</Text>
       </Text>

@@ -1,0 +1,125 @@
+// Which namespace and collection (and, for ingest, which folder) a command works on: its arguments
+// and flags, else the defaults `trove init` saved in the CLI config (src/cli/cli-config.ts), else the
+// namespace "default". Pure (no I/O): every rule of precedence is here, in one place, and tested
+// table by table (test/cli-defaults.test.ts).
+import { isAbsolute, resolve } from 'node:path';
+import { CliError } from './client.js';
+import type { CliConfig } from './cli-config.js';
+
+export const DEFAULT_NAMESPACE = 'default';
+
+export interface TargetInput {
+  /** The collection argument: `col`, `ns/col`, or undefined when the command was given none. */
+  collection?: string | undefined;
+  /** -n / --namespace. */
+  namespaceFlag?: string | undefined;
+  /** -c / --collection. */
+  collectionFlag?: string | undefined;
+}
+
+export interface Target {
+  namespace: string;
+  collection: string;
+}
+
+/** The usage line named in errors, e.g. `trove search <collection> "<query>"`. */
+export type Usage = string;
+
+const usage = (message: string) => new CliError(message, 2);
+
+/**
+ * Precedence, field by field: the argument (`ns/col` names both), then the flag, then the saved
+ * default; a namespace named nowhere is "default". Two sources naming different values in one
+ * command line (`ns/col` with another -n, a collection argument and -c) are a usage error rather
+ * than a silent pick.
+ */
+export function resolveTarget(input: TargetInput, saved: CliConfig, example: Usage): Target {
+  const { namespaceFlag, collectionFlag } = input;
+  let argNamespace: string | undefined;
+  let argCollection: string | undefined;
+  if (input.collection !== undefined) {
+    const slash = input.collection.indexOf('/');
+    if (slash < 0) argCollection = input.collection;
+    else {
+      argNamespace = input.collection.slice(0, slash);
+      argCollection = input.collection.slice(slash + 1);
+      if (!argNamespace || !argCollection || argCollection.includes('/')) {
+        throw usage(`'${input.collection}' is not a collection: use <collection> or <namespace>/<collection>.`);
+      }
+    }
+    if (!argCollection) throw usage(`The collection argument is empty: use <collection> or <namespace>/<collection>.`);
+  }
+  if (argNamespace !== undefined && namespaceFlag !== undefined && namespaceFlag !== argNamespace) {
+    throw usage(`'${input.collection}' names namespace '${argNamespace}' but --namespace says '${namespaceFlag}': give one of them.`);
+  }
+  if (argCollection !== undefined && collectionFlag !== undefined && collectionFlag !== argCollection) {
+    throw usage(`The collection is given twice ('${input.collection}' and --collection '${collectionFlag}'): give one of them.`);
+  }
+  const collection = argCollection ?? collectionFlag ?? savedString(saved.collection);
+  if (collection === undefined) {
+    throw usage(`No collection given and no default saved: name one (${example}, or -c <collection>), or run \`trove init\` to save a default.`);
+  }
+  const namespace = argNamespace ?? namespaceFlag ?? savedString(saved.namespace) ?? DEFAULT_NAMESPACE;
+  return { namespace, collection };
+}
+
+/** The saved namespace and collection alone (the TUI opens on them), or null when no collection is saved. */
+export function savedTarget(saved: CliConfig): Target | null {
+  const collection = savedString(saved.collection);
+  return collection === undefined ? null : { namespace: savedString(saved.namespace) ?? DEFAULT_NAMESPACE, collection };
+}
+
+/**
+ * `trove search [collection] <query>`: one argument is the query (the collection comes from flags or
+ * the saved defaults), two are the collection and the query.
+ */
+export function splitQueryArgs(first: string | undefined, second: string | undefined, what: string, example: Usage): { collection?: string; query: string } {
+  if (first === undefined) throw usage(`Missing the ${what}: ${example}.`);
+  if (second === undefined) return { query: first };
+  return { collection: first, query: second };
+}
+
+export interface IngestTarget extends Target {
+  /** Absolute. */
+  folder: string;
+  /** True when the folder came from the saved defaults (the command named none). */
+  savedFolder: boolean;
+}
+
+/**
+ * `trove ingest [folder] [-n NS] [-c COL]`. With no folder, the saved folder goes into the saved
+ * collection (a re-sync after `trove init`). A folder that is not the saved one needs -c: ingest
+ * mirrors the folder, so pairing another folder with the saved collection would delete that
+ * collection's files. No namespace anywhere is an error, as it was before defaults were saved:
+ * ingest creates what it names, and should not quietly fill "default".
+ */
+export function resolveIngestTarget(
+  input: { folder?: string | undefined; namespaceFlag?: string | undefined; collectionFlag?: string | undefined },
+  saved: CliConfig,
+  cwd: string,
+): IngestTarget {
+  const savedFolder = savedString(saved.folder);
+  const folder = input.folder !== undefined ? resolve(cwd, input.folder) : savedFolder !== undefined && isAbsolute(savedFolder) ? savedFolder : undefined;
+  if (folder === undefined) {
+    throw usage('No folder given and no default saved: run `trove ingest <folder> -n <namespace> -c <collection>`, or `trove init` to save a default.');
+  }
+  const isSavedFolder = savedFolder !== undefined && resolve(savedFolder) === folder;
+  let collection = input.collectionFlag;
+  if (collection === undefined) {
+    if (isSavedFolder) collection = savedString(saved.collection);
+    else if (savedString(saved.collection) !== undefined) {
+      throw usage(
+        `${folder} is not the saved folder (${savedFolder}), so name its collection with -c <collection>: ingest mirrors the folder, and the saved collection '${saved.collection}' would lose the files that are not in it.`,
+      );
+    }
+  }
+  if (collection === undefined) throw usage('No collection given and no default saved: pass -c <collection>, or run `trove init` to save a default.');
+  const namespace = input.namespaceFlag ?? savedString(saved.namespace);
+  if (namespace === undefined) throw usage('No namespace given and no default saved: pass -n <namespace>, or run `trove init` to save a default.');
+  return { folder, namespace, collection, savedFolder: input.folder === undefined };
+}
+
+/** A saved value is used only when it is a non-empty string: the file is user-editable. */
+function savedString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
