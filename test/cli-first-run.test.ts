@@ -126,6 +126,11 @@ t.test('no mode sent on a keyword-only collection: keyword, not an error', async
   const run = await runCli(['search', 'plain', 'ferry', '--json'], { env });
   t.equal(run.code, 0, run.stderr);
   t.equal(parseJson<SearchBody>(run).execution.mode, 'keyword');
+  // The API keeps the contract's rule (retrieval-api.md: default semantic, its flag must be on);
+  // the fallback to keyword is the CLI's (src/cli/search-request.ts).
+  const bare = await api<{ error: { code: string } }>('POST', '/namespaces/team/collections/plain:search', { query: 'ferry' });
+  t.equal(bare.status, 400, 'the API itself still refuses a default (semantic) search there');
+  t.equal(bare.body.error.code, 'invalid_request');
   const semantic = await runCli(['search', 'plain', 'ferry', '--mode', 'semantic'], { env });
   t.equal(semantic.code, 2, 'semantic asked for by name is still refused there');
 });

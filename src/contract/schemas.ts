@@ -264,9 +264,10 @@ export const Principals = z.array(z.string().refine((p) => Buffer.byteLength(p, 
 
 export const SearchRequest = z.strictObject({
   query: QueryText,
-  // Omitted: `semantic` (retrieval-api.md), or `keyword` on a collection without semantic search
-  // (src/domain/search/search.ts), so one default serves the API, the CLI and the TUI.
-  mode: z.enum(['keyword', 'semantic']).optional(),
+  // retrieval-api.md: "default `semantic`. The matching collection processing flag must be enabled",
+  // so an omitted mode on a keyword-only collection is a 400, as the contract says. The CLI and the
+  // TUI send no mode and fall back to keyword there themselves (src/cli/search-request.ts).
+  mode: z.enum(['keyword', 'semantic']).default('semantic'),
   interpretation: z.enum(['literal', 'natural_language']).default('literal'),
   limit: z.number().int().min(1).max(100).default(10),
   result_unit: z.enum(['file', 'passage']).default('file'),

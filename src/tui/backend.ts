@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiClient, CliApiError, collectionPath, namespacePath } from '../cli/client.js';
 import type { Connection } from '../cli/connection.js';
+import { searchWithDefaultMode } from '../cli/search-request.js';
 import { isPermanent } from './errors.js';
 import { connectOperatorEvents } from './operator-events.js';
 import { openEventStream } from './sse.js';
@@ -124,7 +125,7 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
       }
     },
     search: (ref, request) =>
-      api.request<SearchResponse>('POST', `${colPath(ref)}:search`, { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
+      searchWithDefaultMode<SearchResponse>(api, colPath(ref), { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
     getFile: (ref, fileId) => api.request<FileItem>('GET', `${colPath(ref)}/files/${encodeURIComponent(fileId)}`),
     startResearch: (ref, question, mode) =>
       // A fresh Idempotency-Key per run the user starts: the TUI never retries a start by itself.

@@ -3,6 +3,7 @@ import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { resolveTarget, splitQueryArgs } from '../defaults.js';
+import { searchWithDefaultMode } from '../search-request.js';
 
 export interface SearchOptions {
   namespace?: string;
@@ -59,15 +60,14 @@ export async function runSearch(first: string | undefined, second: string | unde
       limit: parseLimit(opts.limit),
       result_unit: opts.unit ?? 'file',
     };
-    // No mode unless one was chosen: the API then picks semantic when the collection has it, so the
-    // CLI, the TUI and the API share one default.
+    // No mode unless one was chosen: the API's default applies (src/cli/search-request.ts).
     if (opts.mode !== undefined) body.mode = opts.mode;
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     // retrieval-api.md, search body: `principals` (collections with access rules).
     if (opts.principal !== undefined) body.principals = opts.principal;
 
     const client = ApiClient.of(await resolveConnection(globalOpts));
-    const response = await client.request<SearchResponse>('POST', `${collectionPath(target.namespace, target.collection)}:search`, body);
+    const response = await searchWithDefaultMode<SearchResponse>(client, collectionPath(target.namespace, target.collection), body);
     if (json) process.stdout.write(JSON.stringify(response) + '\n');
     else process.stdout.write(formatResults(response));
     return 0;

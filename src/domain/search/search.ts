@@ -34,14 +34,9 @@ export interface SearchOptions {
   evidencePerFile?: number;
 }
 
-export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, request: SearchBody, requestId: string, options: SearchOptions = {}): Promise<z.infer<typeof SearchResponse>> {
+export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string, options: SearchOptions = {}): Promise<z.infer<typeof SearchResponse>> {
   const started = performance.now();
   const processing = JSON.parse(col.processing) as Processing;
-  // retrieval-api.md: the default mode is `semantic`, and the mode's processing flag must be on.
-  // Read as "semantic when the collection has it": a request that names no mode on a keyword-only
-  // collection searches by keyword instead of failing, as answers already do (answer.ts). A mode
-  // that is named is checked below as before.
-  const body = { ...request, mode: request.mode ?? (processing.semantic ? 'semantic' : 'keyword') } as const;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
   if (body.mode === 'semantic' && !processing.semantic) throw new TroveError('invalid_request', "Semantic search is disabled for this collection (processing.semantic is false); send mode 'keyword'.");
   const reader = readerFor(col, body.principals);
