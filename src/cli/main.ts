@@ -10,6 +10,7 @@ import { registerOperatorCommands } from './groups/operator.js';
 import { registerResourceCommands } from './groups/resources.js';
 import { registerWorkflowCommands } from './groups/workflow.js';
 import { registerTuiCommand } from './groups/tui.js';
+import { packageVersion } from './version.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<void> {
 export function buildProgram(): Command {
   const program = new Command('trove')
     .description('A local retrieval service: collections of files, searched with evidence.')
+    .version(packageVersion(), '-V, --version', 'print the version of trove and exit')
     // A usage error (unknown option, missing argument) exits 2, as ERROR_TABLE's invalid_request
     // does; commands created below inherit this.
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
