@@ -2,6 +2,7 @@
 //   npm run bench                 start-up, chunking, and SciFact keyword through the HTTP API
 //   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]
 //   npm run bench -- --only formats      extraction throughput per format (fixtures/build.mjs)
+//   npm run bench -- --only fixture [--runs N]  startTrove() start and first semantic search; model load shipped/cold/warm
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -228,7 +229,56 @@ async function benchFormats(): Promise<void> {
   }
 }
 
+/**
+ * What a test suite using `trove/testing` waits for: startTrove() until it listens, then the first
+ * semantic search (which loads the embedding model), with an empty TROVE_CACHE_DIR each time, so
+ * only the model shipped in dist/model can serve. Then the model load alone, in this process:
+ * from the shipped file, converting the JSON into an empty cache (what every fresh CI run paid
+ * before the model shipped), and from that warm cache.
+ */
+async function benchFixture(): Promise<void> {
+  const { startTrove } = await import('../src/testing/index.js');
+  const { createClient } = await import('../src/index.js');
+  const { cacheFile, defaultShippedModelPath, loadBuiltinEmbedder } = await import('../src/domain/embed/builtin.js');
+  const runs = Math.max(1, Math.min(Number(args.runs), 5));
+  const starts: number[] = [];
+  const firsts: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const cache = mkdtempSync(join(tmpdir(), 'trove-bench-cache-'));
+    const t0 = performance.now();
+    const trove = await startTrove({ env: { TROVE_CACHE_DIR: cache } });
+    starts.push(performance.now() - t0);
+    try {
+      const client = createClient({ url: trove.url, key: trove.key });
+      await client.namespaces.create({ name: 'b' });
+      await client.collections.create('b', { name: 'c' });
+      const { job } = await client.files.add('b', 'c', { path: '/a.txt', source: { type: 'inline', text: 'keyword only until a semantic search' } });
+      await client.jobs.wait(job.id);
+      const t1 = performance.now();
+      await client.search('b', 'c', { query: 'throttling requests', mode: 'semantic' });
+      firsts.push(performance.now() - t1);
+    } finally {
+      await trove.stop();
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }
+  console.log(JSON.stringify({ bench: 'fixture', runs, start_ms_median: round(median(starts)), first_semantic_search_ms_median: round(median(firsts)), start_ms: starts.map((x) => round(x)), first_ms: firsts.map((x) => round(x)) }));
+
+  const shipped = await loadBuiltinEmbedder({ cacheDir: join(tmpdir(), 'trove-bench-unused'), shippedPath: defaultShippedModelPath() });
+  console.log(JSON.stringify({ bench: 'model-load', from: shipped.loadedFrom, load_ms: round(shipped.loadMs) }));
+  const cache = mkdtempSync(join(tmpdir(), 'trove-bench-cache-'));
+  try {
+    const cold = await loadBuiltinEmbedder({ cacheDir: cache });
+    console.log(JSON.stringify({ bench: 'model-load', from: cold.loadedFrom, convert_ms: round(cold.buildMs ?? 0), load_ms: round(cold.loadMs) }));
+    const warm = await loadBuiltinEmbedder({ cacheDir: cache });
+    console.log(JSON.stringify({ bench: 'model-load', from: warm.loadedFrom, load_ms: round(warm.loadMs), cache_file: cacheFile(cache) }));
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+}
+
 const only = args.only;
+if (only === 'fixture') await benchFixture();
 if (only === 'formats') await benchFormats();
 if (!only || only === 'startup') await benchStartup();
 if (!only || only === 'chunk') benchChunk();

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../src/http/server.js';
 import { createOperatorRouter } from '../src/rpc/router.js';
-import { startOperatorServer, troveVersion, type OperatorServer } from '../src/rpc/server.js';
+import { packageVersion } from '../src/contract/version.js';
+import { startOperatorServer, type OperatorServer } from '../src/rpc/server.js';
 import { removeListeningRecord, writeListeningRecord } from './listening.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
@@ -112,7 +113,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         router: createOperatorRouter({
           services: runtime.services,
           roots: runtime.roots,
-          version: troveVersion(),
+          version: packageVersion(),
           startedAt: runtime.startedAt,
           httpUrl: () => url,
           socketPath: () => operator?.socketPath ?? null,

