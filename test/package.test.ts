@@ -60,7 +60,7 @@ const timings: string[] = [];
 
 const tree = path.join(work, 'tree');
 mkdirSync(tree);
-for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'bin', 'src', 'daemon', 'scripts', 'docs']) {
+for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'LICENSE', 'bin', 'src', 'daemon', 'scripts', 'docs']) {
   if (existsSync(path.join(ROOT, entry))) cpSync(path.join(ROOT, entry), path.join(tree, entry), { recursive: true });
 }
 // The dependencies (the devDependencies prepack builds with) are the repo's own.
@@ -93,6 +93,7 @@ t.test('npm pack: prepack builds, and the tarball holds what the package needs a
   for (const target of targets) t.ok(packedFiles.has(path.posix.normalize(target)), `${target} is in the tarball`);
   t.ok(packedFiles.has('dist/model/glove-sg-100d.v1.bin'), 'the converted embedding model ships');
   t.ok(packedFiles.has('dist/daemon/main.js'), 'the daemon ships');
+  t.ok(packedFiles.has('LICENSE'), 'the licence package.json names ships');
   const unwanted = [...packedFiles].filter((file) => /^(dist\/(test|bench)\/|src\/|test\/)|\.map$/.test(file));
   t.same(unwanted, [], 'no tests, benches, TypeScript sources or source maps');
   t.comment(`tarball ${(pack.size / 1e6).toFixed(1)} MB, unpacked ${(pack.unpackedSize / 1e6).toFixed(1)} MB, ${packedFiles.size} files`);
