@@ -502,7 +502,8 @@ t.test('ingest --watch keeps a collection in step with a folder, through a daemo
   await t.test('a new watcher first reconciles what changed while nothing watched', async (t) => {
     await unlink(path.join(folder, 'd.md'));
     await write('f.md', 'Foxtrot: the fox trotted past the barn.\n');
-    const again = spawnWatcher(watchArgs);
+    // Deletions found at reconciliation (not seen happening) need --yes: a watcher never asks.
+    const again = spawnWatcher([...watchArgs, '--yes']);
     t.teardown(() => {
       if (again.child.exitCode === null && again.child.signalCode === null) again.child.kill('SIGKILL');
     });

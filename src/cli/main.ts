@@ -71,6 +71,11 @@ export function buildProgram(): Command {
     .option('--no-wait', 'return once files are accepted, without waiting for indexing')
     .option('--watch', 'keep running: re-ingest changes as they happen (after reconciling what changed while nothing watched)')
     .option('--debounce <ms>', 'with --watch: wait this long after the last change before syncing', '300')
+    .option('--prune', 'remove every collection file the folder lacks, including ones added through the API or from another folder, without asking')
+    .option('-y, --yes', 'remove the files this folder ingested earlier and no longer has, without asking (needed when stdin is not a terminal)')
+    .option('--allow-empty', 'let an empty folder empty the collection (with --prune or --yes)')
+    .option('--hidden', 'include dotfiles and dot-folders (secret-looking files still need --include-secrets)')
+    .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
     .option('--json', 'print JSON')
     .action(async (folder: string, opts: Record<string, unknown>) => {
       process.exitCode = await runIngest(folder, program.opts(), opts);
