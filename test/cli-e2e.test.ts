@@ -217,10 +217,10 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
 
     const down = `http://127.0.0.1:${await freePort()}`;
     const downRun = await runCli(['--url', down, '--key', KEY, 'status']);
-    t.equal(downRun.code, 1, 'exit 1 when the daemon is down');
+    t.equal(downRun.code, 9, 'exit 9 when the daemon is down');
     t.match(downRun.stderr, `No daemon at ${down}: start one with \`trove daemon start\``);
     const downJson = await runCli(['--url', down, '--key', KEY, 'status', '--json']);
-    t.equal(downJson.code, 1);
+    t.equal(downJson.code, 9);
     t.match(parseJson(downJson), { url: down, up: false });
   });
 

@@ -545,7 +545,7 @@ t.test('ingest --watch refuses bad input', async (t) => {
   t.equal(badKey.code, 3, 'a refused key ends the watcher with the unauthenticated exit code instead of retrying');
   t.match(badKey.stderr, /"code":"unauthenticated"/);
 
-  t.equal(noDaemon.code, 1, 'no daemon at start: the first sync fails and says how to start one');
+  t.equal(noDaemon.code, 9, 'no daemon at start: the first sync fails and says how to start one');
   t.match(noDaemon.stderr, /trove daemon start/);
 
   const res = await fetch(`${daemon.url}/namespaces/w/collections/x/files`, { headers: { authorization: `Bearer ${key}` } });

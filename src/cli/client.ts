@@ -1,8 +1,11 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
 import { Readable } from 'node:stream';
-import { ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Exit status when no daemon answers at the URL (ERROR_TABLE's neighbour CLI_EXIT_CODES). */
+export const NO_DAEMON_EXIT = CLI_EXIT_CODES.daemon_not_running;
 
 /** A failure of the CLI itself (bad arguments, no key, no daemon): a message and an exit code. */
 export class CliError extends Error {
@@ -110,12 +113,14 @@ export class ApiClient {
     if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
       return new CliError(`The daemon at ${this.baseUrl} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, 1, 'daemon_unreachable');
     }
+    // No daemon answers: exit 9 in every command, as the README's table says (a timeout is not
+    // that: something answered the connection, and it stays "unexpected").
     const code = errnoCode(err);
     if (code === 'ECONNREFUSED') {
-      return new CliError(`No daemon at ${this.baseUrl}: start one with \`trove daemon start\` (or pass --url / set TROVE_URL).`, 1, 'daemon_unreachable');
+      return new CliError(`No daemon at ${this.baseUrl}: start one with \`trove daemon start\` (or pass --url / set TROVE_URL).`, NO_DAEMON_EXIT, 'daemon_unreachable');
     }
     const reason = code ?? (err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err));
-    return new CliError(`Cannot reach the daemon at ${this.baseUrl}: ${reason}.`, 1, 'daemon_unreachable');
+    return new CliError(`Cannot reach the daemon at ${this.baseUrl}: ${reason}.`, NO_DAEMON_EXIT, 'daemon_unreachable');
   }
 }
 

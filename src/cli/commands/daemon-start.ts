@@ -1,6 +1,7 @@
 import { DataDirLockedError } from '../../../daemon/runtime.js';
 import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import { applySeed, loadSeedFile, SeedError, type LoadedSeed } from '../../../daemon/seed.js';
+import { ERROR_TABLE } from '../../contract/errors.js';
 import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
 import { DaemonLogFile } from './daemon-logs.js';
@@ -42,6 +43,15 @@ const log = {
   error: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] error: ${message} ${JSON.stringify(fields)}`),
 };
 
+/**
+ * Another daemon holds the data dir, or the port: a conflict (exit 6, ERROR_TABLE's conflicts), as
+ * the README's exit-code table has it; anything else is unexpected (1).
+ */
+export function startFailureExitCode(err: unknown): number {
+  if (err instanceof DataDirLockedError || (err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return ERROR_TABLE.already_exists.exitCode;
+  return 1;
+}
+
 /** Runs the daemon in the foreground until SIGINT or SIGTERM. */
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   const envRoots = (process.env.TROVE_FILE_ROOTS ?? '').split(':').filter(Boolean);
@@ -82,9 +92,9 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       onStopRequest: () => stopRequested(),
     });
   } catch (err) {
-    if (err instanceof DataDirLockedError || err instanceof Error) {
+    if (err instanceof Error) {
       console.error(`trove: ${err.message}`);
-      process.exitCode = 1;
+      process.exitCode = startFailureExitCode(err);
       return;
     }
     throw err;
