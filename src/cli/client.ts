@@ -1,6 +1,7 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
 import { Readable } from 'node:stream';
 import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { suggestForNotFound } from './suggest.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
@@ -61,7 +62,7 @@ export class ApiClient {
   }
 
   /** Sends one JSON request to `path` (relative to the base URL) and returns the parsed JSON body. */
-  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
+  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean; headers?: Record<string, string>; suggest?: boolean } = {}): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (options.auth !== false && this.key) headers.authorization = `Bearer ${this.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -72,16 +73,29 @@ export class ApiClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    return (await readJson(response, method, url)) as T;
+    try {
+      return (await readJson(response, method, url)) as T;
+    } catch (err) {
+      throw await this.withSuggestion(err, path, options.suggest);
+    }
+  }
+
+  /** A not_found for a namespace or collection named by the user gets "did you mean" (src/cli/suggest.ts). */
+  private async withSuggestion(err: unknown, path: string, suggest: boolean | undefined): Promise<unknown> {
+    if (suggest === false || !(err instanceof CliApiError) || err.code !== 'not_found') return err;
+    const message = await suggestForNotFound(path, async (listPath) =>
+      (await this.listAll<{ name: string }>(listPath, {}, { suggest: false })).map((item) => item.name),
+    );
+    return message === null ? err : new CliApiError(err.code, message, err.requestId, err.status, err.retryable, err.details);
   }
 
   /** Every item of a paged list, following next_cursor. */
-  async listAll<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
+  async listAll<T>(path: string, query: Record<string, string> = {}, options: { suggest?: boolean } = {}): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | null = null;
     do {
       const params = new URLSearchParams({ ...query, limit: '100', ...(cursor ? { cursor } : {}) });
-      const page: Page<T> = await this.request<Page<T>>('GET', `${path}?${params}`);
+      const page: Page<T> = await this.request<Page<T>>('GET', `${path}?${params}`, undefined, options);
       items.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor);

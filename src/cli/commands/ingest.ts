@@ -246,7 +246,8 @@ export async function ensureCollection(client: ApiClient, namespace: string, col
 
 async function exists(client: ApiClient, path: string): Promise<boolean> {
   try {
-    await client.request('GET', path);
+    // Missing is an answer here (it is created next), not a typo to suggest a name for.
+    await client.request('GET', path, undefined, { suggest: false });
     return true;
   } catch (err) {
     if (err instanceof CliApiError && err.code === 'not_found') return false;
@@ -256,7 +257,7 @@ async function exists(client: ApiClient, path: string): Promise<boolean> {
 
 export async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
   try {
-    const files = await client.listAll<FileResource>(`${colPath}/files`);
+    const files = await client.listAll<FileResource>(`${colPath}/files`, {}, { suggest: !collectionMayBeMissing });
     return files.map((file) => {
       const recorded = file.metadata?.[INGEST_ROOT_KEY];
       return {
