@@ -188,6 +188,15 @@ export function buildProgram(): Command {
       process.exitCode = await runRulesExplain(collection, path, program.opts(), opts);
     });
 
+  program
+    .command('completion')
+    .description('Print a shell completion script: trove completion bash|zsh|fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .action(async (shell: string) => {
+      const { runCompletion } = await import('./commands/completion.js');
+      process.exitCode = runCompletion(shell, program);
+    });
+
   // Each group lives in its own file (src/cli/groups/); they share the global options above.
   registerOperatorCommands(program, daemon);
   registerResourceCommands(program, rules);
