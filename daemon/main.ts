@@ -75,7 +75,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   } catch (err) {
     await runtime.close();
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new Error(`Port ${port} on ${host} is in use: is another daemon running? Use --port to pick another (0 picks a free one).`);
+    // The code stays on the error: the CLI exits 6 (conflict) for it, as for a locked data dir.
+    if (code === 'EADDRINUSE') throw Object.assign(new Error(`Port ${port} on ${host} is in use: is another daemon running? Use --port to pick another (0 picks a free one).`), { code });
     throw err;
   }
   const address = server.address() as AddressInfo;

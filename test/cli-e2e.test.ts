@@ -162,13 +162,13 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     await write('deep/new.md', 'A lighthouse keeper logged every passing ship.\n');
     const before = await listFiles(t);
 
-    const dryJson = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--json']);
+    const dryJson = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--yes', '--json']);
     t.equal(dryJson.code, 0, dryJson.stderr);
     const plan = parseJson<{ counts: Record<string, number>; add: { path: string }[]; update: { path: string }[]; remove: { path: string }[] }>(dryJson);
     t.same(plan.counts, { add: 1, update: 1, remove: 1, unchanged: 2 });
     t.same([plan.add[0]?.path, plan.update[0]?.path, plan.remove[0]?.path], ['/deep/new.md', '/garden.txt', '/recipe.json']);
 
-    const dryHuman = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run']);
+    const dryHuman = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--dry-run', '--yes']);
     t.equal(dryHuman.code, 0, dryHuman.stderr);
     t.match(dryHuman.stdout, /^\+ \/deep\/new\.md$/m);
     t.match(dryHuman.stdout, /^~ \/garden\.txt$/m);
@@ -176,7 +176,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.match(dryHuman.stdout, /1 to add, 1 to update, 1 to remove, 2 unchanged/);
     t.same(await listFiles(t), before, 'a dry run changes nothing');
 
-    const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    const run = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--yes', '--json']);
     t.equal(run.code, 0, run.stderr);
     t.match(parseJson<IngestSummary>(run), { added: 1, updated: 1, removed: 1, unchanged: 2, ready: 4, failed: 0 });
     t.same(
@@ -200,7 +200,7 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
     t.match(run.stdout, /^failed \/photo\.bin: \w+/m);
 
     await unlink(path.join(folder, 'photo.bin'));
-    const cleaned = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--json']);
+    const cleaned = await runCli([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--prune', '--json']);
     t.equal(cleaned.code, 0, cleaned.stderr);
     t.match(parseJson<IngestSummary>(cleaned), { removed: 1, failed: 0 });
   });
@@ -219,10 +219,10 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
 
     const down = `http://127.0.0.1:${await freePort()}`;
     const downRun = await runCli(['--url', down, '--key', KEY, 'status']);
-    t.equal(downRun.code, 1, 'exit 1 when the daemon is down');
+    t.equal(downRun.code, 9, 'exit 9 when the daemon is down');
     t.match(downRun.stderr, `No daemon at ${down}: start one with \`trove daemon start\``);
     const downJson = await runCli(['--url', down, '--key', KEY, 'status', '--json']);
-    t.equal(downJson.code, 1);
+    t.equal(downJson.code, 9);
     t.match(parseJson(downJson), { url: down, up: false });
   });
 

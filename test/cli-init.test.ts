@@ -205,10 +205,10 @@ t.test('trove init in-process, against a real daemon', async (t) => {
     t.equal((await api('/namespaces/gone')).status, 404);
   });
 
-  await t.test('no daemon: says how to start one, exit 1, before asking anything', async (t) => {
+  await t.test('no daemon: says how to start one, exit 9, before asking anything', async (t) => {
     const port = await freePort();
     const { value: code, stderr } = await init({}, never, { url: `http://127.0.0.1:${port}` });
-    t.equal(code, 1);
+    t.equal(code, 9);
     t.match(stderr, /No trove daemon answers at http:\/\/127\.0\.0\.1:\d+\. Start it with `trove daemon start`/);
   });
 

@@ -225,7 +225,7 @@ t.test('no daemon and no log: clear errors', async (t) => {
   t.match(status.stderr, `No daemon is running for data dir ${dataDir}`);
   t.equal(viaEnv.code, NO_DAEMON_EXIT_CODE, 'TROVE_DATA_DIR names the data dir too');
   t.match(errorOf(viaEnv).message, dataDir);
-  t.equal(logs.code, 1);
+  t.equal(logs.code, NO_DAEMON_EXIT_CODE, 'no daemon has run there: exit 9');
   t.match(errorOf(logs), { code: 'no_daemon_log', message: /No daemon log at .*daemon\.log/ });
   t.equal(restore.code, NO_DAEMON_EXIT_CODE);
 });

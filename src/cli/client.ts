@@ -1,9 +1,13 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { suggestForNotFound } from './suggest.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Exit status when no daemon answers at the URL (ERROR_TABLE's neighbour CLI_EXIT_CODES). */
+export const NO_DAEMON_EXIT = CLI_EXIT_CODES.daemon_not_running;
 
 /** A failure of the CLI itself (bad arguments, no key, no daemon): a message and an exit code. */
 export class CliError extends Error {
@@ -92,7 +96,7 @@ export class ApiClient {
   }
 
   /** Sends one JSON request to `path` (relative to the base URL) and returns the parsed JSON body. */
-  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
+  async request<T = unknown>(method: string, path: string, body?: unknown, options: { auth?: boolean; headers?: Record<string, string>; suggest?: boolean } = {}): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (options.auth !== false && this.key) headers.authorization = `Bearer ${this.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -106,7 +110,7 @@ export class ApiClient {
     try {
       return (await readJson(response, method, url)) as T;
     } catch (err) {
-      throw this.withKeyNote(err, options.auth !== false);
+      throw this.withKeyNote(await this.withSuggestion(err, path, options.suggest), options.auth !== false);
     }
   }
 
@@ -116,13 +120,22 @@ export class ApiClient {
     return new CliApiError(err.code, `${err.message} ${describeKeyUsed(this.key, this.keySource)}`, err.requestId, err.status, err.retryable, err.details);
   }
 
+  /** A not_found for a namespace or collection named by the user gets "did you mean" (src/cli/suggest.ts). */
+  private async withSuggestion(err: unknown, path: string, suggest: boolean | undefined): Promise<unknown> {
+    if (suggest === false || !(err instanceof CliApiError) || err.code !== 'not_found') return err;
+    const message = await suggestForNotFound(path, async (listPath) =>
+      (await this.listAll<{ name: string }>(listPath, {}, { suggest: false })).map((item) => item.name),
+    );
+    return message === null ? err : new CliApiError(err.code, message, err.requestId, err.status, err.retryable, err.details);
+  }
+
   /** Every item of a paged list, following next_cursor. */
-  async listAll<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
+  async listAll<T>(path: string, query: Record<string, string> = {}, options: { suggest?: boolean } = {}): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | null = null;
     do {
       const params = new URLSearchParams({ ...query, limit: '100', ...(cursor ? { cursor } : {}) });
-      const page: Page<T> = await this.request<Page<T>>('GET', `${path}?${params}`);
+      const page: Page<T> = await this.request<Page<T>>('GET', `${path}?${params}`, undefined, options);
       items.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor);
@@ -154,12 +167,14 @@ export class ApiClient {
     if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
       return new CliError(`The daemon at ${this.baseUrl} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, 1, 'daemon_unreachable');
     }
+    // No daemon answers: exit 9 in every command, as the README's table says (a timeout is not
+    // that: something answered the connection, and it stays "unexpected").
     const code = errnoCode(err);
     if (code === 'ECONNREFUSED') {
-      return new CliError(`No daemon at ${this.baseUrl}: start one with \`trove daemon start\` (or pass --url / set TROVE_URL).`, 1, 'daemon_unreachable');
+      return new CliError(`No daemon at ${this.baseUrl}: start one with \`trove daemon start\` (or pass --url / set TROVE_URL).`, NO_DAEMON_EXIT, 'daemon_unreachable');
     }
     const reason = code ?? (err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err));
-    return new CliError(`Cannot reach the daemon at ${this.baseUrl}: ${reason}.`, 1, 'daemon_unreachable');
+    return new CliError(`Cannot reach the daemon at ${this.baseUrl}: ${reason}.`, NO_DAEMON_EXIT, 'daemon_unreachable');
   }
 }
 

@@ -1,6 +1,6 @@
 // The public event stream (GET /events with Accept: text/event-stream), read by `trove events tail
 // --follow`, `trove research watch` and the TUI (when the operator socket cannot be used).
-import { CliApiError, CliError } from './client.js';
+import { CliApiError, CliError, NO_DAEMON_EXIT } from './client.js';
 import type { Connection } from './connection.js';
 
 export interface SseMessage {
@@ -67,7 +67,7 @@ export async function* openEventStream(conn: Connection, options: { after?: stri
     response = await fetch(`${conn.url}/events`, { headers, signal: options.signal });
   } catch (err) {
     if (options.signal.aborted) return;
-    throw new CliError(`Cannot reach the daemon's event stream at ${conn.url}/events: ${errorText(err)}.`, 1, 'daemon_unreachable');
+    throw new CliError(`Cannot reach the daemon's event stream at ${conn.url}/events: ${errorText(err)}.`, NO_DAEMON_EXIT, 'daemon_unreachable');
   }
   if (!response.ok || !response.body) throw await streamError(response);
   yield { kind: 'open' };
@@ -79,7 +79,7 @@ export async function* openEventStream(conn: Connection, options: { after?: stri
     }
   } catch (err) {
     if (options.signal.aborted) return;
-    throw new CliError(`The event stream from ${conn.url} broke off: ${errorText(err)}.`, 1, 'daemon_unreachable');
+    throw new CliError(`The event stream from ${conn.url} broke off: ${errorText(err)}.`, NO_DAEMON_EXIT, 'daemon_unreachable');
   }
 }
 

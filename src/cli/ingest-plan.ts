@@ -51,3 +51,68 @@ export function planIngest<L extends LocalFile, R extends RemoteFile>(local: rea
   plan.remove.sort(byPath);
   return plan;
 }
+
+// ---------------------------------------------------------------- mirror safety
+//
+// A mirror deletes what the folder no longer has, which is exactly what goes wrong when the folder
+// is the wrong one (an unmounted drive, a typo, an empty checkout). So deletions are narrowed three
+// ways before anything is sent:
+//  - ownership: the CLI's ingest records the folder a file came from in its metadata
+//    (INGEST_ROOT_KEY); only files recorded from this folder are the mirror's to delete. Files added
+//    through the API, by `trove files add`, from another folder or by an older CLI carry no such
+//    record (or another folder's) and are left alone unless `--prune` says the collection is to
+//    mirror this folder exactly.
+//  - consent: deleting asks on a terminal; without one it needs `--prune` or `--yes`.
+//  - an empty folder never empties a collection: it needs `--allow-empty` on top.
+
+/** The metadata key under which `trove ingest` records the folder (its real path) a file came from. */
+export const INGEST_ROOT_KEY = 'trove_ingest_root';
+
+export interface RemovalSplit<R extends RemoteFile> {
+  /** Recorded as ingested from this folder. */
+  own: R[];
+  /** Anything else: the API, another folder, `trove files add`, an older CLI. */
+  foreign: R[];
+}
+
+export function splitRemovals<R extends RemoteFile & { ingestRoot?: string | undefined }>(remove: readonly R[], root: string): RemovalSplit<R> {
+  const split: RemovalSplit<R> = { own: [], foreign: [] };
+  for (const file of remove) (file.ingestRoot === root ? split.own : split.foreign).push(file);
+  return split;
+}
+
+export interface RemovalPolicy {
+  /** `--prune`: delete everything the folder lacks, whoever added it, without asking. */
+  prune: boolean;
+  /** `--yes`, or the person at the terminal said yes: delete this folder's own files. */
+  confirmed: boolean;
+  /** `--allow-empty`: an empty folder may empty the collection. */
+  allowEmpty: boolean;
+  /** How many files the folder holds now (after what is ignored, hidden or secret). */
+  localCount: number;
+  /** Paths whose deletion was seen as it happened (watch mode): the user's own act, no question. */
+  seenDeleted?: ReadonlySet<string> | undefined;
+}
+
+export interface RemovalDecision<R> {
+  remove: R[];
+  /** This folder's files that stay because nobody confirmed (a terminal, --yes or --prune would). */
+  unconfirmed: R[];
+  /** Files added by other means that stay because --prune was not given. */
+  foreign: R[];
+  /** True when the folder is empty and that alone held back every deletion. */
+  emptyFolder: boolean;
+}
+
+/** Which of the plan's removals go ahead under the policy; the rest are reported, never deleted. */
+export function decideRemovals<R extends RemoteFile & { ingestRoot?: string | undefined }>(remove: readonly R[], root: string, policy: RemovalPolicy): RemovalDecision<R> {
+  const { own, foreign } = splitRemovals(remove, root);
+  const candidates = policy.prune ? [...own, ...foreign] : own;
+  if (policy.localCount === 0 && candidates.length > 0 && !policy.allowEmpty) {
+    return { remove: [], unconfirmed: own, foreign, emptyFolder: true };
+  }
+  if (policy.prune) return { remove: candidates, unconfirmed: [], foreign: [], emptyFolder: false };
+  const decision: RemovalDecision<R> = { remove: [], unconfirmed: [], foreign, emptyFolder: false };
+  for (const file of own) (policy.confirmed || policy.seenDeleted?.has(file.path) ? decision.remove : decision.unconfirmed).push(file);
+  return decision;
+}

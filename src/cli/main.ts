@@ -49,10 +49,15 @@ export function buildProgram(): Command {
     .option('--tls-cert <file>', 'TLS certificate (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM)')
     .option('--seed <file>', 'seed file (YAML or JSON): namespaces, collections, keys with given secrets, rules and files to create at start')
+    .option('--detach', 'run in the background: wait until it listens, print its URL, pid and log file, and exit (output in <data-dir>/logs/daemon.out)')
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const dataDir = (opts.dataDir as string | undefined) ?? (cmd.parent?.parent?.opts().dataDir as string | undefined);
       // Loaded only here: the daemon is most of the code, and every other command starts faster without it.
-      const { runDaemonStart } = await import('./commands/daemon-start.js');
+      const { runDaemonStart, runDaemonStartDetached } = await import('./commands/daemon-start.js');
+      if (opts.detach) {
+        process.exitCode = await runDaemonStartDetached({ ...opts, ...(dataDir ? { dataDir } : {}) });
+        return;
+      }
       await runDaemonStart({ ...opts, ...(dataDir ? { dataDir } : {}) });
     });
 
@@ -77,6 +82,11 @@ export function buildProgram(): Command {
     .option('--no-wait', 'return once files are accepted, without waiting for indexing')
     .option('--watch', 'keep running: re-ingest changes as they happen (after reconciling what changed while nothing watched)')
     .option('--debounce <ms>', 'with --watch: wait this long after the last change before syncing', '300')
+    .option('--prune', 'remove every collection file the folder lacks, including ones added through the API or from another folder, without asking')
+    .option('-y, --yes', 'remove the files this folder ingested earlier and no longer has, without asking (needed when stdin is not a terminal)')
+    .option('--allow-empty', 'let an empty folder empty the collection (with --prune or --yes)')
+    .option('--hidden', 'include dotfiles and dot-folders (secret-looking files still need --include-secrets)')
+    .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
     .option('--json', 'print JSON')
     .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
       process.exitCode = await runIngestWithDefaults(folder, program.opts(), opts);
@@ -185,6 +195,15 @@ export function buildProgram(): Command {
     .option('--json', 'print the explanation as JSON')
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
       process.exitCode = await runRulesExplain(collection, path, program.opts(), opts);
+    });
+
+  program
+    .command('completion')
+    .description('Print a shell completion script: trove completion bash|zsh|fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .action(async (shell: string) => {
+      const { runCompletion } = await import('./commands/completion.js');
+      process.exitCode = runCompletion(shell, program);
     });
 
   // Each group lives in its own file (src/cli/groups/); they share the global options above.

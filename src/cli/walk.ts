@@ -1,5 +1,8 @@
 // Lists the files of a folder the way `git add .` would see them: .git skipped, .gitignore honoured
-// at every level, symlinks followed only while they stay inside the folder.
+// at every level, symlinks followed only while they stay inside the folder. Unlike git, dotfiles and
+// dot-folders are left out unless asked for (`--hidden`), and files that usually hold secrets are
+// left out unless asked for by name (`--include-secrets`): a mirror makes every byte searchable by
+// anyone holding a key to the collection, and `.env` ending up there is a leak, not a feature.
 import { open, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import ignore from 'ignore';
@@ -24,11 +27,60 @@ export interface SkippedEntry {
   reason: string;
 }
 
+/** Left out by policy (hidden or secret-looking), not by accident: the mirror treats them as absent. */
+export interface ExcludedEntry {
+  path: string;
+  kind: 'hidden' | 'secret';
+  /** A whole folder (nothing under it was looked at). */
+  folder: boolean;
+}
+
 export interface WalkResult {
   files: WalkedFile[];
-  /** Files and folders left out for a reason the user may want to hear about (ignored ones are not listed). */
+  /**
+   * Files and folders that could not be taken (unreadable, too large, a symlink leading out): the
+   * mirror leaves their copies in the collection alone (ignored ones are not listed).
+   */
   skipped: SkippedEntry[];
+  /** Hidden and secret-looking entries (not listed when .gitignore ignores them anyway). */
+  excluded: ExcludedEntry[];
 }
+
+export interface WalkOptions {
+  maxFileBytes?: number;
+  /** Take dotfiles and dot-folders too (`--hidden`). */
+  hidden?: boolean;
+  /** Take files whose names usually hold secrets too (`--include-secrets`). */
+  secrets?: boolean;
+}
+
+/**
+ * File names that usually hold credentials. The one list (walk, watch and docs refer here): each is
+ * a format people keep private keys, tokens or passwords in, and none is a document anyone searches.
+ * Matched against the file's name, case-insensitively. `--hidden` does not let these in (a `.env` is
+ * a dotfile, and `--hidden` is wanted for `.github/` docs); only `--include-secrets` does.
+ */
+export const SECRET_FILE_PATTERNS: readonly RegExp[] = [
+  /^\.env$/i, // dotenv files: API keys and passwords for local runs
+  /^\.env\..+$/i, // .env.local, .env.production, … (.env.example too: better one file too few)
+  /\.pem$/i, // TLS and SSH private keys / certificates
+  /\.key$/i, // private keys (openssl, TLS)
+  /^id_(rsa|dsa|ecdsa|ed25519)(\..*)?$/i, // SSH key pairs (id_rsa, id_ed25519.pub, …)
+  /\.(p12|pfx|jks|keystore)$/i, // PKCS#12 and Java key stores
+  /^\.npmrc$/i, // npm registry tokens
+  /^\.pypirc$/i, // PyPI tokens
+  /^[._]netrc$/i, // machine passwords for curl, git, ftp
+  /^\.pgpass$/i, // PostgreSQL passwords
+  /^\.htpasswd$/i, // HTTP basic-auth password hashes
+  /^credentials(\.(json|ya?ml|toml|ini|xml))?$/i, // AWS, gcloud and other CLIs' credentials files
+  /^(client_secret|service[-_]account).*\.json$/i, // Google OAuth client secrets, service account keys
+];
+
+export function isSecretFileName(name: string): boolean {
+  return SECRET_FILE_PATTERNS.some((pattern) => pattern.test(name));
+}
+
+export const isHiddenName = (name: string): boolean => name.startsWith('.');
 
 /** The rules of one .gitignore, which apply to paths relative to the folder holding it. */
 export interface IgnoreLayer {
@@ -36,8 +88,9 @@ export interface IgnoreLayer {
   rules: ignore.Ignore;
 }
 
-export async function walkFolder(folder: string, options: { maxFileBytes?: number } = {}): Promise<WalkResult> {
+export async function walkFolder(folder: string, options: WalkOptions = {}): Promise<WalkResult> {
   const maxFileBytes = options.maxFileBytes ?? MAX_FILE_BYTES;
+  const excluded: ExcludedEntry[] = [];
   const root = await realpath(resolve(folder));
   if (!(await stat(root)).isDirectory()) throw new Error(`${folder} is not a folder.`);
   const files: WalkedFile[] = [];
@@ -83,6 +136,11 @@ export async function walkFolder(folder: string, options: { maxFileBytes?: numbe
         kind = entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
       }
       if (isIgnored(layers, rel, kind === 'dir')) continue;
+      const policy = exclusionOf(entry.name, kind === 'dir', options);
+      if (policy) {
+        excluded.push({ path: `/${rel}`, kind: policy, folder: kind === 'dir' });
+        continue;
+      }
 
       if (kind === 'other') {
         skipped.push({ path: `/${rel}`, reason: 'not a regular file' });
@@ -114,7 +172,14 @@ export async function walkFolder(folder: string, options: { maxFileBytes?: numbe
   };
 
   await visit(root, '', [], new Set([root]));
-  return { files, skipped };
+  return { files, skipped, excluded };
+}
+
+/** Why a file or folder of this name is left out by policy, or null when it is taken. */
+export function exclusionOf(name: string, isDir: boolean, options: Pick<WalkOptions, 'hidden' | 'secrets'>): 'hidden' | 'secret' | null {
+  if (!isDir && !options.secrets && isSecretFileName(name)) return 'secret';
+  if (!options.hidden && isHiddenName(name)) return 'hidden';
+  return null;
 }
 
 /**

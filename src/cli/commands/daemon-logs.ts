@@ -4,6 +4,7 @@
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { CLI_EXIT_CODES } from '../../contract/errors.js';
 import { CliError, reportError } from '../client.js';
 import { resolveDataDir, type GlobalOptions } from '../connection.js';
 
@@ -90,7 +91,7 @@ export async function runDaemonLogs(globalOpts: GlobalOptions, opts: DaemonLogsO
     const file = daemonLogPath(dataDir);
     const exists = existsSync(file);
     if (!exists && !opts.follow) {
-      throw new CliError(`No daemon log at ${file}: no daemon has run with data dir ${dataDir} (\`trove daemon start\` writes it).`, 1, 'no_daemon_log');
+      throw new CliError(`No daemon log at ${file}: no daemon has run with data dir ${dataDir} (\`trove daemon start\` writes it).`, CLI_EXIT_CODES.daemon_not_running, 'no_daemon_log');
     }
     const lines = exists ? tail(file, count) : [];
     if (!opts.follow) {

@@ -1,9 +1,15 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultDataDir } from '../../../daemon/paths.js';
 import { DataDirLockedError } from '../../../daemon/runtime.js';
 import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import { applySeed, loadSeedFile, SeedError, type LoadedSeed } from '../../../daemon/seed.js';
+import { ERROR_TABLE } from '../../contract/errors.js';
 import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
-import { DaemonLogFile } from './daemon-logs.js';
+import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
 
 export interface DaemonStartOptions {
   dataDir?: string;
@@ -21,6 +27,8 @@ export interface DaemonStartOptions {
   tlsKey?: string;
   /** A seed file applied before "listening" is reported (daemon/seed.ts, docs/fixture-mode.md). */
   seed?: string;
+  /** Run in the background (runDaemonStartDetached). */
+  detach?: boolean;
 }
 
 function parsePort(value: string | undefined): number {
@@ -41,6 +49,15 @@ const log = {
   warn: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] warning: ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
   error: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] error: ${message} ${JSON.stringify(fields)}`),
 };
+
+/**
+ * Another daemon holds the data dir, or the port: a conflict (exit 6, ERROR_TABLE's conflicts), as
+ * the README's exit-code table has it; anything else is unexpected (1).
+ */
+export function startFailureExitCode(err: unknown): number {
+  if (err instanceof DataDirLockedError || (err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return ERROR_TABLE.already_exists.exitCode;
+  return 1;
+}
 
 /** Runs the daemon in the foreground until SIGINT or SIGTERM. */
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
@@ -82,9 +99,9 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       onStopRequest: () => stopRequested(),
     });
   } catch (err) {
-    if (err instanceof DataDirLockedError || err instanceof Error) {
+    if (err instanceof Error) {
       console.error(`trove: ${err.message}`);
-      process.exitCode = 1;
+      process.exitCode = startFailureExitCode(err);
       return;
     }
     throw err;
@@ -149,5 +166,79 @@ async function applySeedAtStart(daemon: RunningDaemon, seed: LoadedSeed, json: b
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+// ---------------------------------------------------------------- --detach
+
+const DETACH_WAIT_MS = 120_000;
+
+/** Where a detached daemon's stdout and stderr go (next to daemon.log, which the daemon writes itself). */
+export const detachedOutputPath = (dataDir: string): string => join(dataDir, 'logs', 'daemon.out');
+
+/**
+ * `trove daemon start --detach`: the same command without --detach, run as a detached child whose
+ * output goes to <data-dir>/logs/daemon.out; waits for its "listening" line and reports where it
+ * listens, or, when it exits first, its error and its exit code (6 for a held data dir or port).
+ */
+export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+  const json = opts.json ?? false;
+  try {
+    if (opts.ephemeral) throw new CliError('--detach and --ephemeral do not go together: an ephemeral data dir is removed when the daemon exits, and a detached one has no terminal to stop it from.', 2);
+    const dataDir = resolve(opts.dataDir ?? process.env.TROVE_DATA_DIR ?? defaultDataDir());
+    mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
+    const outFile = detachedOutputPath(dataDir);
+    const start = existsSync(outFile) ? statSync(outFile).size : 0;
+    const fd = openSync(outFile, 'a', 0o600);
+    // The child gets the same arguments, minus --detach, plus --json so its "listening" line can be read.
+    const childArgs = argv.filter((arg) => arg !== '--detach');
+    if (!childArgs.includes('--json')) childArgs.push('--json');
+    if (!childArgs.includes('--data-dir')) childArgs.push('--data-dir', dataDir);
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../run.js', import.meta.url)), ...childArgs], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: process.env,
+    });
+    closeSync(fd);
+    let exitCode: number | null = null;
+    child.on('exit', (code, signal) => (exitCode = code ?? (signal ? 1 : 0)));
+    const written = () => (existsSync(outFile) ? readFileSync(outFile).subarray(start).toString('utf8') : '');
+    const deadline = Date.now() + DETACH_WAIT_MS;
+    for (;;) {
+      const lines = written().split('\n');
+      const listening = lines.map(parseEvent).find((event) => event?.event === 'listening');
+      if (listening) {
+        child.unref();
+        const report = { event: 'started', url: listening.url, pid: child.pid, data_dir: listening.data_dir, log_file: daemonLogPath(dataDir), output_file: outFile };
+        if (json) process.stdout.write(JSON.stringify(report) + '\n');
+        else {
+          process.stdout.write(
+            `trove daemon listening on ${String(listening.url)} (pid ${child.pid}, in the background)\n` +
+              `data dir: ${String(listening.data_dir)}\nlog:      ${report.log_file} (trove daemon logs)\noutput:   ${outFile}\nstop it:  trove daemon stop${opts.dataDir ? ` --data-dir ${dataDir}` : ''}\n`,
+          );
+        }
+        return 0;
+      }
+      if (exitCode !== null) {
+        const why = lines.filter((line) => line.trim() && !parseEvent(line)).join('\n').trim() || `it exited with status ${exitCode}`;
+        throw new CliError(`The daemon did not start: ${why.replace(/^trove: /, '')} (output in ${outFile})`, exitCode === 0 ? 1 : exitCode, 'daemon_start_failed');
+      }
+      if (Date.now() > deadline) {
+        child.unref();
+        throw new CliError(`The daemon (pid ${child.pid}) did not report listening within ${DETACH_WAIT_MS / 1000} s; see ${outFile}.`, 1, 'daemon_start_timeout');
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+function parseEvent(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return null;
   }
 }

@@ -8,8 +8,8 @@ import { watch, type FSWatcher } from 'chokidar';
 import ignore from 'ignore';
 import { ApiClient, CliApiError, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
-import { planIngest } from '../ingest-plan.js';
-import { isIgnored, walkFolder, type IgnoreLayer, type SkippedEntry } from '../walk.js';
+import { decideRemovals, planIngest } from '../ingest-plan.js';
+import { exclusionOf, isIgnored, walkFolder, type IgnoreLayer, type SkippedEntry, type WalkOptions } from '../walk.js';
 import {
   realTimers,
   recordEvent,
@@ -36,6 +36,8 @@ import {
   type IngestOptions,
   type Local,
   type ProgressMode,
+  excludedSummary,
+  removalNotes,
 } from './ingest.js';
 
 const MAX_DEBOUNCE_MS = 600_000;
@@ -78,6 +80,11 @@ export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, 
       json,
       wait: opts.wait !== false,
       debounceMs,
+      folder,
+      prune: Boolean(opts.prune),
+      yes: Boolean(opts.yes),
+      allowEmpty: Boolean(opts.allowEmpty),
+      walk: { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets) },
     });
   } catch (err) {
     return reportError(err, json);
@@ -109,7 +116,11 @@ class HaltableClient extends ApiClient {
 class GitignoreMatcher {
   private readonly layers = new Map<string, IgnoreLayer | null>();
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    /** Hidden and secret-looking names are left out as walkFolder leaves them out (walk.ts). */
+    private readonly policy: Pick<WalkOptions, 'hidden' | 'secrets'> = {},
+  ) {}
 
   reset(): void {
     this.layers.clear();
@@ -120,6 +131,10 @@ class GitignoreMatcher {
     if (rel === null || rel === '') return false;
     const parts = rel.split('/');
     if (parts.includes('.git')) return true;
+    for (let depth = 0; depth < parts.length - 1; depth++) if (exclusionOf(parts[depth]!, true, this.policy)) return true;
+    // The .gitignore files stay watched (below): they are rules, not documents.
+    const last = parts[parts.length - 1]!;
+    if (last !== '.gitignore' && exclusionOf(last, stats ? stats.isDirectory() : isDirectory(absPath), this.policy)) return true;
     const layers: IgnoreLayer[] = [];
     for (let depth = 0; depth < parts.length; depth++) {
       const layer = this.layerOf(parts.slice(0, depth).join('/'));
@@ -187,6 +202,13 @@ interface SessionOptions {
   json: boolean;
   wait: boolean;
   debounceMs: number;
+  /** As the user named it, for messages. */
+  folder: string;
+  /** The mirror-safety flags (ingest-plan.ts): watch mode never asks, so only these confirm deletions. */
+  prune: boolean;
+  yes: boolean;
+  allowEmpty: boolean;
+  walk: Pick<WalkOptions, 'hidden' | 'secrets'>;
 }
 
 class WatchSession {
@@ -202,7 +224,7 @@ class WatchSession {
   private lastError: unknown = null;
 
   constructor(private readonly options: SessionOptions) {
-    this.matcher = new GitignoreMatcher(options.root);
+    this.matcher = new GitignoreMatcher(options.root, options.walk);
     this.colPath = collectionPath(options.namespace, options.collection);
     this.scheduler = new SyncScheduler({
       debounceMs: options.debounceMs,
@@ -331,7 +353,7 @@ class WatchSession {
 
   private async syncOnce(batch: ChangeBatch): Promise<SyncResult> {
     const { client } = this.options;
-    const walked = await walkFolder(this.options.root);
+    const walked = await walkFolder(this.options.root, this.options.walk);
     await ensureCollection(client, this.options.namespace, this.options.collection);
     const remote = await listRemote(client, this.colPath, false);
     const { hash, compare } = scopeSync(walked.files, remote, batch);
@@ -346,11 +368,8 @@ class WatchSession {
       }
     });
     const local = hashed.filter((file): file is Local => file !== null);
-    for (const entry of skipped) {
-      const line = `skipped ${entry.path}: ${entry.reason}`;
-      if (!this.noted.has(line)) this.note(line);
-      this.noted.add(line);
-    }
+    for (const entry of skipped) this.noteOnce(`skipped ${entry.path}: ${entry.reason}`);
+    if (walked.excluded.length > 0) this.noteOnce(excludedSummary(walked.excluded));
     // What could not be read this time (a file, or a whole folder) is left alone rather than deleted.
     const skippedPaths = new Set(skipped.map((entry) => entry.path));
     const wasSkipped = (path: string) => {
@@ -359,11 +378,30 @@ class WatchSession {
     };
     const localPaths = new Set(local.map((file) => file.path));
     await markStuckUploads(client, this.colPath, compare.filter((file) => localPaths.has(file.path)));
-    const plan = planIngest(local, compare.filter((file) => !wasSkipped(file.path)));
+    const fullPlan = planIngest(local, compare.filter((file) => !wasSkipped(file.path)));
+    // The same rules as a one-shot run, minus the question (a watcher runs unattended): a deletion
+    // the watcher saw happen is the user's own act; anything else found missing (at the first sync,
+    // or after the daemon was away) waits for --yes / --prune, and an empty folder empties nothing.
+    // A .gitignore edit is an act of the user's too: what it newly ignores goes.
+    const removal = decideRemovals(fullPlan.remove, this.options.root, {
+      prune: this.options.prune,
+      confirmed: this.options.yes || batch.rulesChanged,
+      allowEmpty: this.options.allowEmpty,
+      localCount: walked.files.length,
+      seenDeleted: batch.paths,
+    });
+    const plan = { ...fullPlan, remove: removal.remove };
+    if (removal.emptyFolder) {
+      this.warn('empty_folder', `${this.options.folder} has no files now: nothing was removed from ${this.options.namespace}/${this.options.collection} (--allow-empty lets an empty folder empty it)`);
+    } else {
+      for (const line of removalNotes(removal, this.options.namespace, this.options.collection, this.options.folder, false)) {
+        this.noteOnce(line.replace('stdin is not a terminal, so trove did not ask', 'a watcher does not ask'));
+      }
+    }
 
     // The first sync may be a whole folder: a progress bar helps there, and would only flicker later.
     const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (process.stderr.isTTY ? 'bar' : 'lines') : 'none';
-    const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line));
+    const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line), this.options.root);
     let counts: FileCounts;
     let failedFiles: FileFailure[] = [];
     if (this.options.wait) {
@@ -423,6 +461,11 @@ class WatchSession {
     process.stdout.write(`+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`);
     const touched = new Set([...result.added, ...result.updated]);
     for (const failure of result.failedFiles) if (touched.has(failure.path)) this.note(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
+  }
+
+  private noteOnce(line: string): void {
+    if (!this.noted.has(line)) this.note(line);
+    this.noted.add(line);
   }
 
   private note(line: string): void {

@@ -2,15 +2,17 @@
 // the collection, plan, upload what is new or changed, delete what is gone, then wait for indexing.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
-import { CLI_EXIT_CODES } from '../../contract/errors.js';
+import { CLI_EXIT_CODES, ERROR_TABLE } from '../../contract/errors.js';
 import { looksLikeId } from '../../contract/ids.js';
 import { ResourceName } from '../../contract/schemas.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
-import { planIngest, sha256Checksum, type IngestPlan, type LocalFile, type RemoteFile } from '../ingest-plan.js';
-import { walkFolder, type SkippedEntry, type WalkedFile } from '../walk.js';
+import { decideRemovals, INGEST_ROOT_KEY, planIngest, sha256Checksum, type IngestPlan, type LocalFile, type RemoteFile, type RemovalDecision } from '../ingest-plan.js';
+import { isInteractive } from '../prompt.js';
+import { walkFolder, type ExcludedEntry, type SkippedEntry, type WalkedFile } from '../walk.js';
 
 export interface IngestOptions {
   namespace?: string;
@@ -23,6 +25,16 @@ export interface IngestOptions {
   watch?: boolean;
   /** With watch: milliseconds of quiet before a sync (commander passes the string). */
   debounce?: string;
+  /** Delete every collection file the folder lacks, whoever added it, without asking (ingest-plan.ts "mirror safety"). */
+  prune?: boolean;
+  /** Delete the files this folder ingested earlier and no longer has, without asking. */
+  yes?: boolean;
+  /** Let an empty folder empty the collection. */
+  allowEmpty?: boolean;
+  /** Take dotfiles and dot-folders (walk.ts). */
+  hidden?: boolean;
+  /** Take files whose names usually hold secrets (walk.ts SECRET_FILE_PATTERNS). */
+  includeSecrets?: boolean;
 }
 
 /** Exit status when every request succeeded but some files could not be uploaded or indexed. */
@@ -38,6 +50,9 @@ export type Local = WalkedFile & LocalFile;
 
 export interface Remote extends RemoteFile {
   sourceType: string;
+  /** The folder `trove ingest` recorded this file as coming from (INGEST_ROOT_KEY), if any. */
+  ingestRoot?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
 }
 
 export interface FileResource {
@@ -45,6 +60,7 @@ export interface FileResource {
   path: string;
   status: string;
   source: { type: string; checksum?: string };
+  metadata?: Record<string, unknown>;
   error?: { code: string; message: string };
 }
 
@@ -84,7 +100,9 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     const client = ApiClient.of(await resolveConnection(globalOpts));
     const colPath = collectionPath(namespace, collection);
 
-    const walked = await walkFolder(folder);
+    // The real path: the same folder reached through a symlink or a relative path is the same owner.
+    const root = await realpath(resolve(folder));
+    const walked = await walkFolder(folder, { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets) });
     const skipped: SkippedEntry[] = [...walked.skipped];
     const hashed = await mapLimit(walked.files, CONCURRENCY, async (file): Promise<Local | null> => {
       try {
@@ -96,6 +114,8 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     });
     const local = hashed.filter((file): file is Local => file !== null);
     for (const entry of skipped) note(`skipped ${entry.path}: ${entry.reason}`);
+    if (opts.dryRun) for (const line of excludedLines(walked.excluded)) note(line);
+    else if (walked.excluded.length > 0) note(excludedSummary(walked.excluded));
 
     if (!opts.dryRun) await ensureCollection(client, namespace, collection);
     const remote = await listRemote(client, colPath, Boolean(opts.dryRun));
@@ -107,16 +127,39 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     };
     const localPaths = new Set(local.map((file) => file.path));
     await markStuckUploads(client, colPath, remote.filter((file) => localPaths.has(file.path)));
-    const plan = planIngest(local, remote.filter((file) => !wasSkipped(file.path)));
+    const fullPlan = planIngest(local, remote.filter((file) => !wasSkipped(file.path)));
+    const policy = { prune: Boolean(opts.prune), confirmed: Boolean(opts.yes), allowEmpty: Boolean(opts.allowEmpty), localCount: local.length };
+    let removal = decideRemovals(fullPlan.remove, root, policy);
+    let declined = false;
+    if (!opts.dryRun && removal.unconfirmed.length > 0 && !removal.emptyFolder && isInteractive()) {
+      // Asked before anything is sent, so a "no" still lets the adds and updates go ahead.
+      const { confirm } = await import('@inquirer/prompts');
+      const yes = await confirm({ message: `Remove ${count(removal.unconfirmed.length)} from ${namespace}/${collection} that ${removal.unconfirmed.length === 1 ? 'is' : 'are'} no longer in ${folder}?`, default: false }).catch(
+        () => false,
+      );
+      if (yes) removal = decideRemovals(fullPlan.remove, root, { ...policy, confirmed: true });
+      else declined = true;
+    }
+    const plan: IngestPlan<Local, Remote> = { ...fullPlan, remove: removal.remove };
+    if (removal.emptyFolder && !opts.dryRun) {
+      throw new CliError(
+        `${folder} has no files to ingest${walked.excluded.length > 0 ? ` (${excludedSummary(walked.excluded, false)})` : ''}, so mirroring it would remove all ` +
+          `${count(removal.unconfirmed.length + removal.foreign.length)} of ${namespace}/${collection}. Nothing was changed; ` +
+          'check the folder, or pass --allow-empty (with --prune or --yes) to empty the collection.',
+        2,
+        'empty_folder',
+      );
+    }
 
     if (opts.dryRun) {
-      if (json) process.stdout.write(JSON.stringify(planJson(namespace, collection, plan, skipped)) + '\n');
-      else process.stdout.write(planLines(plan) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
+      if (json) process.stdout.write(JSON.stringify(planJson(namespace, collection, plan, skipped, removal, walked.excluded)) + '\n');
+      else process.stdout.write(planLines(plan) + keptLines(removal) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
+      for (const line of removalNotes(removal, namespace, collection, folder, false)) note(line);
       return 0;
     }
     if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) process.stdout.write(planLines(plan));
 
-    const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note);
+    const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note, root);
     let counts: FileCounts;
     let failedFiles: FileFailure[] = [];
     const wait = opts.wait !== false;
@@ -145,6 +188,8 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
       failed_files: failedFiles,
       upload_failures: failures,
       skipped,
+      excluded: walked.excluded,
+      not_removed: { unconfirmed: removal.unconfirmed.map((f) => f.path), foreign: removal.foreign.map((f) => f.path) },
     };
     if (json) {
       process.stdout.write(JSON.stringify(summary) + '\n');
@@ -159,7 +204,11 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
       for (const failure of failedFiles) lines.push(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
       process.stdout.write(lines.join('\n') + '\n');
     }
-    return failures.length > 0 || (wait && counts.failed > 0) ? EXIT_FILES_FAILED : 0;
+    for (const line of removalNotes(removal, namespace, collection, folder, declined)) note(line);
+    if (failures.length > 0 || (wait && counts.failed > 0)) return EXIT_FILES_FAILED;
+    // Deletions held back for want of a terminal are a missing answer, as prompt.ts treats every
+    // other one: exit 2 naming the flag (after the adds and updates, which needed no answer).
+    return removal.unconfirmed.length > 0 && !declined ? CLI_EXIT_CODES_USAGE : 0;
   } catch (err) {
     return reportError(err, json);
   }
@@ -196,7 +245,8 @@ export async function ensureCollection(client: ApiClient, namespace: string, col
 
 async function exists(client: ApiClient, path: string): Promise<boolean> {
   try {
-    await client.request('GET', path);
+    // Missing is an answer here (it is created next), not a typo to suggest a name for.
+    await client.request('GET', path, undefined, { suggest: false });
     return true;
   } catch (err) {
     if (err instanceof CliApiError && err.code === 'not_found') return false;
@@ -206,8 +256,19 @@ async function exists(client: ApiClient, path: string): Promise<boolean> {
 
 export async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
   try {
-    const files = await client.listAll<FileResource>(`${colPath}/files`);
-    return files.map((file) => ({ id: file.id, path: file.path, checksum: file.source.checksum, status: file.status, sourceType: file.source.type }));
+    const files = await client.listAll<FileResource>(`${colPath}/files`, {}, { suggest: !collectionMayBeMissing });
+    return files.map((file) => {
+      const recorded = file.metadata?.[INGEST_ROOT_KEY];
+      return {
+        id: file.id,
+        path: file.path,
+        checksum: file.source.checksum,
+        status: file.status,
+        sourceType: file.source.type,
+        ingestRoot: typeof recorded === 'string' ? recorded : undefined,
+        metadata: file.metadata,
+      };
+    });
   } catch (err) {
     // A dry run creates nothing, so a collection that does not exist yet is simply empty.
     if (collectionMayBeMissing && err instanceof CliApiError && err.code === 'not_found') return [];
@@ -234,17 +295,23 @@ export async function applyPlan(
   plan: IngestPlan<Local, Remote>,
   mode: ProgressMode,
   note: (line: string) => void,
+  /** The folder's real path, recorded on every upload so a later run knows the file is this folder's (ingest-plan.ts). */
+  root?: string,
 ): Promise<{ uploaded: { add: number; update: number }; failures: FileFailure[] }> {
-  const work = [...plan.add.map((file) => ({ file, kind: 'add' as const })), ...plan.update.map(({ local }) => ({ file: local, kind: 'update' as const }))];
+  const work = [
+    ...plan.add.map((file) => ({ file, kind: 'add' as const, metadata: undefined as Record<string, unknown> | undefined })),
+    // An update keeps the metadata the file had (set through the API, say), plus the record of its folder.
+    ...plan.update.map(({ local, remote }) => ({ file: local, kind: 'update' as const, metadata: remote.metadata })),
+  ];
   const uploaded = { add: 0, update: 0 };
   const failures: FileFailure[] = [];
   const progress = createProgress('uploading', mode);
   let done = 0;
   if (work.length > 0) progress.update(0, work.length);
   try {
-    await mapLimit(work, CONCURRENCY, async ({ file, kind }) => {
+    await mapLimit(work, CONCURRENCY, async ({ file, kind, metadata }) => {
       try {
-        await uploadFile(client, colPath, file);
+        await uploadFile(client, colPath, file, root === undefined ? metadata : { ...metadata, [INGEST_ROOT_KEY]: root });
         uploaded[kind]++;
       } catch (err) {
         if (err instanceof CliApiError && PER_FILE_ERROR_CODES.has(err.code)) failures.push({ path: file.path, code: err.code, message: err.message });
@@ -314,7 +381,56 @@ function planCounts(plan: IngestPlan<Local, Remote>): string {
   return `${plan.add.length} to add, ${plan.update.length} to update, ${plan.remove.length} to remove, ${plan.unchanged.length} unchanged`;
 }
 
-function planJson(namespace: string, collection: string, plan: IngestPlan<Local, Remote>, skipped: SkippedEntry[]) {
+const CLI_EXIT_CODES_USAGE = ERROR_TABLE.invalid_request.exitCode;
+
+const count = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
+
+/** "2 hidden and 1 secret-looking file or folder left out (--hidden / --include-secrets take them; --dry-run lists them)". */
+export function excludedSummary(excluded: readonly ExcludedEntry[], hint = true): string {
+  const hidden = excluded.filter((e) => e.kind === 'hidden').length;
+  const secret = excluded.length - hidden;
+  const parts = [hidden > 0 ? `${hidden} hidden` : '', secret > 0 ? `${secret} secret-looking` : ''].filter(Boolean).join(' and ');
+  const flags = [hidden > 0 ? '--hidden' : '', secret > 0 ? '--include-secrets' : ''].filter(Boolean).join(' / ');
+  return `left out ${parts} file${excluded.length === 1 ? '' : 's'} or folder${excluded.length === 1 ? '' : 's'}${hint ? ` (${flags} take${hidden > 0 && secret > 0 ? '' : 's'} them; --dry-run lists them)` : ''}`;
+}
+
+export function excludedLines(excluded: readonly ExcludedEntry[]): string[] {
+  return excluded.map((e) =>
+    e.kind === 'secret' ? `left out ${e.path}: may hold secrets (--include-secrets takes it)` : `left out ${e.path}${e.folder ? '/' : ''}: hidden (--hidden takes it)`,
+  );
+}
+
+/** What stays in the collection although the folder lacks it, and why (stderr lines). */
+export function removalNotes(removal: RemovalDecision<Remote>, namespace: string, collection: string, folder: string, declined: boolean): string[] {
+  const lines: string[] = [];
+  const where = `${namespace}/${collection}`;
+  if (removal.emptyFolder) {
+    lines.push(`${folder} has no files: all ${count(removal.unconfirmed.length + removal.foreign.length)} of ${where} would stay (an empty folder needs --allow-empty to empty a collection).`);
+    return lines;
+  }
+  if (removal.unconfirmed.length > 0) {
+    lines.push(
+      declined
+        ? `kept ${count(removal.unconfirmed.length)} of ${where} that ${removal.unconfirmed.length === 1 ? 'is' : 'are'} no longer in ${folder} (you answered no).`
+        : `${count(removal.unconfirmed.length)} of ${where} ${removal.unconfirmed.length === 1 ? 'is' : 'are'} no longer in ${folder} and would be removed: ` +
+            'stdin is not a terminal, so trove did not ask; pass --yes (or --prune) to remove them.',
+    );
+  }
+  if (removal.foreign.length > 0) {
+    lines.push(
+      `${count(removal.foreign.length)} of ${where} ${removal.foreign.length === 1 ? 'was' : 'were'} not ingested from ${folder} (added through the API, by \`trove files add\` or from another folder) ` +
+        'and left alone; --prune removes every file the folder lacks.',
+    );
+  }
+  return lines;
+}
+
+function keptLines(removal: RemovalDecision<Remote>): string {
+  const lines = [...removal.unconfirmed.map((f) => `? ${f.path} (would be removed after confirmation: a terminal, --yes or --prune)`), ...removal.foreign.map((f) => `= ${f.path} (not from this folder: kept unless --prune)`)];
+  return lines.length > 0 ? lines.join('\n') + '\n' : '';
+}
+
+function planJson(namespace: string, collection: string, plan: IngestPlan<Local, Remote>, skipped: SkippedEntry[], removal: RemovalDecision<Remote>, excluded: ExcludedEntry[]) {
   return {
     dry_run: true,
     namespace,
@@ -325,6 +441,8 @@ function planJson(namespace: string, collection: string, plan: IngestPlan<Local,
     unchanged: plan.unchanged.map(({ local }) => local.path),
     counts: { add: plan.add.length, update: plan.update.length, remove: plan.remove.length, unchanged: plan.unchanged.length },
     skipped,
+    excluded,
+    not_removed: { unconfirmed: removal.unconfirmed.map((f) => f.path), foreign: removal.foreign.map((f) => f.path), empty_folder: removal.emptyFolder },
   };
 }
 

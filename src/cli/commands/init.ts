@@ -6,7 +6,7 @@ import { basename, resolve } from 'node:path';
 import { confirm as inquirerConfirm, input as inquirerInput } from '@inquirer/prompts';
 import { ResourceName } from '../../contract/schemas.js';
 import { updateCliConfig } from '../cli-config.js';
-import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, reportError } from '../client.js';
+import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, NO_DAEMON_EXIT, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
 import { EXIT_FILES_FAILED, runIngest } from './ingest.js';
@@ -201,7 +201,7 @@ async function requireDaemon(url: string): Promise<void> {
     if (err instanceof CliError && err.code === 'daemon_unreachable') {
       throw new CliError(
         `No trove daemon answers at ${url}. Start it with \`trove daemon start\` (in another terminal, or as a service), then run \`trove init\` again.`,
-        1,
+        NO_DAEMON_EXIT,
         'daemon_unreachable',
       );
     }

@@ -1,5 +1,5 @@
 // `trove status`: is the daemon up, and what namespaces and collections does it hold.
-import { ApiClient, namespacePath, reportError } from '../client.js';
+import { ApiClient, CliError, namespacePath, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 
 export interface StatusOptions {
@@ -47,7 +47,7 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
     const message = err instanceof Error ? err.message : String(err);
     if (json) process.stdout.write(JSON.stringify({ url, up: false, error: message }) + '\n');
     else process.stderr.write(`trove daemon at ${url}: down\n${message}\n`);
-    return 1;
+    return err instanceof CliError ? err.exitCode : 1;
   }
 
   try {

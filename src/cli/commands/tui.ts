@@ -1,7 +1,7 @@
 // `trove tui`: the Ink terminal UI. It needs a terminal on both ends (keys in, frames out); tests
 // and odd setups can insist with --force-tty.
 import { PassThrough } from 'node:stream';
-import { CliError, reportError } from '../client.js';
+import { ApiClient, CliError, reportError } from '../client.js';
 import { readCliConfig } from '../cli-config.js';
 import { resolveConnection, resolveDataDir, type GlobalOptions } from '../connection.js';
 import { savedTarget } from '../defaults.js';
@@ -29,6 +29,10 @@ export async function runTui(globalOpts: GlobalOptions, opts: TuiOptions): Promi
     const conn = await resolveConnection(globalOpts);
     // After `trove init`, the UI opens on the saved collection's search (Esc lists them all).
     const initial = savedTarget(await readCliConfig());
+    // No daemon is a start-up error (exit 9, as in every command), not a screen that waits forever.
+    await new ApiClient(conn.url).request('GET', '/ready', undefined, { auth: false }).catch((err: unknown) => {
+      if (err instanceof CliError && err.code === 'daemon_unreachable') throw err;
+    });
 
     // Ink draws only a final frame when the environment looks like CI (is-in-ci, read once when Ink
     // loads), and chalk drops colours there. A terminal was asked for, so it is treated as one even

@@ -1,0 +1,106 @@
+// Exit codes as the README's table says, in every command: each command that talks to a daemon,
+// pointed at a URL (and a data dir) where nothing listens, exits 9. The command list is the
+// commander tree itself, so a new command is covered (or must be listed as local) by construction.
+import t from 'tap';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { buildProgram } from '../src/cli/main.js';
+import { CLI_EXIT_CODES } from '../src/contract/errors.js';
+import { freePort, runCli } from './helpers/cli.js';
+
+t.setTimeout(300_000);
+
+/** Commands that never talk to a daemon, and why. */
+const LOCAL = new Map<string, string>([
+  ['daemon start', 'starts one'],
+  ['completion', 'prints a script'],
+  ['mcp', 'serves MCP over stdio; it reaches the daemon per call'],
+]);
+
+/** Arguments the placeholder 'x' would fail to validate before any request is sent. */
+const ARGS: Record<string, (dir: string) => string[]> = {
+  ingest: (dir) => [dir, '-n', 'x', '-c', 'x'],
+  init: (dir) => ['--namespace', 'x', '--collection', 'x', '--folder', dir, '--no-watch', '--yes'],
+  'files add': (dir) => ['x', path.join(dir, 'a.md')],
+  'rules batch': (dir) => ['x', path.join(dir, 'rules.json')],
+  'rules set': () => ['x', '/team/', '--reader', 'ana'],
+  'rules explain': () => ['x', '/a.md'],
+  'webhooks create': () => ['hook', 'https://example.com/hook'],
+  'webhooks update': () => ['x', '--name', 'y'],
+  'webhooks replay': () => ['x', '--event', 'evt_x'],
+  'collections update': () => ['x', '--display-name', 'y'],
+  'keys create': () => ['x', '--cluster'],
+  'research start': () => ['x', 'a question'],
+  'config get': () => [],
+  tui: () => ['--force-tty'],
+};
+
+function leaves(command: Command, prefix: string[] = []): { name: string; command: Command }[] {
+  if (command.commands.length === 0) return [{ name: prefix.join(' '), command }];
+  return command.commands.flatMap((sub) => leaves(sub, [...prefix, sub.name()]));
+}
+
+/** Placeholder arguments: 'x' for each required argument and option, and --yes where it is offered. */
+function argsFor(name: string, command: Command, dir: string): string[] {
+  const special = ARGS[name];
+  const args = special ? special(dir) : command.registeredArguments.filter((a) => a.required).map(() => 'x');
+  if (!special) for (const option of command.options) if (option.mandatory) args.push(option.long!, 'x');
+  if (!special && command.options.some((o) => o.long === '--yes')) args.push('--yes');
+  return args;
+}
+
+/** Runs one command in-process; returns its exit code and what it wrote to stderr. */
+async function runInProcess(argv: string[]): Promise<{ code: number; stderr: string }> {
+  const err = process.stderr.write.bind(process.stderr);
+  const out = process.stdout.write.bind(process.stdout);
+  const exit = process.exit.bind(process);
+  let stderr = '';
+  let exited: number | undefined;
+  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  process.exit = ((code?: number) => {
+    exited = code ?? 0;
+    throw new Error(`process.exit(${code})`);
+  }) as typeof process.exit;
+  process.exitCode = undefined;
+  try {
+    await buildProgram().parseAsync(['node', 'trove', ...argv]);
+  } catch (error) {
+    if (exited === undefined) stderr += `threw: ${String(error)}`;
+  } finally {
+    process.stderr.write = err;
+    process.stdout.write = out;
+    process.exit = exit;
+  }
+  const code = exited ?? Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { code, stderr };
+}
+
+t.test('every command that talks to the daemon exits 9 when none answers', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-exit9-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(path.join(dir, 'a.md'), 'a file\n');
+  await writeFile(path.join(dir, 'rules.json'), JSON.stringify([{ op: 'delete', folder: '/old/' }]));
+  const down = `http://127.0.0.1:${await freePort()}`;
+  const globals = ['--url', down, '--key', 'trove_some_key', '--data-dir', path.join(dir, 'no-daemon-here')];
+
+  const commands = leaves(buildProgram()).filter(({ name }) => ![...LOCAL.keys()].some((local) => name === local || name.startsWith(`${local} `)));
+  t.ok(commands.length > 40, `the tree has the commands (${commands.length})`);
+  for (const { name, command } of commands) {
+    const argv = [...globals, ...name.split(' '), ...argsFor(name, command, dir)];
+    const { code, stderr } = await runInProcess(argv);
+    t.equal(code, CLI_EXIT_CODES.daemon_not_running, `trove ${argv.slice(globals.length).join(' ')} → 9 (${stderr.trim().split('\n').pop()})`);
+  }
+});
+
+t.test('the built CLI: no daemon is exit 9, a held data dir is exit 6', async (t) => {
+  const down = `http://127.0.0.1:${await freePort()}`;
+  const [search, ns] = await Promise.all([runCli(['--url', down, '--key', 'k', 'search', 'x', 'q']), runCli(['--url', down, '--key', 'k', 'ns', 'list', '--json'])]);
+  t.equal(search.code, 9, search.stderr);
+  t.match(search.stderr, `No daemon at ${down}: start one with \`trove daemon start\``);
+  t.equal(ns.code, 9, ns.stderr);
+  t.match(JSON.parse(ns.stderr), { error: { code: 'daemon_unreachable' } });
+});
