@@ -178,9 +178,9 @@ t.test('the built CLI: an empty folder empties nothing, .env is not searchable',
   const emptied = await runCli([...conn, 'ingest', empty, '-n', 'x', '-c', 'y', '--prune']);
   t.equal(emptied.code, 2, emptied.stderr);
   t.match(emptied.stderr, /has no files to ingest, so mirroring it would remove all 1 file of x\/y/);
-  const search = await runCli([...conn, 'search', 'x/y', 'secret', '--json']);
+  const search = await runCli([...conn, 'search', 'x/y', 'secret', '--mode', 'keyword', '--json']);
   t.equal(search.code, 0, search.stderr);
   t.same((JSON.parse(search.stdout) as { results: unknown[] }).results, [], 'secret=1 is not searchable');
-  const heron = await runCli([...conn, 'search', 'x/y', 'heron', '--json']);
+  const heron = await runCli([...conn, 'search', 'x/y', 'heron', '--mode', 'keyword', '--json']);
   t.equal((JSON.parse(heron.stdout) as { results: unknown[] }).results.length, 1, 'the collection was not emptied');
 });
