@@ -9,6 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { MCP_BODY_LIMIT } from '../src/mcp/http.js';
 import { apiOf, BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
+import { readmeBlock } from './helpers/readme-blocks.js';
 import { waitFor } from './helpers/wait.js';
 
 const GUIDE = ['# Limits', '', 'Every client has a rate limit of 100 requests per minute.', 'Bursts above the rate limit are refused with 429.', '', 'Other notes follow here.'].join('\n');
@@ -182,10 +183,15 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   t.notOk('/mcp' in (openapi as { paths: object }).paths, '/mcp is not a contract route');
 });
 
-t.test('stdio: `trove mcp` with TROVE_URL/TROVE_KEY', async (t) => {
+t.test('stdio: `trove mcp` with TROVE_URL/TROVE_KEY, as the README configures it', async (t) => {
+  // The README's config block, read as an agent would: `npx trove …` is this build's CLI
+  // (test/package.test.ts proves `npx trove` from an installed tarball).
+  const config = JSON.parse(readmeBlock('mcp-config')) as { mcpServers: Record<string, { command: string; args: string[] }> };
+  const server = config.mcpServers.trove;
+  t.match(server, { command: 'npx', args: ['trove', 'mcp'] }, 'the README starts `npx trove mcp`');
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp'],
+    args: [BIN, ...(server?.args.slice(1) ?? [])],
     cwd: ROOT,
     env: cleanEnv({ TROVE_URL: daemon.url, TROVE_KEY: keys.reader }) as Record<string, string>,
     stderr: 'pipe',

@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './helpers/cli.js';
+import { readmeBlock } from './helpers/readme-blocks.js';
 
 t.setTimeout(20 * 60_000);
 
@@ -188,6 +189,57 @@ export async function check(): Promise<void> {
   );
   const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], project);
   t.equal(tsc.code, 0, `tsc --noEmit passes\n${tsc.stdout}${tsc.stderr}`);
+});
+
+t.test("the README's fixture example type-checks and runs as written", async (t) => {
+  const example = readmeBlock('fixture');
+  writeFileSync(path.join(project, 'readme-fixture.ts'), example);
+  // Plain JavaScript too (the example has no annotations), so node runs the README's exact text.
+  writeFileSync(path.join(project, 'readme-fixture.mjs'), example);
+  writeFileSync(
+    path.join(project, 'tsconfig.readme.json'),
+    JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, noEmit: true, types: [], skipLibCheck: false },
+      files: ['readme-fixture.ts'],
+    }),
+  );
+  const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.readme.json'], project);
+  t.equal(tsc.code, 0, `tsc passes on the README example\n${tsc.stdout}${tsc.stderr}`);
+  const ran = await run(process.execPath, ['readme-fixture.mjs'], project, childEnv({ TROVE_CACHE_DIR: path.join(work, 'readme-cache') }));
+  t.equal(ran.code, 0, ran.stderr);
+  t.equal(ran.stdout.trim(), '/limits.md', 'it prints what its comment says');
+  timings.push(`README fixture example (start, add, index, semantic search, stop): ${seconds(ran.ms)}`);
+});
+
+t.test('npx trove: a first search from a fresh project', async (t) => {
+  // A fixture from the installed package holds one file; then `npx trove search` as a user types it.
+  writeFileSync(
+    path.join(project, 'npx-search.mjs'),
+    `import { spawnSync } from 'node:child_process';
+import { startTrove } from 'trove/testing';
+import { createClient } from 'trove';
+
+const trove = await startTrove();
+try {
+  const client = createClient({ url: trove.url, key: trove.key });
+  await client.namespaces.create({ name: 'docs' });
+  await client.collections.create('docs', { name: 'notes' });
+  const { job } = await client.files.add('docs', 'notes', { path: '/limits.md', source: { type: 'inline', text: 'The gateway applies a rate limit of 100 requests per minute.' } });
+  await client.jobs.wait(job.id);
+  const t0 = performance.now();
+  const cli = spawnSync('npx', ['--no-install', 'trove', 'search', 'docs/notes', 'how fast may I call the gateway', '--url', trove.url, '--key', trove.key], { encoding: 'utf8' });
+  console.log(JSON.stringify({ code: cli.status, stdout: cli.stdout, stderr: cli.stderr, ms: performance.now() - t0 }));
+} finally {
+  await trove.stop();
+}
+`,
+  );
+  const ran = await run(process.execPath, ['npx-search.mjs'], project);
+  t.equal(ran.code, 0, ran.stderr);
+  const out = JSON.parse(ran.stdout.trim().split('\n').at(-1) ?? '{}') as { code: number; stdout: string; stderr: string; ms: number };
+  t.equal(out.code, 0, out.stderr);
+  t.match(out.stdout, /1 result \(semantic search\)[\s\S]*\/limits\.md/, 'npx trove search finds the file, semantic by default');
+  timings.push(`npx trove search (process start to results, fresh project): ${seconds(out.ms)}`);
 });
 
 t.test('npx trove --version prints the package version', async (t) => {
