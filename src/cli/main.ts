@@ -86,6 +86,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--unit <unit>', 'result unit').choices(['file', 'passage']).default('file'))
     .option('--limit <n>', 'results (1-100)', '10')
     .option('--filter <json>', 'filter clause as JSON')
+    .option('--explain', "show each result's BM25 and vector contributions and the fused score")
     .option('--json', 'print the raw response as JSON')
     .action(async (collection: string, query: string, opts: Record<string, unknown>) => {
       process.exitCode = await runSearch(collection, query, program.opts(), opts);

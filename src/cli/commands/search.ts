@@ -1,6 +1,8 @@
 // `trove search <collection> <query>`: one POST :search, printed for a human or as the raw response.
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { paint, stdoutColour } from '../colour.js';
+import { SNIPPET_CHARS, snippetLine } from '../snippet.js';
 
 export interface SearchOptions {
   namespace?: string;
@@ -9,10 +11,11 @@ export interface SearchOptions {
   limit?: string;
   filter?: string;
   json?: boolean;
+  /** --explain: ask the API for each result's score components and print them. */
+  explain?: boolean;
 }
 
 const DEFAULT_NAMESPACE = 'default';
-const SNIPPET_CHARS = 200;
 
 type EvidenceLocation =
   | { start_ms: number; end_ms: number }
@@ -26,12 +29,26 @@ interface Evidence {
   location?: EvidenceLocation | null;
 }
 
+/** The `explain` object a result carries when the request asked for it (docs/ranking.md). */
+export interface Explanation {
+  fusion: 'keyword' | 'minmax';
+  bm25: number | null;
+  bm25_scaled: number | null;
+  cosine: number | null;
+  cosine_scaled: number | null;
+  semantic_weight: number;
+  keyword_part: number;
+  semantic_part: number;
+  score: number;
+}
+
 interface SearchResult {
   file_id: string;
   path: string;
   rank: number;
   score: number;
   evidence: Evidence[];
+  explain?: Explanation;
 }
 
 interface SearchResponse {
@@ -52,12 +69,13 @@ export async function runSearch(collection: string, query: string, globalOpts: G
       result_unit: opts.unit ?? 'file',
     };
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
+    if (opts.explain) body.explain = true;
 
     const { url, key } = await resolveConnection(globalOpts);
     const client = new ApiClient(url, key);
     const response = await client.request<SearchResponse>('POST', `${collectionPath(target.namespace, target.collection)}:search`, body);
     if (json) process.stdout.write(JSON.stringify(response) + '\n');
-    else process.stdout.write(formatResults(response));
+    else process.stdout.write(formatResults(response, { query, colour: stdoutColour() }));
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -95,18 +113,38 @@ export function parseFilter(text: string): unknown {
   }
 }
 
-export function formatResults(response: SearchResponse): string {
+export interface FormatOptions {
+  /** The query, whose words are marked in the snippets. */
+  query?: string;
+  /** Bold/colour for the matched words and paths (see src/cli/colour.ts for when). */
+  colour?: boolean;
+}
+
+export function formatResults(response: SearchResponse, { query = '', colour = false }: FormatOptions = {}): string {
   const lines: string[] = [];
   if (response.results.length === 0) lines.push('No results.');
   for (const result of response.results) {
-    lines.push(`${String(result.rank).padStart(3)}. ${result.path}  (score ${formatScore(result.score)})`);
-    const located = result.evidence.map((e) => ({ where: formatLocation(e), text: oneLine(e.text) }));
+    lines.push(`${String(result.rank).padStart(3)}. ${paint(result.path, ['bold'], colour)}  (score ${formatScore(result.score)})`);
+    if (result.explain) lines.push(`       ${paint(formatExplanation(result.explain), ['dim'], colour)}`);
+    const located = result.evidence.map((e) => ({ where: formatLocation(e), text: snippetLine(e.text, query, colour) }));
     const width = Math.max(0, ...located.map((e) => e.where.length));
     for (const e of located) lines.push(`       ${e.where.padEnd(width)}  ${e.text}`);
   }
   if (response.next_cursor) lines.push(`(more results: raise --limit, or page with the API's next_cursor)`);
   for (const warning of response.warnings) lines.push(`warning ${warning.code}: ${warning.message}`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * One line saying how a result's score was made: in keyword mode it is BM25 alone; in semantic
+ * (hybrid) mode `minmax(BM25) + w · minmax(cosine)`, each part shown raw and scaled.
+ */
+export function formatExplanation(e: Explanation): string {
+  const n = (x: number | null) => (x === null ? 'none' : formatScore(x));
+  if (e.fusion === 'keyword') return `explain: bm25 ${n(e.bm25)} = score ${formatScore(e.score)}`;
+  const bm25 = e.bm25 === null ? 'bm25 none (not a keyword hit) → 0' : `bm25 ${n(e.bm25)} → ${n(e.bm25_scaled)}`;
+  const cosine = e.cosine === null ? 'cosine none → 0' : `cosine ${n(e.cosine)} → ${n(e.cosine_scaled)} × ${e.semantic_weight} = ${formatScore(e.semantic_part)}`;
+  return `explain: ${bm25}  +  ${cosine}  =  score ${formatScore(e.score)}`;
 }
 
 function formatScore(score: number): string {
