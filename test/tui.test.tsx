@@ -8,6 +8,9 @@ import type { ChannelState, CollectionItem, CollectionRef, FileItem, JobItem, Na
 // Colours are part of what is tested (highlighted terms, the red status line): chalk decides
 // whether to emit them when it is first loaded, so the flag goes in before Ink is.
 process.env.FORCE_COLOR = '1';
+// tap sets NO_COLOR for the tests it runs, and the TUI honours it: these tests see colours unless
+// they say otherwise.
+delete process.env.NO_COLOR;
 const { render } = await import('ink-testing-library');
 const { App } = await import('../src/tui/app.js');
 

@@ -1,16 +1,20 @@
 // The start screen: namespaces and their collections with live file counts and active jobs.
 // Enter searches the selected collection; r starts a research run on it; o opens a run by ID.
 import { useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { LineInput } from './line-input.js';
+import { Text } from './text.js';
 import { collectionOrder, jobSummary, namespaceJobsKey, type CollectionsState } from '../collections-state.js';
-import { fit, fitRight, truncate } from '../format.js';
+import { fit, fitRight, truncate, wrapText } from '../format.js';
 import { refKey, type CollectionRef, type ResearchMode } from '../types.js';
 import { useHelpLine, visibleWindow, type ViewFrame } from './common.js';
 
 export interface CollectionsViewProps extends ViewFrame {
   state: CollectionsState;
   loaded: boolean;
+  /** Set while no daemon answers: what failed, where, and how often it is tried again. */
+  down?: { url: string; message: string; retrySeconds: number };
   selected: string | undefined;
   onSelect(key: string): void;
   onSearch(ref: CollectionRef): void;
@@ -54,7 +58,7 @@ export function CollectionsView(props: CollectionsViewProps) {
         : '↑↓ move · Enter search · r research · o open run · g reload · q quit',
   );
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (prompt) {
         if (key.escape) setPrompt(null);
@@ -113,7 +117,9 @@ export function CollectionsView(props: CollectionsViewProps) {
         {'  '}
         {truncate('JOBS', jobsWidth)}
       </Text>
-      {!loaded && rows.length === 0 ? (
+      {!loaded && rows.length === 0 && props.down ? (
+        <DaemonDown {...props.down} width={width} />
+      ) : !loaded && rows.length === 0 ? (
         <Text dimColor>  Loading…</Text>
       ) : rows.length === 0 ? (
         <Text dimColor wrap="truncate-end">
@@ -159,9 +165,30 @@ export function CollectionsView(props: CollectionsViewProps) {
               width,
             )}
           </Text>
-          <TextInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
+          <LineInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
         </Box>
       ) : null}
+    </Box>
+  );
+}
+
+/** In place of "Loading…" while no daemon answers: what happened, how to start one, and that it retries. */
+function DaemonDown({ url, message, retrySeconds, width }: { url: string; message: string; retrySeconds: number; width: number }) {
+  const every = retrySeconds >= 1 ? `${Math.round(retrySeconds)} s` : `${Math.round(retrySeconds * 1000)} ms`;
+  const lines = [
+    ...wrapText(message, width - 2).map((text) => ({ text, tone: 'error' as const })),
+    { text: '', tone: 'plain' as const },
+    { text: 'Start one with:', tone: 'plain' as const },
+    { text: '  trove daemon start', tone: 'command' as const },
+    ...wrapText(`Trying ${url} again every ${every}; g tries now, q quits.`, width - 2).map((text) => ({ text, tone: 'dim' as const })),
+  ];
+  return (
+    <Box flexDirection="column">
+      {lines.map((line, i) => (
+        <Text key={i} wrap="truncate-end" color={line.tone === 'error' ? 'red' : line.tone === 'command' ? 'cyan' : undefined} bold={line.tone === 'command'} dimColor={line.tone === 'dim'}>
+          {'  ' + truncate(line.text, width - 2)}
+        </Text>
+      ))}
     </Box>
   );
 }

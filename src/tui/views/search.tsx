@@ -1,8 +1,10 @@
 // Searching one collection: a query line, mode and unit toggles, the ranked results with their
 // evidence (the query's words highlighted), and a file's details under Enter.
 import { useEffect, useRef, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { LineInput } from './line-input.js';
+import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
 import { fitRight, formatLocation, formatScore, truncate } from '../format.js';
 import { queryTerms, snippet } from '../highlight.js';
@@ -86,7 +88,7 @@ export function SearchView(props: SearchViewProps) {
         : '↑↓ move · Enter details · / edit query · Tab mode · Shift-Tab unit · Esc back · q quit',
   );
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.tab) {
         if (key.shift) toggleUnit();
@@ -147,7 +149,7 @@ export function SearchView(props: SearchViewProps) {
         <Box flexShrink={0} width={8}>
           <Text color={focus === 'input' ? 'green' : 'gray'}>{'Query ›'}</Text>
         </Box>
-        <TextInput value={query} onChange={setQuery} onSubmit={(value) => run(value, mode, unit)} focus={focus === 'input'} showCursor={focus === 'input'} />
+        <LineInput value={query} onChange={setQuery} onSubmit={(value) => run(value, mode, unit)} focus={focus === 'input'} showCursor={focus === 'input'} />
       </Box>
       <Text dimColor wrap="truncate-end">
         {truncate(summary, width)}
