@@ -6,7 +6,7 @@ import { useKeys } from '../keys.js';
 import { LineInput } from './line-input.js';
 import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
-import { fitRight, formatLocation, formatScore, truncate } from '../format.js';
+import { fitRight, formatLocation, formatScore, truncate, truncateStart } from '../format.js';
 import { queryTerms, snippet } from '../highlight.js';
 import { refKey, type CollectionRef, type ResultUnit, type SearchMode, type SearchResponse, type SearchResult } from '../types.js';
 import { HighlightedText, useHelpLine, visibleWindow, type ViewFrame } from './common.js';
@@ -166,8 +166,8 @@ export function SearchView(props: SearchViewProps) {
             <Text wrap="truncate-end" inverse={isSelected}>
               {isSelected ? '▸' : ' '}
               {fitRight(`${result.rank}.`, 4)}{' '}
-              <Text bold>{truncate(result.path, pathWidth)}</Text>
-              {' '.repeat(Math.max(1, pathWidth - [...truncate(result.path, pathWidth)].length + 1))}
+              <Text bold>{truncateStart(result.path, pathWidth)}</Text>
+              {' '.repeat(Math.max(1, pathWidth - [...truncateStart(result.path, pathWidth)].length + 1))}
               <Text dimColor={!isSelected}>{fitRight(formatScore(result.score), scoreWidth)}</Text>
             </Text>
             <Text wrap="truncate-end">
