@@ -255,15 +255,14 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, retryD
   // screen for a frame as tall as the terminal.
   const bodyHeight = Math.max(1, rows - 4);
 
-  if (columns < MIN_COLUMNS || rows < MIN_ROWS) {
-    return (
-      <KeyRouterProvider value={keyListeners}>
-        <ColourContext.Provider value={colour}>
-          <TooSmall columns={columns} rows={rows} quit={quit} />
-        </ColourContext.Provider>
-      </KeyRouterProvider>
-    );
-  }
+  // Key routing and the colour decision reach every view, whatever the app draws.
+  const provide = (node: ReactNode) => (
+    <KeyRouterProvider value={keyListeners}>
+      <ColourContext.Provider value={colour}>{node}</ColourContext.Provider>
+    </KeyRouterProvider>
+  );
+
+  if (columns < MIN_COLUMNS || rows < MIN_ROWS) return provide(<TooSmall columns={columns} rows={rows} quit={quit} />);
 
   const frame = { width, height: bodyHeight, report, clearError, quit };
   const first = collectionOrder(collections)[0];
@@ -297,9 +296,7 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, retryD
   const live = channelText(channel);
   const header = truncate(`trove · ${backend.url}`, Math.max(10, width - live.text.length - 2));
 
-  return (
-    <KeyRouterProvider value={keyListeners}>
-    <ColourContext.Provider value={colour}>
+  return provide(
     <HelpContext.Provider value={setHelp}>
       <Box flexDirection="column">
         <Text wrap="truncate-end">
@@ -321,9 +318,7 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, retryD
           {truncate(help, width) || ' '}
         </Text>
       </Box>
-    </HelpContext.Provider>
-    </ColourContext.Provider>
-    </KeyRouterProvider>
+    </HelpContext.Provider>,
   );
 }
 

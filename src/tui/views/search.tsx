@@ -7,7 +7,8 @@ import { LineInput } from './line-input.js';
 import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
 import { fitRight, formatLocation, formatScore, truncate, truncateStart } from '../format.js';
-import { queryTerms, snippet } from '../highlight.js';
+import { queryTerms } from '../highlight.js';
+import { centredSnippet } from '../../cli/snippet.js';
 import { refKey, type CollectionRef, type ResultUnit, type SearchMode, type SearchResponse, type SearchResult } from '../types.js';
 import { HighlightedText, useHelpLine, visibleWindow, type ViewFrame } from './common.js';
 import { FileDetails } from './file-details.js';
@@ -160,7 +161,8 @@ export function SearchView(props: SearchViewProps) {
         const evidence = result.evidence[0];
         const where = evidence ? formatLocation(evidence) : '';
         const textWidth = Math.max(8, width - 6 - where.length - 2);
-        const text = evidence ? snippet(evidence.text, terms, textWidth) : '';
+        // Centred on the matched words, as the CLI shows it (src/cli/snippet.ts).
+        const text = evidence ? centredSnippet(evidence.text, terms, textWidth).map((s) => s.text).join('') : '';
         return (
           <Box key={`${result.file_id}:${index}`} flexDirection="column">
             <Text wrap="truncate-end" inverse={isSelected}>
