@@ -90,6 +90,11 @@ t.test('search output: centred, highlighted only with colour, explain line per r
   t.equal(plain(terminal), piped, 'the same text, styled');
 
   t.equal(formatExplanation({ fusion: 'keyword', bm25: 3.25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 3.25, semantic_part: 0, score: 3.25 }), 'explain: bm25 3.25 = score 3.25');
+  t.equal(
+    formatExplanation({ fusion: 'keyword', bm25: 2.1e-6, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 2e-6, semantic_part: 0, score: 2e-6 }),
+    'explain: bm25 2.10e-6 = score 2.00e-6',
+    'tiny BM25 (a small collection) stays readable',
+  );
   t.match(
     formatExplanation({ fusion: 'minmax', bm25: null, bm25_scaled: null, cosine: 0.5, cosine_scaled: 1, semantic_weight: 0.2, keyword_part: 0, semantic_part: 0.2, score: 0.2 }),
     /bm25 none \(not a keyword hit\) → 0 {2}\+ {2}cosine 0\.500 → 1\.00 × 0\.2 = 0\.200/,

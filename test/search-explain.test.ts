@@ -75,7 +75,8 @@ t.test('the API: explain on gives consistent parts, off gives none, a bad type i
   const keyword = await f.call('POST', `${base}:search`, { query: 'limit', mode: 'keyword', explain: true });
   t.equal(keyword.status, 200);
   for (const r of keyword.body.results as Explained[]) {
-    t.match(r.explain, { fusion: 'keyword', bm25: r.score, keyword_part: r.score, semantic_part: 0, semantic_weight: 0, score: r.score, cosine: null });
+    t.match(r.explain, { fusion: 'keyword', keyword_part: r.score, semantic_part: 0, semantic_weight: 0, score: r.score, cosine: null });
+    t.ok(Math.abs(r.explain!.bm25! - r.score) <= 1e-6, 'the score is BM25 itself');
   }
 
   for (const bad of ['yes', 1, null, { on: true }]) {

@@ -3,6 +3,7 @@ import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { paint, stdoutColour } from '../colour.js';
 import { SNIPPET_CHARS, snippetLine } from '../snippet.js';
+import { formatScore as shortNumber } from '../../tui/format.js';
 
 export interface SearchOptions {
   namespace?: string;
@@ -140,11 +141,12 @@ export function formatResults(response: SearchResponse, { query = '', colour = f
  * (hybrid) mode `minmax(BM25) + w · minmax(cosine)`, each part shown raw and scaled.
  */
 export function formatExplanation(e: Explanation): string {
-  const n = (x: number | null) => (x === null ? 'none' : formatScore(x));
-  if (e.fusion === 'keyword') return `explain: bm25 ${n(e.bm25)} = score ${formatScore(e.score)}`;
+  // BM25 on a small collection is tiny (1e-6): the short form keeps its digits readable.
+  const n = (x: number | null) => (x === null ? 'none' : shortNumber(x));
+  if (e.fusion === 'keyword') return `explain: bm25 ${n(e.bm25)} = score ${n(e.score)}`;
   const bm25 = e.bm25 === null ? 'bm25 none (not a keyword hit) → 0' : `bm25 ${n(e.bm25)} → ${n(e.bm25_scaled)}`;
-  const cosine = e.cosine === null ? 'cosine none → 0' : `cosine ${n(e.cosine)} → ${n(e.cosine_scaled)} × ${e.semantic_weight} = ${formatScore(e.semantic_part)}`;
-  return `explain: ${bm25}  +  ${cosine}  =  score ${formatScore(e.score)}`;
+  const cosine = e.cosine === null ? 'cosine none → 0' : `cosine ${n(e.cosine)} → ${n(e.cosine_scaled)} × ${e.semantic_weight} = ${n(e.semantic_part)}`;
+  return `explain: ${bm25}  +  ${cosine}  =  score ${n(e.score)}`;
 }
 
 function formatScore(score: number): string {

@@ -152,14 +152,19 @@ function keywordExplanation(bm25: number): Explanation {
   return { fusion: 'keyword', bm25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: bm25, semantic_part: 0, score: bm25 };
 }
 
-/** Rounded as the score is, so that `score` equals the result's score exactly. */
+/**
+ * The parts rounded as the score is, so that `score` equals the result's score exactly. Raw BM25
+ * and cosine keep six significant digits instead: BM25 on a small collection is about 1e-6, which
+ * six decimals would flatten to a single digit.
+ */
 function roundExplanation(e: Explanation): Explanation {
   const r = (x: number | null) => (x === null ? null : roundScore(x));
+  const significant = (x: number | null) => (x === null ? null : Number(x.toPrecision(6)));
   return {
     ...e,
-    bm25: r(e.bm25),
+    bm25: significant(e.bm25),
     bm25_scaled: r(e.bm25_scaled),
-    cosine: r(e.cosine),
+    cosine: significant(e.cosine),
     cosine_scaled: r(e.cosine_scaled),
     keyword_part: roundScore(e.keyword_part),
     semantic_part: roundScore(e.semantic_part),
