@@ -4,7 +4,7 @@
 // including the carriage return, and "jj" in a list moved nowhere. Here each chunk is cut into
 // keys, and the keys are handled one at a time, each seeing what the previous one did.
 import { createContext, useCallback, useContext, useLayoutEffect, useState } from 'react';
-import { useInput, useStdin, type Key } from 'ink';
+import { useApp, useInput, useStdin, type Key } from 'ink';
 
 // An escape sequence: CSI (ESC [ params final), SS3 (ESC O x), or ESC + one character (meta),
 // optionally after a second ESC (meta + arrow). Anything else is one key per code point.
@@ -67,20 +67,29 @@ export const KeyRouterProvider = RouterContext.Provider;
  */
 export function useKeyRouter(): Listener[] {
   const [listeners] = useState<Listener[]>(() => []);
-  const { internal_eventEmitter: events } = useStdin() as unknown as { internal_eventEmitter?: Emitter };
+  const { internal_eventEmitter: events, internal_exitOnCtrlC: exitOnCtrlC } = useStdin() as unknown as { internal_eventEmitter?: Emitter; internal_exitOnCtrlC?: boolean };
+  const { exit } = useApp();
   useLayoutEffect(() => {
     if (!events) return;
     const original = events.emit;
     events.emit = function (event: string | symbol, ...args: unknown[]): boolean {
       if (event !== 'input' || typeof args[0] !== 'string') return original.call(this, event, ...args);
-      // Each key is handled and rendered (Ink renders synchronously, in legacy mode) before the next.
-      for (const key of splitKeys(args[0])) original.call(this, event, key);
+      const keys = splitKeys(args[0]);
+      for (const key of keys) {
+        // Ink quits on a read that is exactly Ctrl-C; one inside a longer read quits here.
+        if (key === '\u0003' && keys.length > 1 && exitOnCtrlC) {
+          exit();
+          return true;
+        }
+        // Each key is handled and rendered (Ink renders synchronously, in legacy mode) before the next.
+        original.call(this, event, key);
+      }
       return true;
     };
     return () => {
       events.emit = original;
     };
-  }, [events]);
+  }, [events, exit, exitOnCtrlC]);
   useInput(
     useCallback(
       (input: string, key: Key) => {
