@@ -85,7 +85,7 @@ export function SearchView(props: SearchViewProps) {
     detail
       ? '↑↓ scroll · Esc back to results · q quit'
       : focus === 'input'
-        ? 'type a query · Enter search · Tab mode · Shift-Tab unit · ↓ results · Esc back · Ctrl-C quit'
+        ? 'type a query · Enter search · Ctrl-U clear · Tab mode · Shift-Tab unit · ↓ results · Esc back · Ctrl-C quit'
         : '↑↓ move · Enter details · / edit query · Tab mode · Shift-Tab unit · Esc back · q quit',
   );
 
