@@ -95,6 +95,13 @@ t.test('in a real terminal: collections, search, a live count, q', { skip: hasTm
   t.match(screen, /1 result for “purr” \(keyword, file\)/);
   t.match(capture(true), /\u001B\[[0-9;]*m(\u001B\[[0-9;]*m)*purr\u001B\[/, 'the term is drawn with its own attributes');
 
+  // Keys arriving in one read, as a paste does: back to the query, Ctrl-U, a new query and Enter.
+  keys('/');
+  await until(/Query ›/);
+  keys('-l', '\u0015cats purr\r');
+  await until(/1 result for “cats purr” \(keyword, file\)/);
+  t.match(screen, /Query › cats purr\s/, 'the old query cleared, the new one typed, then submitted');
+
   keys('Enter');
   await until(/type text\/markdown · status ready/);
   keys('Escape');
@@ -107,7 +114,8 @@ t.test('in a real terminal: collections, search, a live count, q', { skip: hasTm
   await settled();
   await until(/notes\s+ready\s+2\s+0\s+0\s+0/);
 
-  keys('q');
+  // Ctrl-C inside a longer read still quits (q quitting is covered in tui.test.tsx).
+  keys('-l', 'x\u0003');
   await waitFor(() => tmux('has-session', '-t', 'trove').status !== 0, () => `the pane to close:\n${screen}`);
   t.equal((await readFile(exitFile, 'utf8')).trim(), '0', 'trove tui exited 0');
 });

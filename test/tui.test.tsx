@@ -8,6 +8,9 @@ import type { ChannelState, CollectionItem, CollectionRef, FileItem, JobItem, Na
 // Colours are part of what is tested (highlighted terms, the red status line): chalk decides
 // whether to emit them when it is first loaded, so the flag goes in before Ink is.
 process.env.FORCE_COLOR = '1';
+// tap sets NO_COLOR for the tests it runs, and the TUI honours it: these tests see colours unless
+// they say otherwise.
+delete process.env.NO_COLOR;
 const { render } = await import('ink-testing-library');
 const { App } = await import('../src/tui/app.js');
 
@@ -588,4 +591,128 @@ t.test('with a saved default (trove init), the UI opens on the search of that co
   await ui.until('formats');
   await ui.press(KEYS.enter);
   await ui.until('Search demo/notes');
+});
+
+// Colour codes (foreground, background, 256/true colour), as opposed to bold, dim and inverse.
+const COLOUR_SGR = /\u001B\[(?:3[0-9]|9[0-7]|4[0-9]|10[0-7])(?:;[0-9]+)*m/;
+
+t.test('several keys in one read are all applied, in order', async (t) => {
+  const backend = new FakeBackend();
+  const ui = await start(backend);
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('notes');
+  // Each write below is one read for the app, as a paste or fast typing delivers it.
+  ui.instance.stdin.write(`${KEYS.down}${KEYS.enter}cats purr${KEYS.enter}`);
+  await ui.until('/animals/cats.md');
+  t.same(backend.calls.search, [{ query: 'cats purr', mode: 'keyword', unit: 'file', limit: 20 }], 'the query typed and submitted in the same read');
+  ui.instance.stdin.write('jkj');
+  await ui.until(/▸\s+2\. \/animals\/dogs\.md/, 'the second result selected');
+  // Into the query field, clear it, type a new query and run it: one read.
+  ui.instance.stdin.write('/\u0015dogs\r');
+  await waitFor(() => backend.calls.search.length === 2, 'a second search');
+  t.equal(backend.calls.search[1]!.query, 'dogs', 'focus moved, the line was cleared and retyped within one read');
+  ui.instance.stdin.write(`${KEYS.escape}`);
+  await ui.until('COLLECTION');
+  // A field opened by a key takes the keys after it in the same read.
+  ui.instance.stdin.write(`rwhy do cats purr?${KEYS.tab}${KEYS.enter}`);
+  await waitFor(() => backend.calls.startResearch.length === 1, 'a research run');
+  t.same(backend.calls.startResearch[0], { ref: { namespace: 'demo', collection: 'notes' }, question: 'why do cats purr?', mode: 'ultra' });
+});
+
+t.test('Ctrl-U clears the input line, Ctrl-W a word', async (t) => {
+  const backend = new FakeBackend();
+  const ui = await start(backend);
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('notes');
+  await ui.press(KEYS.down, KEYS.enter);
+  await ui.until('Search demo/notes');
+  await ui.press('something long');
+  await ui.until('Query › something long');
+  await ui.press('\u0017');
+  await ui.until(/Query › something \s*$/m, 'the last word gone');
+  await ui.press('\u0015');
+  await waitFor(() => /Query › \s*$/m.test(ui.frame()), 'an empty query line');
+  t.notMatch(ui.frame(), /Query › \S/, 'nothing left, and no "u" typed');
+  await ui.press('cats', KEYS.enter);
+  await ui.until('/animals/cats.md');
+  t.equal(backend.calls.search[0]!.query, 'cats');
+});
+
+t.test('NO_COLOR: no colour at all, with bold and inverse still marking matches and selection', async (t) => {
+  const backend = new FakeBackend();
+  process.env.NO_COLOR = '1';
+  const ui = await start(backend);
+  delete process.env.NO_COLOR;
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('notes');
+  await ui.press(KEYS.down, KEYS.enter, 'cats', KEYS.enter);
+  await ui.until('/animals/cats.md');
+  t.notMatch(ui.raw(), COLOUR_SGR, 'no colour code in the frame');
+  t.match(ui.raw(), /\u001B\[1mCats\u001B\[22m/, 'the matched word is still bold');
+  t.match(ui.raw(), /\u001B\[7m/, 'the selected row is still inverse');
+
+  // The same screen with colour allowed does carry colour: the check above can fail.
+  const coloured = await start(new FakeBackend());
+  t.teardown(() => coloured.instance.unmount());
+  await coloured.until('notes');
+  await coloured.press(KEYS.down, KEYS.enter, 'cats', KEYS.enter);
+  await coloured.until('/animals/cats.md');
+  t.match(coloured.raw(), COLOUR_SGR);
+});
+
+t.test('a 40-column terminal keeps the columns that matter', async (t) => {
+  const backend = new FakeBackend();
+  backend.collections.demo = [collection('demo', 'engineering-notes', 'ready', counts(12, 3, 4, 2))];
+  backend.jobs.demo = [{ id: 'job_1', type: 'index_file', status: 'running', namespace: 'demo', collection: 'engineering-notes' }];
+  backend.searchResponse = {
+    results: [0, 1].map((i) => ({
+      file_id: `fil_${i}`,
+      path: `/deeply/nested/folder/structure/that/keeps/going/report-${i}.md`,
+      rank: i + 1,
+      score: i === 0 ? 12.5 : 0.75,
+      evidence: [{ kind: 'text', text: 'word '.repeat(50) + 'needle here', location: { char_start: 0, char_end: 261 } }],
+    })),
+    warnings: [],
+  };
+  const ui = await start(backend, { columns: 40, rows: 12 });
+  t.teardown(() => ui.instance.unmount());
+  const fits = (what: string) => {
+    const widest = Math.max(...ui.frame().split('\n').map((l) => [...l].length));
+    t.ok(widest <= 40, `${what}: the widest line has ${widest} columns`);
+  };
+  await ui.until('engineering-notes');
+  fits('collections');
+  t.match(ui.frame(), /▸ engineering-notes\s+ready\s+2\s*$/m, 'the whole name, the status and the failed count');
+  t.notMatch(ui.frame(), /JOBS|running|READY|INDEXING|PENDING/, 'the other columns give way');
+  await ui.press(KEYS.enter, 'needle', KEYS.enter);
+  await ui.until('2 results');
+  fits('search');
+  t.match(ui.frame(), /1\. …[^\n]*\/report-0\.md\s+12\.5/, "the path's end (the file name) and the score stay");
+  t.match(ui.frame(), /2\. …[^\n]*\/report-1\.md\s+0\.750/);
+});
+
+t.test('a daemon that is down says how to start it, and the view recovers by itself when it is up', async (t) => {
+  const backend = new FakeBackend();
+  let up = false;
+  const list = backend.listNamespaces.bind(backend);
+  backend.listNamespaces = async () => {
+    if (!up) {
+      backend.calls.listNamespaces++;
+      throw new CliError(`No daemon at ${backend.url}: start one with \`trove daemon start\` (or pass --url / set TROVE_URL).`, 1, 'daemon_unreachable');
+    }
+    return list();
+  };
+  const instance = render(<App backend={backend} refetchDelayMs={20} retryDelayMs={30} />);
+  t.teardown(() => instance.unmount());
+  const frame = () => plain(instance.lastFrame());
+  await waitFor(() => frame().includes('trove daemon start'), `the advice in:\n${frame()}`);
+  t.match(frame(), /No daemon at http:\/\/fake\.test:7410/, 'the URL it tried');
+  t.match(frame(), /Start one with:\s+trove daemon start/);
+  t.match(frame(), /again every 30 ms; g tries now/);
+  t.notMatch(frame(), /Loading…/, 'not "Loading…"');
+  const attempts = backend.calls.listNamespaces;
+  await waitFor(() => backend.calls.listNamespaces > attempts + 1, 'it keeps trying');
+  up = true;
+  await waitFor(() => frame().includes('notes'), `recovered without a key in:\n${frame()}`);
+  t.notMatch(frame(), /No daemon|trove daemon start/, 'the advice is gone');
 });

@@ -104,6 +104,7 @@ export function buildProgram(): Command {
     .option('--limit <n>', 'results (1-100)', '10')
     .option('--filter <json>', 'filter clause as JSON')
     .option('--principal <principal...>', 'principals the results may come from (collections with access rules)')
+    .option('--explain', "show each result's BM25 and vector contributions and the fused score")
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
       process.exitCode = await runSearch(first, query, program.opts(), opts);

@@ -280,8 +280,29 @@ export const SearchRequest = z.strictObject({
   filter: z.unknown().nullable().optional(),
   principals: Principals.nullable().optional(),
   cursor: z.string().nullable().optional(),
+  // An optional request field added within the major version, as retrieval-api.md "Versioning"
+  // rule 3 allows ("releases can add ... optional request fields, response fields").
+  explain: z.boolean().optional().describe('true: each result carries `explain`, the parts its score was made from (docs/ranking.md). Does not change ranking.'),
 });
 export type SearchRequest = z.infer<typeof SearchRequest>;
+
+/**
+ * Why a result scored what it did (docs/ranking.md). Keyword mode: `score` is BM25 itself.
+ * Semantic mode (hybrid): `score = keyword_part + semantic_part`, where `keyword_part` is BM25
+ * min-max scaled over the query's candidates (0 when BM25 did not find the passage) and
+ * `semantic_part = semantic_weight × cosine_scaled`. A file's score is its best passage's.
+ */
+export const SearchExplanation = z.object({
+  fusion: z.enum(['keyword', 'minmax']).describe('`keyword`: BM25 alone; `minmax`: minmax(BM25) + semantic_weight · minmax(cosine).'),
+  bm25: z.number().nullable().describe("The passage's BM25 score; null when the keyword stage did not find it."),
+  bm25_scaled: z.number().nullable().describe('BM25 scaled to 0..1 over this query\'s keyword candidates; null in keyword mode or without BM25.'),
+  cosine: z.number().nullable().describe('Cosine similarity of passage and query; null in keyword mode or when the query has no vector.'),
+  cosine_scaled: z.number().nullable().describe("Cosine scaled to 0..1 over this query's candidates; null when cosine is."),
+  semantic_weight: z.number().describe('Weight of the scaled cosine (0 in keyword mode).'),
+  keyword_part: z.number().describe('What BM25 contributed to the score.'),
+  semantic_part: z.number().describe('What the embedding contributed to the score.'),
+  score: z.number().describe('The fused score, equal to the result\'s score.'),
+});
 
 export const SearchResult = z.object({
   file_id: z.string(),
@@ -291,6 +312,7 @@ export const SearchResult = z.object({
   score: z.number(),
   matched_by: z.array(z.enum(['keyword', 'semantic'])),
   evidence: z.array(EvidenceSchema),
+  explain: SearchExplanation.optional().describe('Present when the request sent `explain: true`.'),
 });
 export const SearchResponse = z.object({
   request_id: z.string(),

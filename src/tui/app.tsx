@@ -2,10 +2,13 @@
 // only the collection an event names), routes between the views, and owns the header, the red
 // status line and the key help line. A failed request never ends the app: it is shown and kept.
 import { Component, useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import { Box, Text, useApp, useInput } from 'ink';
+import { Box, useApp } from 'ink';
+import { ColourContext, Text } from './views/text.js';
 import type { TuiBackend } from './backend.js';
 import { applyCollection, applyEvent, collectionOrder, emptyCollectionsState, loadedState, type CollectionsState } from './collections-state.js';
-import { CliApiError } from '../cli/client.js';
+import { CliApiError, CliError } from '../cli/client.js';
+import { colourEnabled } from '../cli/colour.js';
+import { KeyRouterProvider, useKeyRouter, useKeys } from './keys.js';
 import { describeError } from './errors.js';
 import { truncate } from './format.js';
 import { newerRun, runFromEvent } from './research-state.js';
@@ -21,6 +24,10 @@ export interface AppProps {
   refetchDelayMs?: number;
   /** A collection to open the search view on at start (the CLI's saved default, `trove init`). */
   initial?: CollectionRef;
+  /** While the daemon cannot be reached, how long between attempts to load the lists again. */
+  retryDelayMs?: number;
+  /** Colour or not; by default from the environment (NO_COLOR, FORCE_COLOR=0; src/cli/colour.ts). */
+  colour?: boolean;
 }
 
 type View = { kind: 'collections' } | { kind: 'search'; target: CollectionRef } | { kind: 'research'; target: CollectionRef; runId: string; question?: string };
@@ -28,6 +35,12 @@ type View = { kind: 'collections' } | { kind: 'search'; target: CollectionRef } 
 type Status = { tone: 'error' | 'info'; text: string; fromStream: boolean } | null;
 
 const DEFAULT_REFETCH_DELAY_MS = 150;
+const DEFAULT_RETRY_DELAY_MS = 2000;
+
+/** The daemon is not there (refused, unreachable, timed out), as opposed to an answer saying no. */
+function isDaemonDown(err: unknown): boolean {
+  return err instanceof CliError && err.code === 'daemon_unreachable';
+}
 
 function channelText(channel: ChannelState | null): { text: string; colour: string } {
   if (!channel) return { text: 'live: connecting…', colour: 'gray' };
@@ -37,8 +50,14 @@ function channelText(channel: ChannelState | null): { text: string; colour: stri
   return channel.stopped ? { text: `live: ${name} stopped${note}`, colour: 'red' } : { text: `live: ${name} disconnected, retrying${note}`, colour: 'yellow' };
 }
 
-export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initial }: AppProps) {
+export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initial, retryDelayMs = DEFAULT_RETRY_DELAY_MS, colour: colourProp }: AppProps) {
   const { exit } = useApp();
+  const keyListeners = useKeyRouter();
+  // The TUI always draws on a terminal: only the user's settings can turn colour off.
+  const [colour] = useState(() => colourProp ?? colourEnabled({ env: process.env, isTTY: true }));
+  // Set while the first load finds no daemon: the view says how to start one, and loads retry.
+  // `attempt` makes each failed retry a new state, so the retry effect below runs again.
+  const [down, setDown] = useState<{ message: string; attempt: number } | null>(null);
   const { columns, rows } = useTerminalSize();
   const [collections, setCollections] = useState<CollectionsState>(emptyCollectionsState);
   const [loaded, setLoaded] = useState(false);
@@ -59,6 +78,8 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
   const connects = useRef(0);
   const loadStartedAtConnect = useRef<number | null>(null);
   const mounted = useRef(true);
+  const loadedRef = useRef(false);
+  loadedRef.current = loaded;
 
   const commit = useCallback((next: CollectionsState) => {
     state.current = next;
@@ -118,9 +139,13 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
       }
       commit(next);
       setLoaded(true);
+      setDown(null);
       setStatus((s) => (s?.tone === 'error' && !s.fromStream ? null : s));
     } catch (err) {
-      report(err);
+      // Nothing on screen yet and no daemon: the collections view explains instead of "Loading…".
+      if (isDaemonDown(err) && !loadedRef.current) {
+        if (mounted.current) setDown((d) => ({ message: describeError(err), attempt: (d?.attempt ?? 0) + 1 }));
+      } else report(err);
     } finally {
       if (loading.current === buffered) loading.current = null;
     }
@@ -172,6 +197,13 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
       pending.clear();
     };
   }, [backend, load, onEvent]);
+
+  // While the daemon is down, try again every retryDelayMs until a load works (g retries at once).
+  useEffect(() => {
+    if (down === null) return;
+    const timer = setTimeout(() => void load(), retryDelayMs);
+    return () => clearTimeout(timer);
+  }, [down, load, retryDelayMs]);
 
   const mergeRun = useCallback((run: ResearchRun) => setRuns((all) => ({ ...all, [run.id]: newerRun(all[run.id], run) })), []);
 
@@ -226,7 +258,14 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
   // screen for a frame as tall as the terminal.
   const bodyHeight = Math.max(1, rows - 4);
 
-  if (columns < MIN_COLUMNS || rows < MIN_ROWS) return <TooSmall columns={columns} rows={rows} quit={quit} />;
+  // Key routing and the colour decision reach every view, whatever the app draws.
+  const provide = (node: ReactNode) => (
+    <KeyRouterProvider value={keyListeners}>
+      <ColourContext.Provider value={colour}>{node}</ColourContext.Provider>
+    </KeyRouterProvider>
+  );
+
+  if (columns < MIN_COLUMNS || rows < MIN_ROWS) return provide(<TooSmall columns={columns} rows={rows} quit={quit} />);
 
   const frame = { width, height: bodyHeight, report, clearError, quit };
   const first = collectionOrder(collections)[0];
@@ -237,6 +276,7 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
         {...frame}
         state={collections}
         loaded={loaded}
+        down={down === null ? undefined : { url: backend.url, message: down.message, retrySeconds: retryDelayMs / 1000 }}
         selected={selected ?? (first ? refKey(first) : undefined)}
         onSelect={setSelected}
         onSearch={(target) => {
@@ -259,7 +299,7 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
   const live = channelText(channel);
   const header = truncate(`trove · ${backend.url}`, Math.max(10, width - live.text.length - 2));
 
-  return (
+  return provide(
     <HelpContext.Provider value={setHelp}>
       <Box flexDirection="column">
         <Text wrap="truncate-end">
@@ -281,12 +321,12 @@ export function App({ backend, refetchDelayMs = DEFAULT_REFETCH_DELAY_MS, initia
           {truncate(help, width) || ' '}
         </Text>
       </Box>
-    </HelpContext.Provider>
+    </HelpContext.Provider>,
   );
 }
 
 function TooSmall({ columns, rows, quit }: { columns: number; rows: number; quit(): void }) {
-  useInput((input) => {
+  useKeys((input) => {
     if (input === 'q') quit();
   });
   return <Text color="yellow">{truncate(`Terminal too small (${columns}x${rows}); trove tui needs ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(10, columns - 1))}</Text>;
@@ -310,7 +350,7 @@ class ViewBoundary extends Component<{ children: ReactNode; onBack(): void; quit
 }
 
 function ViewFailed({ message, onBack, quit, width }: { message: string; onBack(): void; quit(): void; width: number }) {
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (key.escape) onBack();
     else if (input === 'q') quit();
   });

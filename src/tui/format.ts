@@ -10,6 +10,17 @@ export function truncate(text: string, width: number): string {
   return chars.slice(0, Math.max(0, width - 1)).join('') + '…';
 }
 
+/**
+ * Cuts `text` to at most `width` characters from the left, starting with … when cut: for paths,
+ * whose end (the file's name) says more than their start.
+ */
+export function truncateStart(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  return '…' + chars.slice(chars.length - Math.max(0, width - 1)).join('');
+}
+
 /** Pads or cuts to exactly `width` characters. */
 export function fit(text: string, width: number): string {
   const cut = truncate(text, width);

@@ -25,6 +25,8 @@ export function stem(word: string): string {
       break;
     }
   }
+  // "rate" and "rates" (→ "rat"): a silent final e goes, so the base word meets its -es/-ed forms.
+  if (w.length >= 4 && w.endsWith('e')) w = w.slice(0, -1);
   // "purring" → "purr" → "pur": doubled consonants left by -ing/-ed collapse on both sides alike.
   if (w.length >= 4 && w[w.length - 1] === w[w.length - 2]) w = w.slice(0, -1);
   return w;

@@ -3,8 +3,10 @@
 import { readCliConfig } from '../cli-config.js';
 import { ApiClient, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { stdoutColour } from '../colour.js';
 import { resolveTarget, splitQueryArgs } from '../defaults.js';
-import { formatLocation, oneLine, parseFilter } from './search.js';
+import { snippetLine } from '../snippet.js';
+import { formatLocation, parseFilter } from './search.js';
 
 export interface AnswerOptions {
   namespace?: string;
@@ -31,22 +33,22 @@ export async function runAnswer(first: string | undefined, second: string | unde
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     if (opts.principal !== undefined) body.principals = opts.principal;
     const response = await ApiClient.of(await resolveConnection(globalOpts)).request<AnswerResponse>('POST', `${collectionPath(target.namespace, target.collection)}:answer`, body);
-    process.stdout.write(json ? JSON.stringify(response) + '\n' : formatAnswer(response));
+    process.stdout.write(json ? JSON.stringify(response) + '\n' : formatAnswer(response, args.query, stdoutColour()));
     return 0;
   } catch (err) {
     return reportError(err, json);
   }
 }
 
-/** The answer, then the cited sources with the evidence each one gave. */
-export function formatAnswer(response: AnswerResponse): string {
+/** The answer, then the cited sources with the evidence each one gave (the question's words marked when `colour`). */
+export function formatAnswer(response: AnswerResponse, question = '', colour = false): string {
   const lines = [response.answer, ''];
   const cited = Object.entries(response.sources ?? {}).filter(([, s]) => s.is_cited);
   if (cited.length > 0) lines.push('Sources:');
   for (const [key, source] of cited) {
     lines.push(`  [${key}] ${source.path}`);
     const first = source.evidence[0];
-    if (first) lines.push(`      ${formatLocation(first as Parameters<typeof formatLocation>[0])}  ${oneLine(first.text)}`);
+    if (first) lines.push(`      ${formatLocation(first as Parameters<typeof formatLocation>[0])}  ${snippetLine(first.text, question, colour)}`);
   }
   return lines.join('\n').trimEnd() + '\n';
 }

@@ -2,8 +2,11 @@
 import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { paint, stdoutColour } from '../colour.js';
 import { resolveTarget, splitQueryArgs } from '../defaults.js';
 import { searchWithDefaultMode } from '../search-request.js';
+import { SNIPPET_CHARS, snippetLine } from '../snippet.js';
+import { formatScore as shortNumber } from '../../tui/format.js';
 
 export interface SearchOptions {
   namespace?: string;
@@ -15,10 +18,11 @@ export interface SearchOptions {
   limit?: string;
   filter?: string;
   json?: boolean;
+  /** --explain: ask the API for each result's score components and print them. */
+  explain?: boolean;
 }
 
 const DEFAULT_NAMESPACE = 'default';
-const SNIPPET_CHARS = 200;
 
 type EvidenceLocation =
   | { start_ms: number; end_ms: number }
@@ -32,12 +36,26 @@ interface Evidence {
   location?: EvidenceLocation | null;
 }
 
+/** The `explain` object a result carries when the request asked for it (docs/ranking.md). */
+export interface Explanation {
+  fusion: 'keyword' | 'minmax';
+  bm25: number | null;
+  bm25_scaled: number | null;
+  cosine: number | null;
+  cosine_scaled: number | null;
+  semantic_weight: number;
+  keyword_part: number;
+  semantic_part: number;
+  score: number;
+}
+
 interface SearchResult {
   file_id: string;
   path: string;
   rank: number;
   score: number;
   evidence: Evidence[];
+  explain?: Explanation;
 }
 
 interface SearchResponse {
@@ -65,11 +83,12 @@ export async function runSearch(first: string | undefined, second: string | unde
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     // retrieval-api.md, search body: `principals` (collections with access rules).
     if (opts.principal !== undefined) body.principals = opts.principal;
+    if (opts.explain) body.explain = true;
 
     const client = ApiClient.of(await resolveConnection(globalOpts));
     const response = await searchWithDefaultMode<SearchResponse>(client, collectionPath(target.namespace, target.collection), body);
     if (json) process.stdout.write(JSON.stringify(response) + '\n');
-    else process.stdout.write(formatResults(response));
+    else process.stdout.write(formatResults(response, { query: args.query, colour: stdoutColour() }));
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -107,20 +126,41 @@ export function parseFilter(text: string): unknown {
   }
 }
 
-export function formatResults(response: SearchResponse): string {
+export interface FormatOptions {
+  /** The query, whose words are marked in the snippets. */
+  query?: string;
+  /** Bold/colour for the matched words and paths (see src/cli/colour.ts for when). */
+  colour?: boolean;
+}
+
+export function formatResults(response: SearchResponse, { query = '', colour = false }: FormatOptions = {}): string {
   const lines: string[] = [];
   const mode = response.execution?.mode;
   if (response.results.length === 0) lines.push(mode ? `No results (${mode} search).` : 'No results.');
   else if (mode) lines.push(`${response.results.length} result${response.results.length === 1 ? '' : 's'} (${mode} search)`);
   for (const result of response.results) {
-    lines.push(`${String(result.rank).padStart(3)}. ${result.path}  (score ${formatScore(result.score)})`);
-    const located = result.evidence.map((e) => ({ where: formatLocation(e), text: oneLine(e.text) }));
+    lines.push(`${String(result.rank).padStart(3)}. ${paint(result.path, ['bold'], colour)}  (score ${formatScore(result.score)})`);
+    if (result.explain) lines.push(`       ${paint(formatExplanation(result.explain), ['dim'], colour)}`);
+    const located = result.evidence.map((e) => ({ where: formatLocation(e), text: snippetLine(e.text, query, colour) }));
     const width = Math.max(0, ...located.map((e) => e.where.length));
     for (const e of located) lines.push(`       ${e.where.padEnd(width)}  ${e.text}`);
   }
   if (response.next_cursor) lines.push(`(more results: raise --limit, or page with the API's next_cursor)`);
   for (const warning of response.warnings) lines.push(`warning ${warning.code}: ${warning.message}`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * One line saying how a result's score was made: in keyword mode it is BM25 alone; in semantic
+ * (hybrid) mode `minmax(BM25) + w · minmax(cosine)`, each part shown raw and scaled.
+ */
+export function formatExplanation(e: Explanation): string {
+  // BM25 on a small collection is tiny (1e-6): the short form keeps its digits readable.
+  const n = (x: number | null) => (x === null ? 'none' : shortNumber(x));
+  if (e.fusion === 'keyword') return `explain: bm25 ${n(e.bm25)} = score ${n(e.score)}`;
+  const bm25 = e.bm25 === null ? 'bm25 none (not a keyword hit) → 0' : `bm25 ${n(e.bm25)} → ${n(e.bm25_scaled)}`;
+  const cosine = e.cosine === null ? 'cosine none → 0' : `cosine ${n(e.cosine)} → ${n(e.cosine_scaled)} × ${e.semantic_weight} = ${n(e.semantic_part)}`;
+  return `explain: ${bm25}  +  ${cosine}  =  score ${n(e.score)}`;
 }
 
 function formatScore(score: number): string {

@@ -23,6 +23,7 @@ import { bestJsonSnippet, bestSnippet } from './snippet.js';
 type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
 type Evidence = SearchResult['evidence'][number];
+type Explanation = NonNullable<SearchResult['explain']>;
 type Warning = { code: string; message: string };
 
 /** Passages of evidence a file result carries. */
@@ -42,7 +43,9 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const reader = readerFor(col, body.principals);
   const filter = body.filter === undefined || body.filter === null ? null : compileFilter(validateFilter(body.filter));
 
-  const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null }]);
+  // `explain` only adds fields, never changes the ranking: a cursor stays good with or without it.
+  const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null, explain: undefined }]);
+  const explain = body.explain === true;
   const offset = body.cursor ? readCursor(s.cursorSecret, body.cursor, binding) : 0;
 
   const warnings: Warning[] = [];
@@ -99,9 +102,9 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
     const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, wanted * 2) : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: selected, limit: wanted });
-    ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY }));
+    ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
   } else {
-    ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages);
+    ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages, explain);
   }
   const groups = body.result_unit === 'file' ? groupByFile(ranked, options.evidencePerFile ?? EVIDENCE_PER_FILE) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
@@ -121,6 +124,8 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
       score: roundScore(g.score),
       matched_by: g.matchedBy,
       evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms, options.wholePassages ?? false)),
+      // A file scores as its best passage, which leads its group: that passage's parts explain it.
+      ...(explain && g.passages[0]?.explain ? { explain: roundExplanation(g.passages[0].explain) } : {}),
     };
   });
   if (body.sort?.length) sortWithinPage(results, body.sort, files);
@@ -138,6 +143,33 @@ interface RankedPassage {
   score: number;
   fileScore: number;
   matchedBy: ('keyword' | 'semantic')[];
+  /** Only when the request asked for `explain`: the parts `score` was made from. */
+  explain?: Explanation;
+}
+
+/** Keyword mode ranks by BM25 alone. */
+function keywordExplanation(bm25: number): Explanation {
+  return { fusion: 'keyword', bm25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: bm25, semantic_part: 0, score: bm25 };
+}
+
+/**
+ * The parts rounded as the score is, so that `score` equals the result's score exactly. Raw BM25
+ * and cosine keep six significant digits instead: BM25 on a small collection is about 1e-6, which
+ * six decimals would flatten to a single digit.
+ */
+function roundExplanation(e: Explanation): Explanation {
+  const r = (x: number | null) => (x === null ? null : roundScore(x));
+  const significant = (x: number | null) => (x === null ? null : Number(x.toPrecision(6)));
+  return {
+    ...e,
+    bm25: significant(e.bm25),
+    bm25_scaled: r(e.bm25_scaled),
+    cosine: significant(e.cosine),
+    cosine_scaled: r(e.cosine_scaled),
+    keyword_part: roundScore(e.keyword_part),
+    semantic_part: roundScore(e.semantic_part),
+    score: roundScore(e.score),
+  };
 }
 
 // Hybrid fusion, calibrated to the builtin static embedder (bench/embed-research.mjs; docs/ranking.md).
@@ -159,6 +191,7 @@ async function hybridPassages(
   wanted: number,
   unit: 'file' | 'passage',
   stages: ('keyword' | 'semantic')[],
+  explain = false,
 ): Promise<RankedPassage[]> {
   let queryVector: Float32Array | undefined;
   try {
@@ -209,7 +242,26 @@ async function hybridPassages(
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
     const score = (bm25.has(rid) ? scaleBm25(bm25.get(rid)!) : 0) + (usable ? SEMANTIC_WEIGHT * scaleCos(cosine.get(rid) ?? 0) : 0);
-    return { passageRid: rid, fileRid: c.fileRid, score, fileScore: score, matchedBy: c.matchedBy };
+    const passage: RankedPassage = { passageRid: rid, fileRid: c.fileRid, score, fileScore: score, matchedBy: c.matchedBy };
+    // The same terms again, kept apart; only on request, so the default path allocates nothing more.
+    if (explain) {
+      const raw = bm25.get(rid);
+      const keywordPart = raw === undefined ? 0 : scaleBm25(raw);
+      const cosineScaled = usable ? scaleCos(cosine.get(rid) ?? 0) : null;
+      const semanticPart = cosineScaled === null ? 0 : SEMANTIC_WEIGHT * cosineScaled;
+      passage.explain = {
+        fusion: 'minmax',
+        bm25: raw ?? null,
+        bm25_scaled: raw === undefined ? null : keywordPart,
+        cosine: usable ? (cosine.get(rid) ?? null) : null,
+        cosine_scaled: cosineScaled,
+        semantic_weight: usable ? SEMANTIC_WEIGHT : 0,
+        keyword_part: keywordPart,
+        semantic_part: semanticPart,
+        score,
+      };
+    }
+    return passage;
   });
   ranked.sort((a, b) => b.score - a.score || a.passageRid - b.passageRid);
   return ranked;

@@ -1,16 +1,20 @@
 // The start screen: namespaces and their collections with live file counts and active jobs.
 // Enter searches the selected collection; r starts a research run on it; o opens a run by ID.
 import { useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { LineInput } from './line-input.js';
+import { Text } from './text.js';
 import { collectionOrder, jobSummary, namespaceJobsKey, type CollectionsState } from '../collections-state.js';
-import { fit, fitRight, truncate } from '../format.js';
+import { fit, fitRight, truncate, wrapText } from '../format.js';
 import { refKey, type CollectionRef, type ResearchMode } from '../types.js';
 import { useHelpLine, visibleWindow, type ViewFrame } from './common.js';
 
 export interface CollectionsViewProps extends ViewFrame {
   state: CollectionsState;
   loaded: boolean;
+  /** Set while no daemon answers: what failed, where, and how often it is tried again. */
+  down?: { url: string; message: string; retrySeconds: number };
   selected: string | undefined;
   onSelect(key: string): void;
   onSearch(ref: CollectionRef): void;
@@ -27,7 +31,34 @@ export const STATUS_COLOURS: Record<string, string> = { ready: 'green', indexing
 
 // Fixed columns after the name: status, the four counts, and the jobs summary.
 const COLUMNS = { status: 9, ready: 6, indexing: 9, pending: 8, failed: 7 } as const;
-const FIXED = 2 + COLUMNS.status + COLUMNS.ready + COLUMNS.indexing + COLUMNS.pending + COLUMNS.failed + 5;
+const JOBS_WIDTH = 18;
+/** The name keeps at least this much room; columns go, least telling first, to make it. */
+const NAME_MIN = 15;
+type Optional = 'jobs' | 'pending' | 'indexing' | 'ready' | 'failed';
+const DROP_ORDER: readonly Optional[] = ['jobs', 'pending', 'indexing', 'ready', 'failed'];
+
+export interface CollectionLayout {
+  nameWidth: number;
+  jobsWidth: number;
+  shown: ReadonlySet<Optional>;
+}
+
+/**
+ * Which columns a `width`-wide terminal shows. The name and status always stay; on a narrow
+ * terminal the jobs summary goes first, then the pending and indexing counts (the status already
+ * says "indexing"), then ready, and failed last.
+ */
+export function collectionLayout(width: number): CollectionLayout {
+  const shown = new Set<Optional>(DROP_ORDER);
+  // Marker and name gap, status, the shown counts, the gap before jobs, two columns of slack.
+  const fixed = () =>
+    2 + 1 + COLUMNS.status + (['ready', 'indexing', 'pending', 'failed'] as const).reduce((n, c) => n + (shown.has(c) ? COLUMNS[c] : 0), 0) + (shown.has('jobs') ? 2 + JOBS_WIDTH : 0) + 2;
+  for (const column of DROP_ORDER) {
+    if (width - fixed() >= NAME_MIN) break;
+    shown.delete(column);
+  }
+  return { nameWidth: Math.max(8, width - fixed()), jobsWidth: shown.has('jobs') ? JOBS_WIDTH : 0, shown };
+}
 
 type Row = { kind: 'namespace'; name: string; jobs: string } | { kind: 'collection'; ref: CollectionRef; index: number };
 
@@ -54,7 +85,7 @@ export function CollectionsView(props: CollectionsViewProps) {
         : '↑↓ move · Enter search · r research · o open run · g reload · q quit',
   );
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (prompt) {
         if (key.escape) setPrompt(null);
@@ -85,8 +116,7 @@ export function CollectionsView(props: CollectionsViewProps) {
     else props.onOpenRun(current, text);
   };
 
-  const nameWidth = Math.max(8, width - FIXED - 18);
-  const jobsWidth = Math.max(0, width - FIXED - nameWidth);
+  const { nameWidth, jobsWidth, shown } = collectionLayout(width);
   const rows: Row[] = [];
   let index = 0;
   for (const ns of state.namespaces) {
@@ -106,14 +136,15 @@ export function CollectionsView(props: CollectionsViewProps) {
       <Text bold wrap="truncate-end">
         {fit('  COLLECTION', nameWidth + 2)}
         {fit(' STATUS', COLUMNS.status + 1)}
-        {fitRight('READY', COLUMNS.ready)}
-        {fitRight('INDEXING', COLUMNS.indexing)}
-        {fitRight('PENDING', COLUMNS.pending)}
-        {fitRight('FAILED', COLUMNS.failed)}
-        {'  '}
-        {truncate('JOBS', jobsWidth)}
+        {shown.has('ready') ? fitRight('READY', COLUMNS.ready) : ''}
+        {shown.has('indexing') ? fitRight('INDEXING', COLUMNS.indexing) : ''}
+        {shown.has('pending') ? fitRight('PENDING', COLUMNS.pending) : ''}
+        {shown.has('failed') ? fitRight('FAILED', COLUMNS.failed) : ''}
+        {shown.has('jobs') ? '  ' + truncate('JOBS', jobsWidth) : ''}
       </Text>
-      {!loaded && rows.length === 0 ? (
+      {!loaded && rows.length === 0 && props.down ? (
+        <DaemonDown {...props.down} width={width} />
+      ) : !loaded && rows.length === 0 ? (
         <Text dimColor>  Loading…</Text>
       ) : rows.length === 0 ? (
         <Text dimColor wrap="truncate-end">
@@ -142,12 +173,11 @@ export function CollectionsView(props: CollectionsViewProps) {
             {fit(entry.name, nameWidth)}
             {' '}
             <Text color={STATUS_COLOURS[entry.status] ?? 'white'}>{fit(entry.status, COLUMNS.status)}</Text>
-            {fitRight(String(counts.ready), COLUMNS.ready)}
-            {fitRight(String(counts.indexing), COLUMNS.indexing)}
-            {fitRight(String(counts.pending), COLUMNS.pending)}
-            <Text color={counts.failed > 0 ? 'red' : undefined}>{fitRight(String(counts.failed), COLUMNS.failed)}</Text>
-            {'  '}
-            {fit(jobsText(jobs.running, jobs.queued), jobsWidth)}
+            {shown.has('ready') ? fitRight(String(counts.ready), COLUMNS.ready) : ''}
+            {shown.has('indexing') ? fitRight(String(counts.indexing), COLUMNS.indexing) : ''}
+            {shown.has('pending') ? fitRight(String(counts.pending), COLUMNS.pending) : ''}
+            {shown.has('failed') ? <Text color={counts.failed > 0 ? 'red' : undefined}>{fitRight(String(counts.failed), COLUMNS.failed)}</Text> : ''}
+            {shown.has('jobs') ? '  ' + fit(jobsText(jobs.running, jobs.queued), jobsWidth) : ''}
           </Text>
         );
       })}
@@ -159,9 +189,30 @@ export function CollectionsView(props: CollectionsViewProps) {
               width,
             )}
           </Text>
-          <TextInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
+          <LineInput value={prompt.text} onChange={(text) => setPrompt({ ...prompt, text })} onSubmit={submit} />
         </Box>
       ) : null}
+    </Box>
+  );
+}
+
+/** In place of "Loading…" while no daemon answers: what happened, how to start one, and that it retries. */
+function DaemonDown({ url, message, retrySeconds, width }: { url: string; message: string; retrySeconds: number; width: number }) {
+  const every = retrySeconds >= 1 ? `${Math.round(retrySeconds)} s` : `${Math.round(retrySeconds * 1000)} ms`;
+  const lines = [
+    ...wrapText(message, width - 2).map((text) => ({ text, tone: 'error' as const })),
+    { text: '', tone: 'plain' as const },
+    { text: 'Start one with:', tone: 'plain' as const },
+    { text: '  trove daemon start', tone: 'command' as const },
+    ...wrapText(`Trying ${url} again every ${every}; g tries now, q quits.`, width - 2).map((text) => ({ text, tone: 'dim' as const })),
+  ];
+  return (
+    <Box flexDirection="column">
+      {lines.map((line, i) => (
+        <Text key={i} wrap="truncate-end" color={line.tone === 'error' ? 'red' : line.tone === 'command' ? 'cyan' : undefined} bold={line.tone === 'command'} dimColor={line.tone === 'dim'}>
+          {'  ' + truncate(line.text, width - 2)}
+        </Text>
+      ))}
     </Box>
   );
 }

@@ -1,6 +1,7 @@
 // Pieces every view uses: the help-line context, highlighted lines, and the terminal's size.
 import { createContext, useContext, useEffect, useState } from 'react';
-import { Text, useStdout } from 'ink';
+import { useStdout } from 'ink';
+import { Text } from './text.js';
 import { highlightSegments } from '../highlight.js';
 import { truncate } from '../format.js';
 

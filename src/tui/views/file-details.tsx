@@ -1,7 +1,9 @@
 // One search result's file: path, content type, status, size, metadata, and every piece of its
 // evidence with where it sits, the query's words highlighted.
 import { useEffect, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
 import { formatBytes, formatLocation, formatScore, formatValue, truncate, wrapText } from '../format.js';
 import type { CollectionRef, FileItem, SearchResult } from '../types.js';
@@ -70,7 +72,7 @@ export function FileDetails(props: FileDetailsProps) {
   const maxScroll = Math.max(0, lines.length - height);
 
   useHelpLine('↑↓ scroll · Esc back to results · q quit');
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (input === 'q') props.quit();
     else if (key.escape || key.leftArrow || key.backspace) props.onClose();
     else if (key.upArrow || input === 'k') setScroll(Math.max(0, scroll - 1));

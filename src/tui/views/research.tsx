@@ -1,7 +1,9 @@
 // Watching a research run: its stages as research.progress events arrive, then the answer with its
 // [[SRC:nnnn]] markers as footnote numbers and the sources under it.
 import { useEffect, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
 import { footnoteSegments, renderFootnotes } from '../footnotes.js';
 import { truncate, wrapText } from '../format.js';
@@ -79,7 +81,7 @@ export function ResearchView(props: ResearchViewProps) {
   const maxScroll = Math.max(0, lines.length - room);
 
   useHelpLine('↑↓ scroll · Esc back · q quit');
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (input === 'q') props.quit();
     else if (key.escape) props.onBack();
     else if (key.upArrow || input === 'k') setScroll(Math.max(0, scroll - 1));

@@ -1,11 +1,14 @@
 // Searching one collection: a query line, mode and unit toggles, the ranked results with their
 // evidence (the query's words highlighted), and a file's details under Enter.
 import { useEffect, useRef, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box } from 'ink';
+import { useKeys } from '../keys.js';
+import { LineInput } from './line-input.js';
+import { Text } from './text.js';
 import type { TuiBackend } from '../backend.js';
-import { fitRight, formatLocation, formatScore, truncate } from '../format.js';
-import { queryTerms, snippet } from '../highlight.js';
+import { fitRight, formatLocation, formatScore, truncate, truncateStart } from '../format.js';
+import { queryTerms } from '../highlight.js';
+import { centredSnippet } from '../../cli/snippet.js';
 import { refKey, type CollectionRef, type ResultUnit, type SearchMode, type SearchResponse, type SearchResult } from '../types.js';
 import { HighlightedText, useHelpLine, visibleWindow, type ViewFrame } from './common.js';
 import { FileDetails } from './file-details.js';
@@ -86,11 +89,11 @@ export function SearchView(props: SearchViewProps) {
     detail
       ? '↑↓ scroll · Esc back to results · q quit'
       : focus === 'input'
-        ? 'type a query · Enter search · Tab mode · Shift-Tab unit · ↓ results · Esc back · Ctrl-C quit'
+        ? 'type a query · Enter search · Ctrl-U clear · Tab mode · Shift-Tab unit · ↓ results · Esc back · Ctrl-C quit'
         : '↑↓ move · Enter details · / edit query · Tab mode · Shift-Tab unit · Esc back · q quit',
   );
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.tab) {
         if (key.shift) toggleUnit();
@@ -151,7 +154,7 @@ export function SearchView(props: SearchViewProps) {
         <Box flexShrink={0} width={8}>
           <Text color={focus === 'input' ? 'green' : 'gray'}>{'Query ›'}</Text>
         </Box>
-        <TextInput value={query} onChange={setQuery} onSubmit={(value) => run(value, mode, unit)} focus={focus === 'input'} showCursor={focus === 'input'} />
+        <LineInput value={query} onChange={setQuery} onSubmit={(value) => run(value, mode, unit)} focus={focus === 'input'} showCursor={focus === 'input'} />
       </Box>
       <Text dimColor wrap="truncate-end">
         {truncate(summary, width)}
@@ -162,14 +165,15 @@ export function SearchView(props: SearchViewProps) {
         const evidence = result.evidence[0];
         const where = evidence ? formatLocation(evidence) : '';
         const textWidth = Math.max(8, width - 6 - where.length - 2);
-        const text = evidence ? snippet(evidence.text, terms, textWidth) : '';
+        // Centred on the matched words, as the CLI shows it (src/cli/snippet.ts).
+        const text = evidence ? centredSnippet(evidence.text, terms, textWidth).map((s) => s.text).join('') : '';
         return (
           <Box key={`${result.file_id}:${index}`} flexDirection="column">
             <Text wrap="truncate-end" inverse={isSelected}>
               {isSelected ? '▸' : ' '}
               {fitRight(`${result.rank}.`, 4)}{' '}
-              <Text bold>{truncate(result.path, pathWidth)}</Text>
-              {' '.repeat(Math.max(1, pathWidth - [...truncate(result.path, pathWidth)].length + 1))}
+              <Text bold>{truncateStart(result.path, pathWidth)}</Text>
+              {' '.repeat(Math.max(1, pathWidth - [...truncateStart(result.path, pathWidth)].length + 1))}
               <Text dimColor={!isSelected}>{fitRight(formatScore(result.score), scoreWidth)}</Text>
             </Text>
             <Text wrap="truncate-end">
