@@ -92,14 +92,14 @@ t.test('in a real terminal: collections, search, a live count, q', { skip: hasTm
   await until(/Query › purr/);
   keys('Enter');
   await until(/1\.\s+\/cats\.md/);
-  t.match(screen, /1 result for “purr” \(keyword, file\)/);
+  t.match(screen, /1 result for “purr” \(semantic, file\)/);
   t.match(capture(true), /\u001B\[[0-9;]*m(\u001B\[[0-9;]*m)*purr\u001B\[/, 'the term is drawn with its own attributes');
 
   // Keys arriving in one read, as a paste does: back to the query, Ctrl-U, a new query and Enter.
   keys('/');
   await until(/Query ›/);
   keys('-l', '\u0015cats purr\r');
-  await until(/1 result for “cats purr” \(keyword, file\)/);
+  await until(/1 result for “cats purr” \(semantic, file\)/);
   t.match(screen, /Query › cats purr\s/, 'the old query cleared, the new one typed, then submitted');
 
   keys('Enter');

@@ -604,7 +604,7 @@ t.test('several keys in one read are all applied, in order', async (t) => {
   // Each write below is one read for the app, as a paste or fast typing delivers it.
   ui.instance.stdin.write(`${KEYS.down}${KEYS.enter}cats purr${KEYS.enter}`);
   await ui.until('/animals/cats.md');
-  t.same(backend.calls.search, [{ query: 'cats purr', mode: 'keyword', unit: 'file', limit: 20 }], 'the query typed and submitted in the same read');
+  t.same(backend.calls.search, [{ query: 'cats purr', mode: undefined, unit: 'file', limit: 20 }], 'the query typed and submitted in the same read (no mode: the API default)');
   ui.instance.stdin.write('jkj');
   await ui.until(/▸\s+2\. \/animals\/dogs\.md/, 'the second result selected');
   // Into the query field, clear it, type a new query and run it: one read.
