@@ -33,6 +33,9 @@ const ARGS: Record<string, (dir: string) => string[]> = {
   'collections update': () => ['x', '--display-name', 'y'],
   'keys create': () => ['x', '--cluster'],
   'research start': () => ['x', 'a question'],
+  // `[collection] <query>`: both arguments are optional to commander (one argument is the query).
+  search: () => ['x/y', 'a query'],
+  answer: () => ['x/y', 'a question'],
   'config get': () => [],
   tui: () => ['--force-tty'],
 };

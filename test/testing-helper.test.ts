@@ -124,10 +124,10 @@ t.test('a daemon that does not listen in time is stopped and reported', async (t
 });
 
 t.test("package.json exports './testing' at this module's place in the build", async (t) => {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, { types: string; default: string }> };
   t.equal(pkg.name, 'trove');
-  t.equal(pkg.exports['.'], './dist/src/index.js', 'the main export is kept');
-  t.equal(pkg.exports['./testing'], './dist/src/testing/index.js');
+  t.same(pkg.exports['.'], { types: './dist/src/index.d.ts', default: './dist/src/index.js' }, 'the main export (the typed client), types first');
+  t.same(pkg.exports['./testing'], { types: './dist/src/testing/index.d.ts', default: './dist/src/testing/index.js' });
   t.ok(existsSync(path.join(BUILD, 'src', 'testing', 'index.js')), 'dist/ and this build share the layout the export names');
   t.ok(existsSync(path.join(BUILD, 'src', 'cli', 'run.js')), 'and the CLI startTrove runs sits at ../cli/run.js from it');
 
