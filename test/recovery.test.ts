@@ -331,7 +331,11 @@ t.test('(c) the cluster key file is 0600 and only it holds the secret', async (t
   // Exercise the database a little, so its pages and WAL hold more than the first write.
   tt.equal((await api(c.url, 'POST', '/namespaces', { name: 'secrets' }, secret)).status, 201);
   tt.same(holders(dir, secret, ''), [c.keyFile], 'the scan finds the secret in the key file (the scan works)');
-  const randomPart = secret.slice(secret.lastIndexOf('_') + 1);
+  // `trove_<prefix>_<random>`: the random part is base64url and may itself hold '_', so it is
+  // everything after the second '_' (not after the last one, which could leave a few characters
+  // that match by chance: this test failed that way once).
+  const randomPart = secret.split('_').slice(2).join('_');
+  tt.ok(randomPart.length >= 32, 'the random part is the long tail');
   tt.same(holders(dir, secret, c.keyFile), [], 'no other file holds the secret (daemon running, WAL included)');
   tt.same(holders(dir, randomPart, c.keyFile), [], "nor the secret's random part");
   c.child.kill('SIGTERM');
