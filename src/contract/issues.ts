@@ -87,7 +87,7 @@ function describeAt(issue: Issue, path: PropertyKey[], options: DescribeOptions)
         return path.length === 0 && !options.field ? `${capitalize(name)} is missing` : `${name} is required`;
       }
       const expected = issue.expected === 'int' || (issue as { format?: string }).format === 'safeint' ? numberRange(fieldSchema, true) : expectedType(String(issue.expected), fieldSchema);
-      const received = options.input === undefined ? receivedFromMessage(issue.message) : describeType(value);
+      const received = options.input === undefined ? receivedFromMessage(issue.message) : describeType(value, !secretField(path, options));
       return `${name} must be ${expected}${received ? ` (got ${received})` : ''}`;
     }
     case 'too_big':
@@ -155,13 +155,13 @@ function withField(message: string, name: string, path: PropertyKey[], options: 
   return `${name}: ${text}`;
 }
 
-const SECRET_NAME = /secret|password|passwd|token|api[_-]?key|authorization|credential|signing|private/i;
+/** A field that may hold a secret, by its name: `secret`, `signingSecret`, `api_key`, `access_token` (not `chunk_tokens`). */
+const SECRET_NAME = /(^|[_-]|[a-z](?=[A-Z]))(secrets?|password|passwd|token|credentials?|authorization)$|secret|api[_-]?key|private[_-]?key/i;
 const MAX_SHOWN_CHARS = 40;
 
 /** A value fit to echo back: a short scalar, outside any field that may hold a secret. */
 function showable(value: unknown, path: PropertyKey[], options: DescribeOptions): string | undefined {
-  const names = [...path.map(String), options.field ?? ''];
-  if (names.some((n) => SECRET_NAME.test(n))) return undefined;
+  if (secretField(path, options)) return undefined;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
   if (typeof value === 'string') {
@@ -172,22 +172,27 @@ function showable(value: unknown, path: PropertyKey[], options: DescribeOptions)
   return undefined;
 }
 
+function secretField(path: PropertyKey[], options: DescribeOptions): boolean {
+  return [...path.map(String), options.field ?? ''].some((n) => SECRET_NAME.test(n));
+}
+
 function receivedSuffix(value: unknown, path: PropertyKey[], options: DescribeOptions): string {
   const shown = showable(value, path, options);
   if (shown !== undefined) return ` (got ${shown})`;
   if (value === undefined) return '';
-  const kind = describeType(value);
+  const kind = describeType(value, !secretField(path, options));
   return kind ? ` (got ${kind})` : '';
 }
 
 /** What a value is, for "got …": the value itself when short and safe, else its kind. */
-function describeType(value: unknown): string {
+function describeType(value: unknown, reveal = true): string {
   if (value === undefined) return '';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value.length <= MAX_SHOWN_CHARS && !/[\u0000-\u001f\u007f]/.test(value) ? `the string ${JSON.stringify(value)}` : 'a string';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'a number';
-  if (typeof value === 'boolean') return String(value);
+  // eslint-disable-next-line no-control-regex
+  if (typeof value === 'string') return reveal && value.length <= MAX_SHOWN_CHARS && !/[\u0000-\u001f\u007f]/.test(value) ? `the string ${JSON.stringify(value)}` : 'a string';
+  if (typeof value === 'number') return reveal && Number.isFinite(value) ? String(value) : 'a number';
+  if (typeof value === 'boolean') return reveal ? String(value) : 'a boolean';
   if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
 }
