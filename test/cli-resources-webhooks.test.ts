@@ -251,6 +251,6 @@ t.test('webhooks by name', async (t) => {
   t.same(parseJson(deleted), { deleted: deploys.id });
   t.equal((await api('GET', `${base}/${deploys.id}`)).status, 404, 'delete by name deleted it');
   const help = await runCli(['webhooks', 'get', '--help']);
-  t.match(help.stdout, /<webhook>\s+the webhook's ID \(whk_…\) or its name/, 'the help says so');
+  t.match(help.stdout, /^Usage: trove webhooks get \[options\] <webhook>$[\s\S]*^  webhook\s+the webhook's ID \(whk_…\) or its name$/m, 'the help says so');
 });
 

@@ -198,7 +198,7 @@ t.test('references must be declared in the seed, and names must be unique', asyn
     /collections\[2\]\.namespace: namespace 'ghost' is not declared under namespaces/,
     /keys\[0\]\.scope\.collections\[1\]: collection 'demo\/nope' is not declared under collections/,
     /keys\[1\]\.name: duplicate key name 'ci' \(first at keys\[0\]\)/,
-    /keys\[1\]\.secret: has the same prefix as the secret of keys\[0\]/,
+    /keys\[1\]\.secret:? has the same prefix as the secret of keys\[0\]/,
     /keys\[1\]\.scope\.namespace: namespace 'elsewhere' is not declared under namespaces/,
     /keys\[2\]\.name: 'cluster' is the daemon's own key/,
     /rules\[0\]\.collection: collection 'demo\/docs' needs access_control: enforced/,

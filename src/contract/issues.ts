@@ -130,6 +130,9 @@ function describeAt(issue: Issue, path: PropertyKey[], options: DescribeOptions)
 // ---------------------------------------------------------------------------------------------
 // Pieces of sentences
 
+/** A message that reads on after a field's name: "must be …", "is …", "has …". */
+const READS_ON = /^(must|is|are|cannot|can|should|has|have|needs|takes)\b/;
+
 /** zod's own (English) wording, as opposed to a message a schema gave. */
 function isZodWording(message: string): boolean {
   return /^(Invalid (input|option|string|number|key|value|discriminator)\b|Invalid [A-Za-z0-9 ]+$|Too (big|small): |Unrecognized keys?: )/.test(message);
@@ -148,10 +151,11 @@ function withField(message: string, name: string, path: PropertyKey[], options: 
   const last = path.length ? String(path.at(-1)) : name;
   const lower = text.toLowerCase();
   if (lower.startsWith(`${name.toLowerCase()} `) || lower.startsWith(`${name.toLowerCase()}:`)) return text;
-  // "path must start with /" at files[0].path: the whole name in place of the last part.
-  if (name !== last && lower.startsWith(`${last.toLowerCase()} `)) return `${name}${text.slice(last.length)}`;
+  // "path must start with /" at files[0].path: the whole name in place of the last part (but
+  // "namespace 'x' is not declared" at collections[2].namespace speaks of a namespace, not the field).
+  if (name !== last && lower.startsWith(`${last.toLowerCase()} `) && READS_ON.test(text.slice(last.length + 1))) return `${name}${text.slice(last.length)}`;
   // "must be ok" reads on after the name; anything else ("Send a, b or both") follows a colon.
-  if (/^(must|is|are|cannot|can|should|has|have|needs|takes)\b/.test(text)) return `${name} ${text}`;
+  if (READS_ON.test(text)) return `${name} ${text}`;
   return `${name}: ${text}`;
 }
 
@@ -342,7 +346,7 @@ function formatRule(issue: Extract<Issue, { code: 'invalid_format' }>): string {
 }
 
 function withoutLeadingName(message: string): string {
-  return /^(must|is|are|cannot|can|should|has|have|needs|takes)\b/.test(message) ? message : `is invalid: ${message}`;
+  return READS_ON.test(message) ? message : `is invalid: ${message}`;
 }
 
 /** A union: the branch that got furthest speaks, or, when every branch failed at the value's type, the list of types. */
