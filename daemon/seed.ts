@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { TroveError } from '../src/contract/errors.js';
+import { describeIssue as sentenceOf } from '../src/contract/issues.js';
 import { SeedSchema, type Seed } from '../src/contract/seed.js';
 import { createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey } from '../src/domain/keys.js';
@@ -99,7 +100,8 @@ export function parseSeedText(text: string, origin: { name: string; baseDir: str
   const parsed = SeedSchema.safeParse(value);
   if (!parsed.success) {
     // In document order, as a reader fixes them.
-    const issues = parsed.error.issues.flatMap((issue) => describeIssue(issue, (path) => ({ offset: offsetOf(doc, path) ?? -1, text: place(path) })));
+    const locate = (path: Path) => ({ offset: offsetOf(doc, path) ?? -1, at: at(offsetOf(doc, path)), text: place(path) });
+    const issues = parsed.error.issues.flatMap((issue) => describeIssue(issue, value, locate));
     issues.sort((a, b) => a.offset - b.offset);
     throw invalid(origin.name, issues.map((issue) => issue.text));
   }
@@ -131,16 +133,20 @@ function invalid(name: string, problems: string[]): SeedError {
 
 const firstLine = (text: string) => text.split('\n', 1)[0] ?? text;
 
-function describeIssue(issue: z.core.$ZodIssue, place: (path: Path) => { offset: number; text: string }): { offset: number; text: string }[] {
+/** One line per problem: where it is, then the sentence src/contract/issues.ts makes of it (which names the field). */
+function describeIssue(issue: z.core.$ZodIssue, input: unknown, locate: (path: Path) => { offset: number; at: string; text: string }): { offset: number; text: string }[] {
   const path = issue.path as (string | number)[];
-  const problem = (at: Path, what: string) => {
-    const { offset, text } = place(at);
+  const problem = (where: Path, what: string) => {
+    const { offset, text } = locate(where);
     return { offset, text: `${text}: ${what}` };
   };
+  // Each unknown key at its own line, so the reader's editor jumps to it.
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => problem([...path, key], 'unknown field'));
-  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) return [problem(path, 'is required')];
-  return [problem(path, issue.message)];
+  const { offset, at } = locate(path);
+  return [{ offset, text: `${at}: ${stripStop(sentenceOf(issue, { schema: SeedSchema, input, root: 'the seed' }))}` }];
 }
+
+const stripStop = (text: string) => text.replace(/\.$/, '');
 
 /** Where a field's key (or a list item) starts in the document; the nearest ancestor's when it is absent. */
 function offsetOf(doc: Document, path: Path): number | undefined {

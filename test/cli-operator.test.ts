@@ -90,7 +90,7 @@ t.test('daemon status, config, roots and ns restore against a running daemon; th
   t.equal(badKey.code, 2, 'an unknown key is a usage error');
   t.match(errorOf(badKey), { code: 'invalid_request', message: /Unknown config key 'embedding.colour'/ });
   t.equal(badValue.code, 2);
-  t.match(badValue.stderr, /error invalid_request: Bad value for embedding.dimensions: must be a whole number/);
+  t.match(badValue.stderr, /error invalid_request: embedding\.dimensions must be a whole number from 1 to 65536 \(got /);
   t.equal(secret.code, 2);
   t.match(errorOf(secret).message, /never stores API keys/);
   t.notMatch(readFileSync(path.join(dataDir, 'config.json'), 'utf8'), /sk-live-abc|colour|many/, 'nothing refused was written');

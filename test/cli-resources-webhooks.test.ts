@@ -203,3 +203,54 @@ t.test('webhooks from the terminal', async (t) => {
   t.equal((await api('GET', `${base}/${audit.id}`)).status, 404, 'deleted');
   t.equal((await cli(['webhooks', 'delete', audit.id, '-n', 'ops', '--yes'])).code, 5, 'deleting it again: not_found');
 });
+
+t.test('webhooks by name', async (t) => {
+  t.equal((await api('POST', '/namespaces', { name: 'named' })).status, 201);
+  const base = '/v1/workspaces/named/webhooks';
+  const create = async (name: string, path: string) => {
+    const run = await cli(['webhooks', 'create', name, hookUrl(path), '-n', 'named', '--json']);
+    t.equal(run.code, 0, ok(run));
+    return parseJson<{ webhook: Hook }>(run).webhook;
+  };
+  const deploys = await create('deploys', '/deploys');
+  const twinA = await create('twin', '/twin-a');
+  const twinB = await create('twin', '/twin-b');
+
+  const [got, human] = await Promise.all([cli(['webhooks', 'get', 'deploys', '-n', 'named', '--json']), cli(['webhooks', 'get', 'deploys', '-n', 'named'])]);
+  t.equal(got.code, 0, ok(got));
+  t.same(parseJson(got), (await api('GET', `${base}/${deploys.id}`)).body, 'get by name shows that webhook');
+  t.match(human.stdout, new RegExp(`^id:\\s+${deploys.id}$`, 'm'));
+
+  const updated = await cli(['webhooks', 'update', 'deploys', '-n', 'named', '--endpoint', hookUrl('/deploys2'), '--json']);
+  t.equal(updated.code, 0, ok(updated));
+  t.equal((await api<Hook>('GET', `${base}/${deploys.id}`)).body.url, hookUrl('/deploys2'), 'update by name changed it');
+  const tested = await cli(['webhooks', 'test', 'deploys', '-n', 'named']);
+  t.equal(tested.code, 0, ok(tested));
+  t.ok(received.some((r) => r.path === '/deploys2'), 'test by name reached its receiver');
+
+  const [ambiguous, ambiguousJson, unknown, unknownJson] = await Promise.all([
+    cli(['webhooks', 'get', 'twin', '-n', 'named']),
+    cli(['webhooks', 'delete', 'twin', '-n', 'named', '--yes', '--json']),
+    cli(['webhooks', 'update', 'deploy', '-n', 'named', '--disable']),
+    cli(['webhooks', 'rotate', 'nothing-like-it', '-n', 'named', '--json']),
+  ]);
+  t.equal(ambiguous.code, 2, 'a shared name is a usage error');
+  t.match(ambiguous.stderr, new RegExp(`2 webhooks in workspace 'named' are named 'twin': (${twinA.id}, ${twinB.id}|${twinB.id}, ${twinA.id})\\. Give the ID`));
+  t.equal(ambiguousJson.code, 2);
+  t.match(JSON.parse(ambiguousJson.stderr), { error: { code: 'ambiguous_name' } });
+  t.equal((await api('GET', `${base}/${twinA.id}`)).status, 200, 'an ambiguous delete deletes nothing');
+  t.equal((await api('GET', `${base}/${twinB.id}`)).status, 200);
+  t.equal(unknown.code, 5, 'an unknown name is not_found');
+  t.match(unknown.stderr, /^error not_found: No webhook named 'deploy' in workspace 'named'\. Did you mean 'deploys'\? Webhooks this key can see there: 'deploys', 'twin'\.$/m);
+  t.equal((await api<Hook>('GET', `${base}/${deploys.id}`)).body.enabled, true, 'nothing was changed');
+  t.equal(unknownJson.code, 5);
+  t.match(JSON.parse(unknownJson.stderr), { error: { code: 'not_found', details: { webhook: 'nothing-like-it', names: ['deploys', 'twin'] } } });
+
+  const deleted = await cli(['webhooks', 'delete', 'deploys', '-n', 'named', '--yes', '--json']);
+  t.equal(deleted.code, 0, ok(deleted));
+  t.same(parseJson(deleted), { deleted: deploys.id });
+  t.equal((await api('GET', `${base}/${deploys.id}`)).status, 404, 'delete by name deleted it');
+  const help = await runCli(['webhooks', 'get', '--help']);
+  t.match(help.stdout, /^Usage: trove webhooks get \[options\] <webhook>$[\s\S]*^  webhook\s+the webhook's ID \(whk_…\) or its name$/m, 'the help says so');
+});
+

@@ -265,7 +265,7 @@ t.test('config.get / config.set: validated keys and values, secrets masked, rest
   for (const [key, value, pattern, why] of [
     ['embedding.colour', 'blue', /Unknown config key 'embedding.colour'/, 'an unknown key'],
     ['embedding', 'x', /Unknown config key/, 'a section is not a key'],
-    ['embedding.provider', 'magic', /embedding.provider: must be one of builtin, openai, ollama, transformers/, 'a bad provider'],
+    ['embedding.provider', 'magic', /^embedding\.provider must be one of builtin, openai, ollama, transformers \(got "magic"\)\.$/, 'a bad provider'],
     ['embedding.dimensions', 'lots', /must be a whole number/, 'a bad number'],
     ['embedding.dimensions', '-4', /must be a whole number/, 'a negative number'],
     ['embedding.url', 'ftp://host/x', /must be an http\(s\) URL/, 'a bad URL'],

@@ -5,6 +5,7 @@
 // replaces the bucket list; it never changes the kind.
 import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
+import { issuesSentence } from '../contract/issues.js';
 import { ResourceName, type Action, type PatchWorkspaceApiKeyRequest, type WorkspaceApiKeySchema } from '../contract/schemas.js';
 import { findCollection } from '../store/collections.js';
 import { findKeyByName, getKeyById, updateKeyNameAndScope, type KeyRow } from '../store/keys.js';
@@ -101,7 +102,7 @@ export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: Nam
     let name = row.name;
     if (body.name !== undefined && body.name !== row.name) {
       const parsed = ResourceName.safeParse(body.name);
-      if (!parsed.success) throw new TroveError('invalid_request', `name: ${parsed.error.issues[0]?.message ?? 'invalid'} (1-63 lowercase letters, digits, _ or -).`);
+      if (!parsed.success) throw new TroveError('invalid_request', issuesSentence(parsed.error.issues, { schema: ResourceName, input: body.name, field: 'name' }));
       if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
       name = body.name;
     }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { asTroveError, TroveError } from '../contract/errors.js';
+import { describeIssues, issuesSentence } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { authenticate, authorize, type AuthenticatedKey, type Permission } from '../domain/keys.js';
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
@@ -216,20 +217,24 @@ async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-function zodIssues(error: z.ZodError, where: string): { message: string; details: Record<string, unknown> } {
-  const issues = error.issues.map((i) => {
-    const path = i.path.length ? `${where}.${i.path.map(String).join('.')}` : where;
-    const message = i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message;
-    return { path, message };
-  });
-  const first = issues[0];
-  return { message: first ? `${first.path}: ${first.message}` : `${where} is invalid`, details: { issues } };
+/**
+ * A failed parse as the error envelope's message and details: each issue as a sentence naming the
+ * field (src/contract/issues.ts); the message holds the first three. `details.issues[].path` keeps its
+ * `body.a.b` form; the code, status and envelope are the contract's (retrieval-api.md "Errors").
+ */
+function zodIssues(error: z.ZodError, where: string, schema: z.ZodType, input: unknown): { message: string; details: Record<string, unknown> } {
+  const options = { schema, input, root: where === 'body' ? 'the request body' : where === 'query' ? 'the query string' : where };
+  const issues = describeIssues(error.issues, options).map((d) => ({
+    path: d.path.length ? `${where}.${d.path.map(String).join('.')}` : where,
+    message: d.message,
+  }));
+  return { message: issues.length ? issuesSentence(error.issues, options) : `${options.root} is invalid.`, details: { issues } };
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    const { message, details } = zodIssues(result.error, where);
+    const { message, details } = zodIssues(result.error, where, schema, value);
     throw new TroveError('invalid_request', message, details);
   }
   return result.data;

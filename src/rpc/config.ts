@@ -5,6 +5,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
+import { issuesSentence } from '../contract/issues.js';
 
 export const CONFIG_FILE = 'config.json';
 
@@ -155,8 +156,7 @@ export function setConfig(dataDir: string, key: string, raw: string | number | b
   if (raw !== null) {
     const parsed = spec.schema.safeParse(raw);
     if (!parsed.success) {
-      const why = parsed.error.issues.map((i) => i.message).join('; ');
-      throw new TroveError('invalid_request', `Bad value for ${key}: ${why}.`, { key });
+      throw new TroveError('invalid_request', issuesSentence(parsed.error.issues, { schema: spec.schema, input: raw, field: key }), { key });
     }
     value = parsed.data;
   }

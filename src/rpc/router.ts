@@ -5,6 +5,7 @@ import { initTRPC, tracked, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/se
 import { z } from 'zod';
 import { ERROR_TABLE, TroveError, type ErrorCode } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
+import { issuesSentence } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { EVERYTHING } from '../domain/event-audience.js';
 import { EVENT_TYPES, presentEvent } from '../domain/events.js';
@@ -72,16 +73,16 @@ const TROVE_CODE_BY_TRPC: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
   SERVICE_UNAVAILABLE: 'temporarily_unavailable',
 };
 
-/** Input validation failures read like the HTTP API's: `path: message` per issue. */
-function describeIssues(cause: unknown): string | null {
-  const issues = (cause as { issues?: { path?: readonly (PropertyKey | { key: PropertyKey })[]; message: string }[] } | undefined)?.issues;
+/** Input validation failures read like the HTTP API's: one sentence per issue (src/contract/issues.ts). */
+function describeInputIssues(cause: unknown): string | null {
+  const issues = (cause as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return null;
-  return issues
-    .map((issue) => {
-      const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-      return path ? `${path}: ${issue.message}` : issue.message;
-    })
-    .join('; ');
+  // tRPC may hand over Standard Schema paths, whose segments can be `{ key }` objects.
+  const normalized = (issues as { path?: readonly (PropertyKey | { key: PropertyKey })[] }[]).map((issue) => ({
+    ...issue,
+    path: (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)),
+  })) as unknown as z.core.$ZodIssue[];
+  return issuesSentence(normalized, { root: 'the input' });
 }
 
 export function troveErrorOf(error: TRPCError): { code: ErrorCode; message: string; retryable: boolean; details: Record<string, unknown> } {
@@ -89,8 +90,8 @@ export function troveErrorOf(error: TRPCError): { code: ErrorCode; message: stri
   if (cause instanceof TroveError) return { code: cause.code, message: cause.message, retryable: cause.retryable, details: cause.details };
   const code = TROVE_CODE_BY_TRPC[error.code] ?? 'internal_error';
   if (code === 'internal_error') return { code, message: 'Unexpected daemon failure (see the daemon log).', retryable: false, details: {} };
-  const issues = describeIssues(cause);
-  return { code, message: issues ? `Invalid input: ${issues}.` : error.message, retryable: ERROR_TABLE[code].retryable, details: {} };
+  const issues = describeInputIssues(cause);
+  return { code, message: issues ?? error.message, retryable: ERROR_TABLE[code].retryable, details: {} };
 }
 
 const t = initTRPC.context<OperatorContext>().create({

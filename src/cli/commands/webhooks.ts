@@ -1,11 +1,14 @@
 // `trove webhooks create|list|get|update|delete|test|deliveries|replay|rotate`: the webhooks of a
-// workspace (a namespace), through the workspace API (decisions.md §6; camelCase fields).
+// workspace (a namespace), through the workspace API (decisions.md §6; camelCase fields). Every
+// command that takes a webhook takes its ID or its name (resolveWebhook).
 import type { z } from 'zod';
+import { hasPrefix, looksLikeId } from '../../contract/ids.js';
 import type { WebhookSchema } from '../../contract/schemas.js';
-import { CliError, type ApiClient } from '../client.js';
+import { CliApiError, CliError, type ApiClient } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, table, write, writeJson, type Cell } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
+import { closest } from '../suggest.js';
 import { connect, fetchList, parseIntegerFlag, printList, runCommand, seg, type JsonOption, type ListOptions } from './resource-common.js';
 
 /** A webhook as the workspace API shows it (the contract's schema). */
@@ -92,6 +95,41 @@ async function client(globalOpts: GlobalOptions): Promise<ApiClient> {
   return (await connect(globalOpts)).client;
 }
 
+const MAX_LISTED = 10;
+
+/**
+ * The webhook a command argument names: a `whk_` ID as is (src/contract/ids.ts), otherwise a name
+ * (workspace-api.md "Webhook": `name`), looked up in every page of the workspace's webhooks that the
+ * key can see. No match is not_found (exit 5) naming the webhooks there and the closest name; a
+ * name that several webhooks share is a usage error (exit 2) listing their IDs, since only an ID
+ * says which one.
+ */
+export async function resolveWebhook(api: ApiClient, namespace: string | undefined, ref: string): Promise<{ id: string; webhook?: Webhook }> {
+  if (looksLikeId(ref) && hasPrefix(ref, 'whk')) return { id: ref };
+  const workspace = namespace ?? 'default';
+  const { items } = await fetchList<Webhook>(api, base(namespace), { all: true });
+  const matches = items.filter((w) => w.name === ref);
+  if (matches.length === 1) return { id: matches[0]!.id, webhook: matches[0]! };
+  if (matches.length > 1) {
+    const ids = matches.map((w) => w.id);
+    throw new CliError(`${matches.length} webhooks in workspace '${workspace}' are named '${ref}': ${ids.join(', ')}. Give the ID of the one you mean.`, 2, 'ambiguous_name');
+  }
+  const names = [...new Set(items.map((w) => w.name))];
+  const guess = closest(ref, names);
+  const listed = names.slice(0, MAX_LISTED).map((n) => `'${n}'`).join(', ') + (names.length > MAX_LISTED ? `, … (${names.length} in all)` : '');
+  const message = [
+    `No webhook named '${ref}' in workspace '${workspace}'.`,
+    guess ? `Did you mean '${guess}'?` : '',
+    names.length === 0 ? 'This key sees no webhooks there.' : `Webhooks this key can see there: ${listed}.`,
+  ].filter(Boolean).join(' ');
+  throw new CliApiError('not_found', message, null, 404, false, { webhook: ref, names });
+}
+
+/** The webhook's ID for a command argument that is its ID or its name. */
+async function webhookId(api: ApiClient, namespace: string | undefined, ref: string): Promise<string> {
+  return (await resolveWebhook(api, namespace, ref)).id;
+}
+
 export function runWebhookCreate(name: string, url: string, globalOpts: GlobalOptions, opts: WebhookCreateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     if (opts.owner !== undefined && opts.owner !== 'me' && opts.owner !== 'workspace') throw new CliError(`--owner is 'me' or 'workspace', got '${opts.owner}'.`, 2);
@@ -118,15 +156,16 @@ export function runWebhookList(globalOpts: GlobalOptions, opts: ListOptions & Sc
   });
 }
 
-export function runWebhookGet(id: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
+export function runWebhookGet(ref: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
   return runCommand(opts, async (json) => {
-    const webhook = await (await client(globalOpts)).request<Webhook>('GET', one(opts.namespace, id));
+    const api = await client(globalOpts);
+    const webhook = await api.request<Webhook>('GET', one(opts.namespace, await webhookId(api, opts.namespace, ref)));
     if (json) writeJson(webhook);
     else write(webhookText(webhook));
   });
 }
 
-export function runWebhookUpdate(id: string, globalOpts: GlobalOptions, opts: WebhookUpdateOptions): Promise<number> {
+export function runWebhookUpdate(ref: string, globalOpts: GlobalOptions, opts: WebhookUpdateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const body: Record<string, unknown> = {};
     if (opts.name !== undefined) body.name = opts.name;
@@ -141,17 +180,19 @@ export function runWebhookUpdate(id: string, globalOpts: GlobalOptions, opts: We
     if (opts.enable) body.enabled = true;
     if (opts.disable) body.enabled = false;
     if (Object.keys(body).length === 0) throw new CliError('Nothing to update: pass --name, --endpoint, --event-type/--all-events, --bucket/--all-buckets, --enable or --disable.', 2);
-    const webhook = await (await client(globalOpts)).request<Webhook>('PATCH', one(opts.namespace, id), body);
+    const api = await client(globalOpts);
+    const webhook = await api.request<Webhook>('PATCH', one(opts.namespace, await webhookId(api, opts.namespace, ref)), body);
     if (json) writeJson(webhook);
     else write(webhookText(webhook));
   });
 }
 
-export function runWebhookDelete(id: string, globalOpts: GlobalOptions, opts: WebhookDeleteOptions): Promise<number> {
+export function runWebhookDelete(ref: string, globalOpts: GlobalOptions, opts: WebhookDeleteOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const api = await client(globalOpts);
-    // Read first, so that a wrong ID fails before anyone is asked to confirm it.
-    const webhook = await api.request<Webhook>('GET', one(opts.namespace, id));
+    // Read first, so that a wrong ID or name fails before anyone is asked to confirm it.
+    const resolved = await resolveWebhook(api, opts.namespace, ref);
+    const webhook = resolved.webhook ?? (await api.request<Webhook>('GET', one(opts.namespace, resolved.id)));
     await confirmOrRefuse(`Delete webhook ${webhook.name} (${webhook.id}) and its delivery log?`, { yes: opts.yes });
     await api.request('DELETE', one(opts.namespace, webhook.id));
     if (json) writeJson({ deleted: webhook.id });
@@ -159,9 +200,11 @@ export function runWebhookDelete(id: string, globalOpts: GlobalOptions, opts: We
   });
 }
 
-export function runWebhookTest(id: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
+export function runWebhookTest(ref: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
   return runCommand(opts, async (json) => {
-    const answer = await (await client(globalOpts)).request<{ status: number | null; body: string; error?: string }>('POST', `${one(opts.namespace, id)}/test`, {});
+    const api = await client(globalOpts);
+    const id = await webhookId(api, opts.namespace, ref);
+    const answer = await api.request<{ status: number | null; body: string; error?: string }>('POST', `${one(opts.namespace, id)}/test`, {});
     const ok = answer.status !== null && answer.status >= 200 && answer.status < 300;
     if (json) writeJson(answer);
     else {
@@ -177,9 +220,11 @@ export function runWebhookTest(id: string, globalOpts: GlobalOptions, opts: Scop
   });
 }
 
-export function runWebhookDeliveries(id: string, deliveryId: string | undefined, globalOpts: GlobalOptions, opts: WebhookDeliveriesOptions): Promise<number> {
+export function runWebhookDeliveries(ref: string, deliveryId: string | undefined, globalOpts: GlobalOptions, opts: WebhookDeliveriesOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const api = await client(globalOpts);
+    if (opts.status !== undefined && !DELIVERY_STATUSES.includes(opts.status)) throw new CliError(`--status is one of ${DELIVERY_STATUSES.join(', ')}, got '${opts.status}'.`, 2);
+    const id = await webhookId(api, opts.namespace, ref);
     if (deliveryId !== undefined) {
       const d = await api.request<DeliveryDetail>('GET', `${one(opts.namespace, id)}/deliveries/${seg(deliveryId)}`);
       if (json) writeJson(d);
@@ -190,13 +235,12 @@ export function runWebhookDeliveries(id: string, deliveryId: string | undefined,
       }
       return;
     }
-    if (opts.status !== undefined && !DELIVERY_STATUSES.includes(opts.status)) throw new CliError(`--status is one of ${DELIVERY_STATUSES.join(', ')}, got '${opts.status}'.`, 2);
     const result = await fetchList<Delivery>(api, `${one(opts.namespace, id)}/deliveries`, opts, opts.status ? { status: opts.status } : {});
     printList(json, result, ['id', 'event', 'type', 'status', 'attempts', 'updated'], (d) => [d.id, d.eventId, d.eventType, d.status, d.attempts, d.updatedAt], 'No deliveries.');
   });
 }
 
-export function runWebhookReplay(id: string, globalOpts: GlobalOptions, opts: WebhookReplayOptions): Promise<number> {
+export function runWebhookReplay(ref: string, globalOpts: GlobalOptions, opts: WebhookReplayOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const body: Record<string, unknown> = {};
     if (opts.event !== undefined) {
@@ -208,7 +252,8 @@ export function runWebhookReplay(id: string, globalOpts: GlobalOptions, opts: We
       if (opts.until !== undefined) body.until = checkDate(opts.until, '--until');
       if (opts.onlyFailed) body.onlyFailed = true;
     }
-    const res = await (await client(globalOpts)).request<{ replayed: number }>('POST', `${one(opts.namespace, id)}/replay`, body);
+    const api = await client(globalOpts);
+    const res = await api.request<{ replayed: number }>('POST', `${one(opts.namespace, await webhookId(api, opts.namespace, ref))}/replay`, body);
     if (json) writeJson(res);
     else write(`replaying ${res.replayed} deliver${res.replayed === 1 ? 'y' : 'ies'}\n`);
   });
@@ -222,11 +267,12 @@ function checkDate(value: string, flag: string): string {
   return value;
 }
 
-export function runWebhookRotate(id: string, globalOpts: GlobalOptions, opts: WebhookRotateOptions): Promise<number> {
+export function runWebhookRotate(ref: string, globalOpts: GlobalOptions, opts: WebhookRotateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const body: Record<string, unknown> = {};
     if (opts.overlap !== undefined) body.previousSecretExpiresInSeconds = parseIntegerFlag(opts.overlap, '--overlap', 0, MAX_OVERLAP_S);
-    const rotated = await (await client(globalOpts)).request<{ webhook: Webhook; secret: string }>('POST', `${one(opts.namespace, id)}/rotate-secret`, body);
+    const api = await client(globalOpts);
+    const rotated = await api.request<{ webhook: Webhook; secret: string }>('POST', `${one(opts.namespace, await webhookId(api, opts.namespace, ref))}/rotate-secret`, body);
     if (json) writeJson(rotated);
     else write(`${webhookText(rotated.webhook)}new secret (shown once, store it now): ${rotated.secret}\n`);
   });

@@ -282,7 +282,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
 
   // ---------------------------------------------------------------- webhooks
   const workspaceOpt = ['-n, --namespace <name>', 'the workspace (namespace) of the webhooks (default: "default")'] as const;
-  const webhookArg = ['<webhook>', 'the webhook ID'] as const;
+  const webhookArg = ['<webhook>', "the webhook's ID (whk_…) or its name"] as const;
   const webhooks = usageErrorsExit2(program.command('webhooks').description('Webhooks of a workspace: create, list, get, update, delete, test, deliveries, replay, rotate'));
   webhooks
     .command('create')
