@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { collectionNameFor, runInit, type InitOptions, type InitPrompts } from '../src/cli/commands/init.js';
 import { BIN, cleanEnv, freePort, newClusterKey, runCli, startDaemonProcess } from './helpers/cli.js';
+import { captured } from './helpers/capture.js';
 
 // Daemons, restarts and a dozen CLI processes: well past tap's default on a busy two-core machine.
 t.setTimeout(300_000);
@@ -60,21 +61,6 @@ const never: InitPrompts = {
   },
 };
 
-/** Runs fn with stdout and stderr captured (runInit and the ingest it starts write to both). */
-async function captured<T>(fn: () => Promise<T>): Promise<{ value: T; stdout: string; stderr: string }> {
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  let stdout = '';
-  let stderr = '';
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  try {
-    return { value: await fn(), stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 interface CollectionBody {
   name: string;

@@ -10,6 +10,7 @@ import { decideRemovals, INGEST_ROOT_KEY } from '../src/cli/ingest-plan.js';
 import { runIngest, type IngestOptions } from '../src/cli/commands/ingest.js';
 import { isSecretFileName, walkFolder } from '../src/cli/walk.js';
 import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
+import { captured } from './helpers/capture.js';
 
 t.setTimeout(240_000);
 
@@ -80,21 +81,6 @@ t.test('walkFolder leaves out dotfiles and secrets unless asked', async (t) => {
   t.same(all.files.map((f) => f.path), ['/.env', '/.github/guide.md', '/.github/id_rsa', '/.prettierrc', '/a.md', '/keys/server.pem']);
 });
 
-/** Runs fn with stdout and stderr captured. */
-async function captured<T>(fn: () => Promise<T>): Promise<{ value: T; stdout: string; stderr: string }> {
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  let stdout = '';
-  let stderr = '';
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += chunk.toString()), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  try {
-    return { value: await fn(), stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 t.test('runIngest against a real daemon', async (t) => {
   const daemon = await startDaemonProcess();

@@ -200,8 +200,9 @@ export function errorResponse(err: TroveError, requestId: string, headers: Recor
   return jsonReply(err.status, err.toBody(requestId), requestId, headers);
 }
 
-async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer> {
-  const tooLarge = () => new TroveError('request_too_large', `The JSON body is larger than this route's limit of ${limit} bytes.`, { limit_bytes: limit });
+/** The whole body, refused with 413 `request_too_large` (saying `what` was too large) past `limit` bytes. */
+export async function readBody(body: AppRequest['body'], limit: number, what = "The JSON body is larger than this route's limit of"): Promise<Buffer> {
+  const tooLarge = () => new TroveError('request_too_large', `${what} ${limit} bytes.`, { limit_bytes: limit });
   if (body === null) return Buffer.alloc(0);
   if (Buffer.isBuffer(body)) {
     if (body.length > limit) throw tooLarge();

@@ -4,11 +4,10 @@
 // Mcp-Session-Id), and every tool call inside it is an in-process request to the app with the
 // caller's own credential headers, so it goes through the routes' permission checks and access
 // rules. Not a contract route, so not in /openapi.json; README.md ("Agents: MCP") documents it.
-import type { Readable } from 'node:stream';
 import { TroveError } from '../contract/errors.js';
 import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
 import type { App } from '../http/app.js';
-import { commonHeaders, errorResponse, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
+import { commonHeaders, errorResponse, readBody, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
 import { appCaller } from './caller.js';
 import type { KeyInfo } from './tools.js';
 
@@ -56,7 +55,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
 
   let body: Buffer;
   try {
-    body = await readBody(req.body, MCP_BODY_LIMIT);
+    body = await readBody(req.body, MCP_BODY_LIMIT, 'The MCP message is larger than');
   } catch (err) {
     // As the Router does after a 413: the connection closes once the rest of the body is read.
     if (err instanceof TroveError) return errorResponse(err, requestId, err.code === 'request_too_large' ? { connection: 'close' } : {});
@@ -97,21 +96,4 @@ function loadMcp() {
     createMcpServer: server.createMcpServer,
     WebStandardStreamableHTTPServerTransport: transport.WebStandardStreamableHTTPServerTransport,
   })));
-}
-
-async function readBody(body: AppRequest['body'], limit: number): Promise<Buffer> {
-  const tooLarge = () => new TroveError('request_too_large', `The MCP message is larger than ${limit} bytes.`, { limit_bytes: limit });
-  if (body === null) return Buffer.alloc(0);
-  if (Buffer.isBuffer(body)) {
-    if (body.length > limit) throw tooLarge();
-    return body;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as Readable) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
