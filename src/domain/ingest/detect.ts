@@ -1,7 +1,6 @@
 // Decides which content type a file is: declared type, then magic numbers, then extension, then a text sniff.
 import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
-import { fileTypeFromBuffer } from 'file-type';
 
 export const SUPPORTED_CONTENT_TYPES = [
   'text/plain',
@@ -223,7 +222,16 @@ export async function detectContentType(input: {
   return { contentType: 'application/octet-stream' };
 }
 
+/** file-type (and its parsers) loads with the first file whose bytes are sniffed, not at start-up. */
+let fileTypeModule: Promise<typeof import('file-type')> | undefined;
+const loadFileType = (): Promise<typeof import('file-type')> =>
+  (fileTypeModule ??= import('file-type').catch((error: unknown) => {
+    fileTypeModule = undefined;
+    throw error;
+  }));
+
 async function magicContentType(bytes: Buffer, looksLikeText: boolean): Promise<string | undefined> {
+  const { fileTypeFromBuffer } = await loadFileType();
   const detected = await fileTypeFromBuffer(bytes);
   if (detected === undefined) return undefined;
   const mime = normalizeContentType(detected.mime);

@@ -6,21 +6,35 @@ import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
 import { jsonPathMember } from './json-path.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
 import { extractCode, isSourceCodeType } from './formats/code.js';
-import { extractImage } from './formats/image.js';
-import { extractDocx, extractPptx, extractXlsx } from './formats/office.js';
-import { extractPdf } from './formats/pdf.js';
 import { extractSrt, extractVtt } from './formats/transcript.js';
 
-/** Formats read from their bytes by a library (src/domain/ingest/formats/). */
+/**
+ * A format module, imported when the first file of its format arrives and kept (issue 15: start-up
+ * loads only what the first request needs; pdf.js, OCR, the office libraries are hundreds of ms).
+ * A failed import is forgotten, so the next file tries again.
+ */
+function lazyModule<M>(load: () => Promise<M>): () => Promise<M> {
+  let loading: Promise<M> | undefined;
+  return () =>
+    (loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    }));
+}
+const pdfModule = lazyModule(() => import('./formats/pdf.js'));
+const officeModule = lazyModule(() => import('./formats/office.js'));
+const imageModule = lazyModule(() => import('./formats/image.js'));
+
+/** Formats read from their bytes by a library (src/domain/ingest/formats/), each loaded on first use. */
 const BINARY_EXTRACTORS: Readonly<Record<string, Extractor>> = {
-  'application/pdf': extractPdf,
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': extractDocx,
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': extractPptx,
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': extractXlsx,
-  'image/png': extractImage,
-  'image/jpeg': extractImage,
-  'image/webp': extractImage,
-  'image/tiff': extractImage,
+  'application/pdf': async (bytes, ctx) => (await pdfModule()).extractPdf(bytes, ctx),
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': async (bytes, ctx) => (await officeModule()).extractDocx(bytes, ctx),
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': async (bytes, ctx) => (await officeModule()).extractPptx(bytes, ctx),
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async (bytes, ctx) => (await officeModule()).extractXlsx(bytes, ctx),
+  'image/png': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
+  'image/jpeg': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
+  'image/webp': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
+  'image/tiff': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
 };
 
 /** JSON documents stop contributing text after this many leaves, so one huge file cannot exhaust memory. */

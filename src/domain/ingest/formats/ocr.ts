@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import Tesseract from 'tesseract.js';
+import type Tesseract from 'tesseract.js';
 import { IngestFailure, type Block, type EvidenceKind } from '../types.js';
 
 /** A box `[x0, y0, x1, y1]`, origin top-left. */
@@ -65,6 +65,19 @@ interface Engine {
 export const OCR_UNREADABLE_PREFIX = 'OCR could not read the image:';
 
 let enginePromise: Promise<Engine> | undefined;
+/**
+ * tesseract.js loads when the first image is read, not when this module does: the daemon and the
+ * indexing worker import this module at start-up (issue 15, "start-up that loads only what the
+ * first request needs").
+ */
+let tesseractModule: Promise<typeof Tesseract> | undefined;
+const loadTesseract = (): Promise<typeof Tesseract> => (tesseractModule ??= import('tesseract.js').then(
+    (m) => m.default,
+    (error: unknown) => {
+      tesseractModule = undefined;
+      throw error;
+    },
+  ));
 /** Jobs run one at a time on the one worker; each waits for the previous one to settle. */
 let queue: Promise<void> = Promise.resolve();
 
@@ -153,6 +166,7 @@ async function startEngine(): Promise<Engine> {
   startFailed.catch(() => undefined);
   let worker: Worker;
   try {
+    const Tesseract = await loadTesseract();
     worker = await Promise.race([
       Tesseract.createWorker('eng', Tesseract.OEM.LSTM_ONLY, {
         langPath,
