@@ -1,6 +1,6 @@
 // `npm run bench`: prints the performance figures issues ask for. Never run by `npm test`.
 //   npm run bench                 start-up, chunking, and SciFact keyword through the HTTP API
-//   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]
+//   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]   (--help: usage)
 //   npm run bench -- --only formats      extraction throughput per format (fixtures/build.mjs)
 //   npm run bench -- --only fixture [--runs N]  startTrove() start and first semantic search; model load shipped/cold/warm
 import { spawn } from 'node:child_process';
@@ -16,14 +16,59 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values: args } = parseArgs({
-  options: {
-    only: { type: 'string' },
-    data: { type: 'string', default: resolve(root, '..', 'shared', 'data', 'scifact') },
-    eval: { type: 'string', default: resolve(root, '..', 'shared', 'eval', 'beir.mjs') },
-    runs: { type: 'string', default: '10' },
-  },
-});
+const defaults = {
+  data: resolve(root, '..', 'shared', 'data', 'scifact'),
+  eval: resolve(root, '..', 'shared', 'eval', 'beir.mjs'),
+};
+const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] [--runs N]
+
+Prints performance figures as JSON lines (never run by npm test).
+
+  --only NAME   one bench: startup | chunk | beir | formats | fixture | semantic-scale
+                (default: startup, chunk and beir)
+  --data DIR    a BEIR data set with corpus.jsonl, queries.jsonl, qrels/ (chunk, beir, semantic-scale)
+                default ${defaults.data}${existsSync(join(defaults.data, 'corpus.jsonl')) ? '' : ' (MISSING: no corpus.jsonl there)'}
+                others next to it: ${resolve(defaults.data, '..')}/{scifact,cranfield,cisi}
+  --eval FILE   the BEIR evaluation script (beir)
+                default ${defaults.eval}${existsSync(defaults.eval) ? '' : ' (MISSING)'}
+  --runs N      repetitions for startup and fixture (default 10); startup prints the median
+                spawn → first answered /health of trove and of a bare node:http + SQLite floor
+                (bench/floor-startup.mjs), and their ratio
+  -h, --help    this text
+`;
+const BENCHES = ['startup', 'chunk', 'beir', 'formats', 'fixture', 'semantic-scale'];
+let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
+try {
+  parsed = parseArgs({
+    options: {
+      only: { type: 'string' },
+      data: { type: 'string', default: defaults.data },
+      eval: { type: 'string', default: defaults.eval },
+      runs: { type: 'string', default: '10' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n\n${usage}`);
+  process.exit(2);
+}
+const args = parsed.values;
+if (args.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
+if (args.only !== undefined && !BENCHES.includes(args.only)) {
+  process.stderr.write(`Unknown bench '${args.only}'.\n\n${usage}`);
+  process.exit(2);
+}
+if (!(Number(args.runs) >= 1)) {
+  process.stderr.write(`--runs must be a number from 1, got '${args.runs}'.\n`);
+  process.exit(2);
+}
+const needsData = !args.only || ['chunk', 'beir', 'semantic-scale'].includes(args.only);
+if (needsData && !existsSync(join(args.data!, 'corpus.jsonl'))) {
+  process.stderr.write(`bench: no data set at ${args.data} (expected corpus.jsonl there; the BEIR sets live in ${resolve(defaults.data, '..')}): pass --data DIR. Benches that need it are skipped.\n`);
+}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -39,9 +84,9 @@ interface Started {
 }
 
 /** Starts the built CLI's daemon and measures spawn → first answered /health. */
-async function startDaemon(env: Record<string, string> = {}): Promise<Started> {
+async function startDaemon(env: Record<string, string> = {}, argv = [join(root, 'bin', 'trove'), 'daemon', 'start', '--ephemeral', '--port', '0', '--json']): Promise<Started> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [join(root, 'bin', 'trove'), 'daemon', 'start', '--ephemeral', '--port', '0', '--json'], {
+  const child = spawn(process.execPath, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -69,15 +114,38 @@ async function startDaemon(env: Record<string, string> = {}): Promise<Started> {
   };
 }
 
+/**
+ * Spawn → first answered /health, trove against its floor (bench/floor-startup.mjs: bare node opening
+ * the same kind of database with sqlite-vec and answering on node:http), interleaved run by run so
+ * both see the same machine. Issue 15's target: ratio ≤ 2.5.
+ */
 async function benchStartup(): Promise<void> {
   const runs = Number(args.runs);
-  const times: number[] = [];
+  const floorScript = join(root, 'bench', 'floor-startup.mjs');
+  const trove: number[] = [];
+  const floor: number[] = [];
+  // One unmeasured start of each first: the OS file cache, not start-up, would dominate run one.
+  for (const argv of [undefined, [floorScript]]) await (await startDaemon({}, argv)).stop();
   for (let i = 0; i < runs; i++) {
     const d = await startDaemon();
-    times.push(d.startedMs);
+    trove.push(d.startedMs);
     await d.stop();
+    const f = await startDaemon({}, [floorScript]);
+    floor.push(f.startedMs);
+    await f.stop();
   }
-  console.log(JSON.stringify({ bench: 'startup', what: 'spawn `trove daemon start --ephemeral --port 0 --json` → /health answered', runs, median_ms: round(median(times)), min_ms: round(Math.min(...times)), max_ms: round(Math.max(...times)) }));
+  const stats = (xs: number[]) => ({ median_ms: round(median(xs)), min_ms: round(Math.min(...xs)), max_ms: round(Math.max(...xs)) });
+  console.log(
+    JSON.stringify({
+      bench: 'startup',
+      what: 'spawn → first answered GET /health: `trove daemon start --ephemeral --port 0 --json` vs bench/floor-startup.mjs (bare node, same kind of db with sqlite-vec, node:http)',
+      runs,
+      trove: stats(trove),
+      floor: stats(floor),
+      ratio: round(median(trove) / median(floor), 2),
+      target_ratio: 2.5,
+    }),
+  );
 }
 
 function benchChunk(): void {
