@@ -1,11 +1,8 @@
 // The trove CLI: commander wiring only; each command's work lives in src/cli/commands/<name>.ts.
+// Each command's module is imported when that command runs, never here: one invocation runs one
+// command, and loading them all (inquirer, cli-progress, ignore, the TUI, …) cost every command and
+// `daemon start` their start-up time (issue 15: spawn to first answered request).
 import { Command, Option } from 'commander';
-import { runIngestWithDefaults } from './commands/ingest-defaults.js';
-import { runSearch } from './commands/search.js';
-import { runAnswer } from './commands/answer.js';
-import { runKeysCreate, runKeysList, runKeysRevoke } from './commands/keys.js';
-import { runRulesExplain, runRulesList, runRulesRemove, runRulesSet } from './commands/rules.js';
-import { runStatus } from './commands/status.js';
 import { registerOperatorCommands } from './groups/operator.js';
 import { registerResourceCommands } from './groups/resources.js';
 import { registerWorkflowCommands } from './groups/workflow.js';
@@ -66,7 +63,7 @@ export function buildProgram(): Command {
     .description('Show whether the daemon is up, and its namespaces and collections')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      process.exitCode = await runStatus(program.opts(), opts);
+      process.exitCode = await (await import('./commands/status.js')).runStatus(program.opts(), opts);
     });
 
   program
@@ -89,7 +86,7 @@ export function buildProgram(): Command {
     .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
     .option('--json', 'print JSON')
     .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await runIngestWithDefaults(folder, program.opts(), opts);
+      process.exitCode = await (await import('./commands/ingest-defaults.js')).runIngestWithDefaults(folder, program.opts(), opts);
     });
 
   program
@@ -107,7 +104,7 @@ export function buildProgram(): Command {
     .option('--explain', "show each result's BM25 and vector contributions and the fused score")
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await runSearch(first, query, program.opts(), opts);
+      process.exitCode = await (await import('./commands/search.js')).runSearch(first, query, program.opts(), opts);
     });
 
   program
@@ -122,7 +119,7 @@ export function buildProgram(): Command {
     .option('--principal <principal...>', 'principals the answer may draw from (collections with access rules)')
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, question: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await runAnswer(first, question, program.opts(), opts);
+      process.exitCode = await (await import('./commands/answer.js')).runAnswer(first, question, program.opts(), opts);
     });
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
@@ -136,14 +133,14 @@ export function buildProgram(): Command {
     .option('--actions <list>', 'comma-separated: read, write, search, query')
     .option('--json', 'print the key (with its secret) as JSON')
     .action(async (name: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runKeysCreate(name, program.opts(), opts);
+      process.exitCode = await (await import('./commands/keys.js')).runKeysCreate(name, program.opts(), opts);
     });
   keys
     .command('list')
     .description('List the keys this key administers')
     .option('--json', 'print the keys as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      process.exitCode = await runKeysList(program.opts(), opts);
+      process.exitCode = await (await import('./commands/keys.js')).runKeysList(program.opts(), opts);
     });
   keys
     .command('revoke')
@@ -151,7 +148,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'the key_ ID')
     .option('--json', 'print the revoked key as JSON')
     .action(async (id: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runKeysRevoke(id, program.opts(), opts);
+      process.exitCode = await (await import('./commands/keys.js')).runKeysRevoke(id, program.opts(), opts);
     });
 
   const rules = program.command('rules').description('Access rules of a collection: set, list, rm, batch, explain');
@@ -166,7 +163,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the response as JSON')
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runRulesSet(collection, path, program.opts(), opts);
+      process.exitCode = await (await import('./commands/rules.js')).runRulesSet(collection, path, program.opts(), opts);
     });
   rules
     .command('list')
@@ -175,7 +172,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the rules as JSON')
     .action(async (collection: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runRulesList(collection, program.opts(), opts);
+      process.exitCode = await (await import('./commands/rules.js')).runRulesList(collection, program.opts(), opts);
     });
   rules
     .command('rm')
@@ -185,7 +182,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the response as JSON')
     .action(async (collection: string, id: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runRulesRemove(collection, id, program.opts(), opts);
+      process.exitCode = await (await import('./commands/rules.js')).runRulesRemove(collection, id, program.opts(), opts);
     });
   rules
     .command('explain')
@@ -195,7 +192,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the explanation as JSON')
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
-      process.exitCode = await runRulesExplain(collection, path, program.opts(), opts);
+      process.exitCode = await (await import('./commands/rules.js')).runRulesExplain(collection, path, program.opts(), opts);
     });
 
   program

@@ -1,24 +1,6 @@
 // `trove ns|collections|files|research|webhooks|events` and `trove rules batch`: the public API's
 // resources from the terminal. Commander wiring only; the work is in src/cli/commands/.
 import { Command, Option, type CommanderError } from 'commander';
-import { runCollectionCreate, runCollectionDelete, runCollectionGet, runCollectionList, runCollectionReindex, runCollectionUpdate } from '../commands/collections.js';
-import { runEventsTail } from '../commands/events.js';
-import { runFileAdd, runFileDelete, runFileGet, runFileList, runFileReindex } from '../commands/files.js';
-import { runNamespaceCreate, runNamespaceDelete, runNamespaceGet, runNamespaceList } from '../commands/ns.js';
-import { runNamespaceRestore } from '../commands/ns-restore.js';
-import { runResearchCancel, runResearchGet, runResearchStart, runResearchWatch } from '../commands/research.js';
-import { runRulesBatch } from '../commands/rules-batch.js';
-import {
-  runWebhookCreate,
-  runWebhookDelete,
-  runWebhookDeliveries,
-  runWebhookGet,
-  runWebhookList,
-  runWebhookReplay,
-  runWebhookRotate,
-  runWebhookTest,
-  runWebhookUpdate,
-} from '../commands/webhooks.js';
 import type { GlobalOptions } from '../connection.js';
 
 type Opts = Record<string, unknown>;
@@ -54,19 +36,19 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--exist-ok', 'succeed with the existing namespace if the name is taken')
     .option(...json)
     .action(async (name: string, opts: Opts) => {
-      process.exitCode = await runNamespaceCreate(name, global(), opts);
+      process.exitCode = await (await import('../commands/ns.js')).runNamespaceCreate(name, global(), opts);
     });
   listing(ns.command('list').description('List the namespaces this key can see'))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await runNamespaceList(global(), opts);
+      process.exitCode = await (await import('../commands/ns.js')).runNamespaceList(global(), opts);
     });
   ns.command('get')
     .description('Show a namespace and its usage')
     .argument('<namespace>', 'namespace name or ns_ ID')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runNamespaceGet(ref, global(), opts);
+      process.exitCode = await (await import('../commands/ns.js')).runNamespaceGet(ref, global(), opts);
     });
   ns.command('delete')
     .description('Delete a namespace (restorable during the recovery window)')
@@ -75,14 +57,14 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runNamespaceDelete(ref, global(), opts);
+      process.exitCode = await (await import('../commands/ns.js')).runNamespaceDelete(ref, global(), opts);
     });
   ns.command('restore')
     .description('Restore a deleted namespace within its recovery window (over the operator channel)')
     .argument('<namespace>', 'namespace name or ns_ ID')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runNamespaceRestore(ref, global(), opts);
+      process.exitCode = await (await import('../commands/ns-restore.js')).runNamespaceRestore(ref, global(), opts);
     });
 
   // ---------------------------------------------------------------- collections
@@ -111,12 +93,12 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runCollectionCreate(ref, global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionCreate(ref, global(), opts);
     });
   listing(collections.command('list').description('List the collections of a namespace').option(...namespaceOpt))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await runCollectionList(global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionList(global(), opts);
     });
   collections
     .command('get')
@@ -125,7 +107,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runCollectionGet(ref, global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionGet(ref, global(), opts);
     });
   processingFlags(
     collections
@@ -138,7 +120,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runCollectionUpdate(ref, global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionUpdate(ref, global(), opts);
     });
   collections
     .command('delete')
@@ -148,7 +130,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runCollectionDelete(ref, global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionDelete(ref, global(), opts);
     });
   collections
     .command('reindex')
@@ -158,7 +140,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the job ends (exit 1 unless it succeeded)')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runCollectionReindex(ref, global(), opts);
+      process.exitCode = await (await import('../commands/collections.js')).runCollectionReindex(ref, global(), opts);
     });
 
   // ---------------------------------------------------------------- files
@@ -175,7 +157,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await runFileList(ref, global(), opts);
+      process.exitCode = await (await import('../commands/files.js')).runFileList(ref, global(), opts);
     });
   files
     .command('get')
@@ -185,7 +167,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await runFileGet(ref, file, global(), opts);
+      process.exitCode = await (await import('../commands/files.js')).runFileGet(ref, file, global(), opts);
     });
   files
     .command('add')
@@ -202,7 +184,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
     .action(async (ref: string, localFile: string | undefined, opts: Opts) => {
-      process.exitCode = await runFileAdd(ref, localFile, global(), opts);
+      process.exitCode = await (await import('../commands/files.js')).runFileAdd(ref, localFile, global(), opts);
     });
   files
     .command('delete')
@@ -213,7 +195,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await runFileDelete(ref, file, global(), opts);
+      process.exitCode = await (await import('../commands/files.js')).runFileDelete(ref, file, global(), opts);
     });
   files
     .command('reindex')
@@ -224,7 +206,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await runFileReindex(ref, file, global(), opts);
+      process.exitCode = await (await import('../commands/files.js')).runFileReindex(ref, file, global(), opts);
     });
 
   // ---------------------------------------------------------------- research
@@ -247,7 +229,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--watch', 'follow the run until it ends and print the answer')
     .option(...json)
     .action(async (ref: string, query: string, opts: Opts) => {
-      process.exitCode = await runResearchStart(ref, query, global(), opts);
+      process.exitCode = await (await import('../commands/research.js')).runResearchStart(ref, query, global(), opts);
     });
   research
     .command('get')
@@ -257,7 +239,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await runResearchGet(ref, id, global(), opts);
+      process.exitCode = await (await import('../commands/research.js')).runResearchGet(ref, id, global(), opts);
     });
   research
     .command('watch')
@@ -267,7 +249,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option('--json', 'print one JSON line per progress change, then the run')
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await runResearchWatch(ref, id, global(), opts);
+      process.exitCode = await (await import('../commands/research.js')).runResearchWatch(ref, id, global(), opts);
     });
   research
     .command('cancel')
@@ -277,7 +259,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await runResearchCancel(ref, id, global(), opts);
+      process.exitCode = await (await import('../commands/research.js')).runResearchCancel(ref, id, global(), opts);
     });
 
   // ---------------------------------------------------------------- webhooks
@@ -296,12 +278,12 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (name: string, url: string, opts: Opts) => {
-      process.exitCode = await runWebhookCreate(name, url, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookCreate(name, url, global(), opts);
     });
   listing(webhooks.command('list').description("List the workspace's webhooks").option(...workspaceOpt))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await runWebhookList(global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookList(global(), opts);
     });
   webhooks
     .command('get')
@@ -310,7 +292,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookGet(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookGet(id, global(), opts);
     });
   webhooks
     .command('update')
@@ -327,7 +309,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookUpdate(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookUpdate(id, global(), opts);
     });
   webhooks
     .command('delete')
@@ -337,7 +319,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookDelete(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookDelete(id, global(), opts);
     });
   webhooks
     .command('test')
@@ -346,7 +328,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookTest(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookTest(id, global(), opts);
     });
   listing(
     webhooks
@@ -359,7 +341,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (id: string, delivery: string | undefined, opts: Opts) => {
-      process.exitCode = await runWebhookDeliveries(id, delivery, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookDeliveries(id, delivery, global(), opts);
     });
   webhooks
     .command('replay')
@@ -372,7 +354,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookReplay(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookReplay(id, global(), opts);
     });
   webhooks
     .command('rotate')
@@ -382,7 +364,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await runWebhookRotate(id, global(), opts);
+      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookRotate(id, global(), opts);
     });
 
   // ---------------------------------------------------------------- events
@@ -396,7 +378,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--limit <n>', 'how many of the newest events to print first (default 20; all after --after)')
     .option('--json', 'print each event as one JSON line')
     .action(async (opts: Opts) => {
-      process.exitCode = await runEventsTail(global(), opts);
+      process.exitCode = await (await import('../commands/events.js')).runEventsTail(global(), opts);
     });
 
   // ---------------------------------------------------------------- rules batch
@@ -407,6 +389,6 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (collection: string, file: string, opts: Opts) => {
-      process.exitCode = await runRulesBatch(collection, file, global(), opts);
+      process.exitCode = await (await import('../commands/rules-batch.js')).runRulesBatch(collection, file, global(), opts);
     });
 }

@@ -1,6 +1,5 @@
 // `trove tui`: the Ink terminal UI.
 import type { Command, CommanderError } from 'commander';
-import { runTui } from '../commands/tui.js';
 import type { GlobalOptions } from '../connection.js';
 
 export function registerTuiCommand(program: Command): void {
@@ -13,6 +12,6 @@ export function registerTuiCommand(program: Command): void {
     // Usage errors exit 2, as everywhere in the CLI.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (opts: { forceTty?: boolean; operator?: boolean; json?: boolean }) => {
-      process.exitCode = await runTui(program.opts() as GlobalOptions, opts);
+      process.exitCode = await (await import('../commands/tui.js')).runTui(program.opts() as GlobalOptions, opts);
     });
 }

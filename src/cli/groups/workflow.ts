@@ -1,7 +1,7 @@
 // `trove init` and the folder workflows beyond a one-shot ingest (`trove ingest --watch`, wired in
 // main.ts with the rest of `ingest`). Commander wiring only; the work is in src/cli/commands/.
 import type { Command, CommanderError } from 'commander';
-import { runInit, type InitOptions } from '../commands/init.js';
+import type { InitOptions } from '../commands/init.js';
 import type { GlobalOptions } from '../connection.js';
 
 export function registerWorkflowCommands(program: Command): void {
@@ -24,6 +24,6 @@ export function registerWorkflowCommands(program: Command): void {
     .option('-y, --yes', 'take the default of every value not given as a flag, without asking')
     .option('--json', 'print JSON lines: the set-up, then the ingest summary (or, with --watch, one line per sync)')
     .action(async (opts: InitOptions) => {
-      process.exitCode = await runInit(program.opts<GlobalOptions>(), opts);
+      process.exitCode = await (await import('../commands/init.js')).runInit(program.opts<GlobalOptions>(), opts);
     });
 }
