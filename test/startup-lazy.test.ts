@@ -12,7 +12,7 @@ import t from 'tap';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const formats = join(root, 'fixtures', 'formats');
-const HEAVY = ['tesseract.js', 'unpdf', 'exceljs', 'mammoth', 'jszip', 'utif2', '@napi-rs/canvas'];
+const HEAVY = ['tesseract.js', 'unpdf', 'exceljs', 'mammoth', 'jszip', 'utif2', '@napi-rs/canvas', 'csv-parse', 'htmlparser2', 'webvtt-parser'];
 const key = 'startup-lazy-cluster-key-0123456789';
 
 const dir = mkdtempSync(join(tmpdir(), 'trove-startup-lazy-'));
@@ -20,7 +20,13 @@ const log = join(dir, 'loaded.txt');
 const hooks = join(dir, 'hooks.mjs');
 writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(log)}, url + '\\n');\n  return next(url, context);\n}\n`);
 const recorder = join(dir, 'record.mjs');
-writeFileSync(recorder, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+// ESM loads go through the hook; CommonJS ones (the CSV, HTML and WebVTT parsers are required
+// synchronously) through Module._load, recorded the same way.
+writeFileSync(
+  recorder,
+  `import Module, { register } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n` +
+    `const load = Module._load;\nModule._load = function (request, parent, isMain) {\n  try { appendFileSync(${JSON.stringify(log)}, Module._resolveFilename(request, parent, isMain) + '\\n'); } catch {}\n  return load.apply(this, arguments);\n};\n`,
+);
 writeFileSync(log, '');
 
 const loadedPackages = () => {
@@ -87,7 +93,13 @@ t.test('start-up loads no format library; the first PDF and XLSX load theirs', a
   t.equal((await waitJob(pdf.job.id)).status, 'succeeded', 'a PDF indexes');
   const xlsx = await call('POST', '/namespaces/lazy/collections/c/files', { path: '/budget.xlsx', source: { type: 'uri', uri: pathToFileURL(join(formats, 'budget.xlsx')).href } });
   t.equal((await waitJob(xlsx.job.id)).status, 'succeeded', 'an XLSX indexes');
+  const csv = await call('POST', '/namespaces/lazy/collections/c/files', { path: '/table.csv', source: { type: 'inline', content_type: 'text/csv', text: 'port,lamp\nnorth,checked\n' } });
+  t.equal((await waitJob(csv.job.id)).status, 'succeeded', 'a CSV indexes');
+  const html = await call('POST', '/namespaces/lazy/collections/c/files', { path: '/page.html', source: { type: 'inline', content_type: 'text/html', text: '<h1>Lamp</h1><p>checked</p>' } });
+  t.equal((await waitJob(html.job.id)).status, 'succeeded', 'an HTML page indexes');
   const after = loadedPackages();
+  t.ok(after.has('csv-parse'), 'the CSV loaded csv-parse (a CommonJS require, recorded too)');
+  t.ok(after.has('htmlparser2'), 'the HTML page loaded htmlparser2');
   t.ok(after.has('unpdf'), 'the PDF loaded unpdf');
   t.ok(after.has('exceljs'), 'the XLSX loaded exceljs');
   const hits = await call('POST', '/namespaces/lazy/collections/c:search', { query: 'quarterly aurora budget', mode: 'keyword', limit: 5 });

@@ -1,7 +1,6 @@
 // `query_image` of answer and research (retrieval-api.md, POST ...:answer): base64 without a
 // data-URI prefix, at most 4 MiB decoded, bytes that really are the declared media type; read by
 // OCR (offline) for this request only. The image is never stored: only what was read from it.
-import { fileTypeFromBuffer } from 'file-type';
 import { TroveError } from '../../contract/errors.js';
 import { IngestFailure } from '../ingest/types.js';
 import { recognize } from '../ingest/formats/ocr.js';
@@ -22,6 +21,8 @@ export async function decodeQueryImage(image: { data: string; media_type: string
   }
   const bytes = Buffer.from(image.data, 'base64');
   if (bytes.length === 0) throw invalid('is empty');
+  // Loaded on the first query image, not at start-up (issue 15).
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (detected?.mime !== image.media_type) {
     throw invalid(`is not a ${image.media_type} image (its bytes ${detected ? `are ${detected.mime}` : 'match no image format'})`);

@@ -1,12 +1,21 @@
 // Turns the bytes of a supported file into readable text plus the structural blocks the chunker follows.
 import { isUtf8 } from 'node:buffer';
-import { parse as parseCsv } from 'csv-parse/sync';
-import { Parser as HtmlParser } from 'htmlparser2';
+import { createRequire } from 'node:module';
 import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
 import { jsonPathMember } from './json-path.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
 import { extractCode, isSourceCodeType } from './formats/code.js';
 import { extractSrt, extractVtt } from './formats/transcript.js';
+
+// CSV and HTML parsers load on the first file that needs them, not at start-up (issue 15: both
+// threads loaded them for every daemon, ~60 ms each). Synchronous `require`, because extraction of
+// text formats is synchronous; both packages ship CommonJS builds.
+const requireHere = createRequire(import.meta.url);
+let csvModule: typeof import('csv-parse/sync') | undefined;
+let htmlModule: typeof import('htmlparser2') | undefined;
+const parseCsv: typeof import('csv-parse/sync').parse = ((...args: Parameters<typeof import('csv-parse/sync').parse>) =>
+  (csvModule ??= requireHere('csv-parse/sync') as typeof import('csv-parse/sync')).parse(...args)) as typeof import('csv-parse/sync').parse;
+const htmlParser = (): typeof import('htmlparser2').Parser => (htmlModule ??= requireHere('htmlparser2') as typeof import('htmlparser2')).Parser;
 
 /**
  * A format module, imported when the first file of its format arrives and kept (issue 15: start-up
@@ -375,6 +384,7 @@ function renderHtml(source: string, skipBoilerplate: boolean): RenderedBlock[] {
     if (text !== '') rendered.push({ type: 'paragraph', text });
   };
 
+  const HtmlParser = htmlParser();
   const parser = new HtmlParser(
     {
       onopentag(name) {
