@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { buildMatchPhrases } from '../src/domain/search/query-text.js';
 
 interface Doc {
   _id: string;
@@ -24,15 +25,15 @@ const pct = (xs: number[], p: number) => {
 };
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** The floor: one FTS5 table (same tokenizer as trove's), one POST per search, ids and scores back. */
+/** The floor: one FTS5 table (trove's tokenizer and column weights), one POST per search, ids and scores back. */
 function startFloor(docs: Doc[]): Promise<{ url: string; server: Server }> {
   const db = new Database(':memory:');
-  db.exec("CREATE VIRTUAL TABLE docs USING fts5(doc_id UNINDEXED, body, tokenize = 'porter unicode61 remove_diacritics 2')");
-  const insert = db.prepare('INSERT INTO docs (doc_id, body) VALUES (?, ?)');
+  db.exec("CREATE VIRTUAL TABLE docs USING fts5(doc_id UNINDEXED, heading, body, tokenize = 'porter unicode61 remove_diacritics 2')");
+  const insert = db.prepare('INSERT INTO docs (doc_id, heading, body) VALUES (?, ?, ?)');
   db.transaction(() => {
-    for (const d of docs) insert.run(d._id, `${d.title ?? ''}\n\n${d.text ?? ''}`);
+    for (const d of docs) insert.run(d._id, d.title ?? '', d.text ?? '');
   })();
-  const query = db.prepare('SELECT doc_id AS id, -bm25(docs) AS score FROM docs WHERE docs MATCH ? ORDER BY score DESC LIMIT ?');
+  const query = db.prepare('SELECT doc_id AS id, -bm25(docs, 0, 2.0, 1.0) AS score FROM docs WHERE docs MATCH ? ORDER BY score DESC LIMIT ?');
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -46,10 +47,9 @@ function startFloor(docs: Doc[]): Promise<{ url: string; server: Server }> {
   return new Promise((done) => server.listen(0, '127.0.0.1', () => done({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server })));
 }
 
-/** The query as trove's keyword mode matches it: each word a quoted phrase, OR'd. */
+/** The same FTS5 expression trove's keyword mode runs: the query's words (stopwords dropped), quoted, OR'd. */
 function floorMatch(q: string): string | null {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu);
-  return words ? words.map((w) => `"${w}"`).join(' OR ') : null;
+  return buildMatchPhrases(q)?.join(' OR ') ?? null;
 }
 
 export async function benchSearchFloor(opts: { data: string; startDaemon: (env: Record<string, string>) => Promise<{ url: string; stop(): Promise<void> }>; queries?: number }): Promise<void> {
