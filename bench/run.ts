@@ -14,6 +14,7 @@ import { detectContentType } from '../src/domain/ingest/detect.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { benchSearchFloor } from './search-floor.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
@@ -352,3 +353,4 @@ if (!only || only === 'startup') await benchStartup();
 if (!only || only === 'chunk') benchChunk();
 if (!only || only === 'beir') await benchBeir();
 if (only === 'semantic-scale') await benchSemanticScale();
+if (only === 'search') await benchSearchFloor({ data: args.data!, startDaemon, queries: Number(args.runs) > 10 ? Number(args.runs) : undefined });

@@ -88,6 +88,22 @@ export function fileCounts(db: Db, collectionRid: number): FileCounts {
   return counts;
 }
 
+/**
+ * fileCounts for the search path, without a pass over every ready file: the other states are
+ * counted exactly (few files outside of an ingest), `ready` is only 0 or 1 (whether any file is
+ * ready), which is all a search's state rules and index generation ask of it.
+ */
+export function fileStatesForSearch(db: Db, collectionRid: number): FileCounts {
+  const rows = stmt(
+    db,
+    "SELECT status, count(*) AS n FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND status IN ('pending', 'indexing', 'failed') GROUP BY status",
+  ).all(collectionRid) as { status: string; n: number }[];
+  const anyReady = stmt(db, "SELECT EXISTS (SELECT 1 FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND status = 'ready') AS r").get(collectionRid) as { r: number };
+  const counts: FileCounts = { pending: 0, indexing: 0, ready: anyReady.r, failed: 0 };
+  for (const r of rows) if (r.status in counts) counts[r.status as keyof FileCounts] = r.n;
+  return counts;
+}
+
 /** Every collection of a namespace, deleted ones included (namespace deletion stops their work). */
 export function allCollectionRids(db: Db, namespaceRid: number): number[] {
   return (stmt(db, 'SELECT rid FROM collections WHERE namespace_rid = ?').all(namespaceRid) as { rid: number }[]).map((r) => r.rid);

@@ -41,16 +41,11 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
   const fts = ftsTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
   const filterParams = opts.filter?.params ?? [];
-  const join = stmt(
-    db,
-    `SELECT p.rid AS pid, p.file_rid AS fr, m.value ->> '$[1]' AS s
-      FROM json_each(?) m JOIN passages p ON p.rid = m.value ->> '$[0]' JOIN files f ON f.rid = p.file_rid
-      WHERE f.status = 'ready' AND f.deleted_at IS NULL ${where}
-      ORDER BY m.key LIMIT ?`,
-  );
   // The terms' document frequencies do not change as the window grows: counted once per search.
   const termStats: TermStatsCache = {};
-  for (let window = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 2, 64)); ; window *= WINDOW_GROWTH) {
+  // The window is sized to the page: the ranking's cost barely depends on it (bm25() runs for every
+  // match either way), but every windowed row is then joined, so an oversized window is pure waste.
+  for (let window = firstWindow(opts.limit, opts.filter, opts.limit); ; window *= WINDOW_GROWTH) {
     if (window > FULL_SCAN_AFTER) {
       const rows = stmt(
         db,
@@ -62,9 +57,40 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
       return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
     }
     const ranked = rankedWindow(db, fts, opts.phrases, window, { termStats });
-    const rows = join.all(JSON.stringify(ranked.map((r) => [r.rowid, r.score])), ...filterParams, opts.limit) as { pid: number; fr: number; s: number }[];
-    if (rows.length >= opts.limit || ranked.length < window) return rows.map((r) => ({ passageRid: r.pid, fileRid: r.fr, score: r.s }));
+    const kept = keptPassages(db, ranked, where, filterParams);
+    const hits: PassageHit[] = [];
+    for (const r of ranked) {
+      const fileRid = kept.get(r.rowid);
+      if (fileRid === undefined) continue;
+      hits.push({ passageRid: r.rowid, fileRid, score: r.score });
+      if (hits.length === opts.limit) break;
+    }
+    if (hits.length >= opts.limit || ranked.length < window) return hits;
   }
+}
+
+/** IN lists are bound in blocks of this many (unused slots bound to NULL): a handful of cached statements serve every window. */
+const IN_BLOCK = 64;
+
+/**
+ * Of a ranked window, the passages whose file is ready, live and selected (passage rid → file rid).
+ * A bound IN list on the primary keys, not a json_each join: no JSON is built or parsed per row.
+ */
+function keptPassages(db: Db, ranked: { rowid: number }[], where: string, filterParams: unknown[]): Map<number, number> {
+  const kept = new Map<number, number>();
+  if (ranked.length === 0) return kept;
+  const size = Math.min(Math.ceil(ranked.length / IN_BLOCK) * IN_BLOCK, 16 * IN_BLOCK);
+  const q = stmt(
+    db,
+    `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
+      WHERE p.rid IN (${Array.from({ length: size }, () => '?').join(',')}) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
+  );
+  for (let from = 0; from < ranked.length; from += size) {
+    const ids: (number | null)[] = ranked.slice(from, from + size).map((r) => r.rowid);
+    while (ids.length < size) ids.push(null);
+    for (const row of q.all(...ids, ...filterParams) as { pid: number; fr: number }[]) kept.set(row.pid, row.fr);
+  }
+  return kept;
 }
 
 // FTS5's bm25() constants (fts5_aux.c): k1 = 1.2, b = 0.75; a non-positive IDF counts as 1e-6.

@@ -1,0 +1,54 @@
+// The keyword stage ranks a window sized to the page (store/search.ts keywordPassageHits): a small
+// page must be exactly the head of a large one, deep pages through cursors must match it too, and
+// passages of files that are not ready must still be skipped (the window then grows).
+import t from 'tap';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+let f: Fixture;
+t.before(async () => {
+  f = await startFixture();
+});
+t.teardown(() => f.close());
+
+type Result = { path: string; rank: number; score: number; evidence: { text: string }[] };
+// File results: a file's extra evidence passages come from a window that depends on the page size
+// (search.ts passagesCoveringFiles), so only the ranking is compared there.
+const strip = (rs: Result[], unit = 'passage') => rs.map((r) => ({ path: r.path, score: r.score, ...(unit === 'passage' ? { evidence: r.evidence.map((e) => e.text) } : {}) }));
+
+t.test('a page is the head of a larger window, and cursors page through it exactly', async (t) => {
+  const { base } = await seedCollection(f, 'win', 'docs', { processing: { semantic: false, chunk_tokens: 64, chunk_overlap: 0 } });
+  for (let i = 0; i < 90; i++) {
+    // Varying term frequency and length, several passages per file, some files without the word.
+    const paras = Array.from({ length: 1 + (i % 4) }, (_, j) => `${'kiwi '.repeat(((i * 7 + j) % 5) + (i % 3 === 0 ? 0 : 1))} fruit number ${i} paragraph ${j} ${'filler words here and there '.repeat((i % 6) + 8)}`);
+    await addInline(f, base, `/f${i}.txt`, paras.join('\n\n'));
+  }
+  await f.waitForIdle('win', 'docs');
+  for (const unit of ['passage', 'file']) {
+    const all = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: unit })).body.results as Result[];
+    t.ok(all.length > 20, `${unit}: enough results (${all.length})`);
+    for (const limit of [1, 3, 10, 25]) {
+      const page = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit, result_unit: unit })).body.results as Result[];
+      t.same(strip(page, unit), strip(all.slice(0, limit), unit), `${unit}: limit ${limit} is the head of limit 100`);
+    }
+    const paged: Result[] = [];
+    let cursor: string | null = null;
+    while (paged.length < all.length) {
+      const r: { body: { results: Result[]; next_cursor: string | null } } = await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 7, result_unit: unit, ...(cursor ? { cursor } : {}) });
+      paged.push(...r.body.results);
+      cursor = r.body.next_cursor;
+      if (!cursor) break;
+    }
+    t.same(strip(paged.slice(0, all.length), unit), strip(all, unit), `${unit}: pages of 7 through cursors equal one page of 100`);
+    t.same(paged.slice(0, all.length).map((r) => r.rank), all.map((_, i) => i + 1), `${unit}: ranks run on across pages`);
+  }
+
+  // Files that are not ready drop out of the window; the window grows until the page is full.
+  const top = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
+  const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
+  f.rt.services.db.prepare(`UPDATE files SET status = 'indexing' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden);
+  const rest = top.filter((r) => !hidden.includes(r.path));
+  const small = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 5, result_unit: 'passage' })).body;
+  t.same(strip(small.results), strip(rest.slice(0, 5)), 'the page skips passages of files not ready, in the same order');
+  t.ok(small.warnings.some((w: { code: string }) => w.code === 'indexing_in_progress'), 'and warns that files are being indexed');
+  f.rt.services.db.prepare(`UPDATE files SET status = 'ready' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden);
+});
