@@ -25,7 +25,8 @@ const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] 
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | formats | fixture | semantic-scale
+  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale
+                (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
                 (default: startup, chunk and beir)
   --data DIR    a BEIR data set with corpus.jsonl, queries.jsonl, qrels/ (chunk, beir, semantic-scale)
                 default ${defaults.data}${existsSync(join(defaults.data, 'corpus.jsonl')) ? '' : ' (MISSING: no corpus.jsonl there)'}
@@ -37,7 +38,7 @@ Prints performance figures as JSON lines (never run by npm test).
                 (bench/floor-startup.mjs), and their ratio
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'formats', 'fixture', 'semantic-scale'];
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale'];
 let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
@@ -66,7 +67,7 @@ if (!(Number(args.runs) >= 1)) {
   process.stderr.write(`--runs must be a number from 1, got '${args.runs}'.\n`);
   process.exit(2);
 }
-const needsData = !args.only || ['chunk', 'beir', 'semantic-scale'].includes(args.only);
+const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale'].includes(args.only);
 if (needsData && !existsSync(join(args.data!, 'corpus.jsonl'))) {
   process.stderr.write(`bench: no data set at ${args.data} (expected corpus.jsonl there; the BEIR sets live in ${resolve(defaults.data, '..')}): pass --data DIR. Benches that need it are skipped.\n`);
 }
