@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
 import { defaultDataDir } from './paths.js';
-import { readListeningRecord } from './listening.js';
+import { isAlive, readListeningRecord } from './listening.js';
 import { tightenDataDir } from './private.js';
 
 export { defaultDataDir };
@@ -115,15 +115,6 @@ function acquireLock(dataDir: string): () => void {
     }
   }
   throw new DataDirLockedError(`Could not lock the data dir ${dataDir}.`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const silentLog = { info() {}, warn() {}, error() {} };
