@@ -3,7 +3,6 @@
 // session starts, decides which tools are offered: `add_file` only to a key with `write`.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ApiCaller } from './caller.js';
-import { failureOf, ToolFailure } from './errors.js';
 import { registerTools, type KeyInfo } from './tools.js';
 
 export const SERVER_NAME = 'trove';
@@ -15,17 +14,6 @@ const INSTRUCTIONS =
   'then get to read around a hit (start_char/end_char from the evidence, or line ranges). ' +
   'Use answer for a generated answer with [[SRC:n]] citations. Collections with access_control "enforced" need principals on search and answer. ' +
   'Errors come back as tool errors with the API\'s code (forbidden: the key lacks the action; not_found: outside the key\'s scope or absent).';
-
-/** The key the caller authenticates with (GET /info `key`); a ToolFailure (401 unauthenticated, …) when the API refuses it. */
-export async function readKey(call: ApiCaller): Promise<KeyInfo> {
-  const res = await call('GET', '/info');
-  if (res.status !== 200) throw failureOf(res);
-  const key = (res.body as { key?: KeyInfo } | null)?.key;
-  if (!key) {
-    throw new ToolFailure({ code: 'internal_error', message: 'GET /info did not name the calling key: the daemon is older than this MCP server; update trove.', request_id: res.requestId, retryable: false, details: {} });
-  }
-  return key;
-}
 
 export function createMcpServer(options: { call: ApiCaller; key: KeyInfo; version: string }): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: options.version }, { instructions: INSTRUCTIONS, capabilities: { tools: {} } });
