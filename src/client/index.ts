@@ -27,6 +27,7 @@ import type {
   SearchResponse,
   UploadInstructions,
 } from '../contract/schemas.js';
+import { collectionPath, namespacePath } from '../contract/paths.js';
 
 export type Namespace = z.infer<typeof NamespaceSchema>;
 export type Collection = z.infer<typeof CollectionSchema>;
@@ -105,9 +106,7 @@ type QueryValue = string | number | boolean | null | undefined;
 type Query = { [name: string]: QueryValue } | object;
 
 const seg = encodeURIComponent;
-const nsPath = (namespace: string) => `/namespaces/${seg(namespace)}`;
-const colPath = (namespace: string, collection: string) => `${nsPath(namespace)}/collections/${seg(collection)}`;
-const filePath = (namespace: string, collection: string, file: string) => `${colPath(namespace, collection)}/files/${seg(file)}`;
+const filePath = (namespace: string, collection: string, file: string) => `${collectionPath(namespace, collection)}/files/${seg(file)}`;
 
 export interface TroveClient {
   readonly url: string;
@@ -234,27 +233,27 @@ export function createClient(options: ClientOptions): TroveClient {
     namespaces: {
       create: (body) => request('POST', '/namespaces', body),
       list: (query) => request('GET', '/namespaces', undefined, query),
-      get: (namespace) => request('GET', nsPath(namespace)),
-      delete: (namespace, opts) => request('DELETE', nsPath(namespace), opts?.force === undefined ? undefined : { force: opts.force }),
+      get: (namespace) => request('GET', namespacePath(namespace)),
+      delete: (namespace, opts) => request('DELETE', namespacePath(namespace), opts?.force === undefined ? undefined : { force: opts.force }),
     },
     collections: {
-      create: (namespace, body) => request('POST', `${nsPath(namespace)}/collections`, body),
-      list: (namespace, query) => request('GET', `${nsPath(namespace)}/collections`, undefined, query),
-      get: (namespace, collection) => request('GET', colPath(namespace, collection)),
-      delete: (namespace, collection) => request('DELETE', colPath(namespace, collection)),
+      create: (namespace, body) => request('POST', `${namespacePath(namespace)}/collections`, body),
+      list: (namespace, query) => request('GET', `${namespacePath(namespace)}/collections`, undefined, query),
+      get: (namespace, collection) => request('GET', collectionPath(namespace, collection)),
+      delete: (namespace, collection) => request('DELETE', collectionPath(namespace, collection)),
     },
     files: {
-      add: (namespace, collection, body) => request('POST', `${colPath(namespace, collection)}/files`, body),
-      list: (namespace, collection, query) => request('GET', `${colPath(namespace, collection)}/files`, undefined, query),
+      add: (namespace, collection, body) => request('POST', `${collectionPath(namespace, collection)}/files`, body),
+      list: (namespace, collection, query) => request('GET', `${collectionPath(namespace, collection)}/files`, undefined, query),
       get: (namespace, collection, file) => request('GET', filePath(namespace, collection, file)),
       delete: (namespace, collection, file) => request('DELETE', filePath(namespace, collection, file)),
     },
-    search: (namespace, collection, body) => request('POST', `${colPath(namespace, collection)}:search`, body),
-    answer: (namespace, collection, body) => request('POST', `${colPath(namespace, collection)}:answer`, body),
+    search: (namespace, collection, body) => request('POST', `${collectionPath(namespace, collection)}:search`, body),
+    answer: (namespace, collection, body) => request('POST', `${collectionPath(namespace, collection)}:answer`, body),
     research: {
       start: (namespace, collection, body, opts) =>
-        request('POST', `${colPath(namespace, collection)}/research`, body, undefined, opts?.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}),
-      get: (namespace, collection, runId) => request('GET', `${colPath(namespace, collection)}/research/${seg(runId)}`),
+        request('POST', `${collectionPath(namespace, collection)}/research`, body, undefined, opts?.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}),
+      get: (namespace, collection, runId) => request('GET', `${collectionPath(namespace, collection)}/research/${seg(runId)}`),
     },
     keys: {
       create: (body) => request('POST', '/keys', body),
@@ -263,7 +262,7 @@ export function createClient(options: ClientOptions): TroveClient {
     },
     jobs: {
       get: (jobId) => request('GET', `/jobs/${seg(jobId)}`),
-      list: (namespace, query) => request('GET', `${nsPath(namespace)}/jobs`, undefined, query),
+      list: (namespace, query) => request('GET', `${namespacePath(namespace)}/jobs`, undefined, query),
       async wait(jobId, opts = {}) {
         const limit = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
         const deadline = Date.now() + limit;

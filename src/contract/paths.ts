@@ -24,3 +24,7 @@ export function folderPathProblem(folder: string): string | null {
   if (!folder.startsWith('/') || !folder.endsWith('/')) return "must start and end with '/'";
   return filePathProblem(folder.slice(0, -1));
 }
+
+/** API routes of a namespace and a collection, by name or ID (each segment percent-encoded). */
+export const namespacePath = (namespace: string) => `/namespaces/${encodeURIComponent(namespace)}`;
+export const collectionPath = (namespace: string, collection: string) => `${namespacePath(namespace)}/collections/${encodeURIComponent(collection)}`;

@@ -5,6 +5,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { collectionPath, namespacePath } from '../contract/paths.js';
 import type { ApiCaller, ApiResult } from './caller.js';
 import { errorResult, failureOf, ToolFailure } from './errors.js';
 
@@ -33,7 +34,6 @@ export function keyCan(key: KeyInfo, action: Action): boolean {
 // ------------------------------------------------------------------------------------------ helpers
 
 const enc = encodeURIComponent;
-const collectionPath = (ns: string, col: string) => `/namespaces/${enc(ns)}/collections/${enc(col)}`;
 
 /** One API request; a non-2xx answer becomes the contract's error. */
 async function api<T = Record<string, unknown>>(ctx: ToolContext, method: string, path: string, body?: unknown): Promise<T> {
@@ -430,7 +430,7 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(async ({ namespace }) => {
-      const namespaces = namespace ? [await api<{ id: string; name: string }>(ctx, 'GET', `/namespaces/${enc(namespace)}`)] : (await listAll<{ id: string; name: string }>(ctx, '/namespaces')).items;
+      const namespaces = namespace ? [await api<{ id: string; name: string }>(ctx, 'GET', namespacePath(namespace))] : (await listAll<{ id: string; name: string }>(ctx, '/namespaces')).items;
       const out: string[] = [];
       const structured: { namespaces: { name: string; id: string; collections: unknown[]; note?: string }[] } = { namespaces: [] };
       for (const ns of namespaces) {
@@ -438,7 +438,7 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
         structured.namespaces.push(entry);
         out.push(`${ns.name} (${ns.id})`);
         if (keyCan(ctx.key, 'read')) {
-          const { items, complete } = await listAll<CollectionItem>(ctx, `/namespaces/${enc(ns.id)}/collections`);
+          const { items, complete } = await listAll<CollectionItem>(ctx, `${namespacePath(ns.id)}/collections`);
           for (const c of items) {
             const modes = ['keyword', 'semantic'].filter((m) => c.processing[m] !== false);
             const n = c.file_counts;
