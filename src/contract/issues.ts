@@ -55,7 +55,11 @@ export function describeIssues(issues: readonly Issue[], options: DescribeOption
 
 /** The message of an error for a failed parse: its first sentence, and how many more problems there are. */
 export function issuesSentence(issues: readonly Issue[], options: DescribeOptions = {}): string {
-  const described = describeIssues(issues, options);
+  return describedSentence(describeIssues(issues, options), options);
+}
+
+/** `issuesSentence` for issues already described (a caller that also lists them all). */
+export function describedSentence(described: readonly DescribedIssue[], options: DescribeOptions = {}): string {
   if (described.length === 0) return `${capitalize(options.field ?? options.root ?? 'the value')} is invalid.`;
   const shown = described.slice(0, 3).map((d) => d.message);
   const more = described.length - shown.length;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { asTroveError, TroveError } from '../contract/errors.js';
-import { describeIssues, issuesSentence } from '../contract/issues.js';
+import { describedSentence, describeIssues } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { authenticate, authorize, type AuthenticatedKey, type Permission } from '../domain/keys.js';
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
@@ -225,11 +225,12 @@ export async function readBody(body: AppRequest['body'], limit: number, what = "
  */
 function zodIssues(error: z.ZodError, where: string, schema: z.ZodType, input: unknown): { message: string; details: Record<string, unknown> } {
   const options = { schema, input, root: where === 'body' ? 'the request body' : where === 'query' ? 'the query string' : where };
-  const issues = describeIssues(error.issues, options).map((d) => ({
+  const described = describeIssues(error.issues, options);
+  const issues = described.map((d) => ({
     path: d.path.length ? `${where}.${d.path.map(String).join('.')}` : where,
     message: d.message,
   }));
-  return { message: issues.length ? issuesSentence(error.issues, options) : `${options.root} is invalid.`, details: { issues } };
+  return { message: issues.length ? describedSentence(described, options) : `${options.root} is invalid.`, details: { issues } };
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
