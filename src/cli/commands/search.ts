@@ -1,4 +1,6 @@
 // `trove search [collection] <query>`: one POST :search, printed for a human or as the raw response.
+import type { z } from 'zod';
+import type { SearchExplanation } from '../../contract/schemas.js';
 import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
@@ -37,17 +39,7 @@ interface Evidence {
 }
 
 /** The `explain` object a result carries when the request asked for it (docs/ranking.md). */
-export interface Explanation {
-  fusion: 'keyword' | 'minmax';
-  bm25: number | null;
-  bm25_scaled: number | null;
-  cosine: number | null;
-  cosine_scaled: number | null;
-  semantic_weight: number;
-  keyword_part: number;
-  semantic_part: number;
-  score: number;
-}
+export type Explanation = z.infer<typeof SearchExplanation>;
 
 interface SearchResult {
   file_id: string;
