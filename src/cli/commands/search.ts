@@ -24,8 +24,6 @@ export interface SearchOptions {
   explain?: boolean;
 }
 
-const DEFAULT_NAMESPACE = 'default';
-
 type EvidenceLocation =
   | { start_ms: number; end_ms: number }
   | { page: number; bbox?: number[] | null }
@@ -85,19 +83,6 @@ export async function runSearch(first: string | undefined, second: string | unde
   } catch (err) {
     return reportError(err, json);
   }
-}
-
-/** `ns/col` names both; a bare name uses --namespace or "default". */
-export function parseTarget(collection: string, namespaceOption: string | undefined): { namespace: string; collection: string } {
-  const slash = collection.indexOf('/');
-  if (slash < 0) return { namespace: namespaceOption ?? DEFAULT_NAMESPACE, collection };
-  const namespace = collection.slice(0, slash);
-  const name = collection.slice(slash + 1);
-  if (!namespace || !name || name.includes('/')) throw new CliError(`'${collection}' is not a collection: use <collection> or <namespace>/<collection>.`, 2);
-  if (namespaceOption !== undefined && namespaceOption !== namespace) {
-    throw new CliError(`'${collection}' names namespace '${namespace}' but --namespace says '${namespaceOption}': give one of them.`, 2);
-  }
-  return { namespace, collection: name };
 }
 
 function parseLimit(value: string | undefined): number {
