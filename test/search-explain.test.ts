@@ -1,28 +1,13 @@
 // `explain: true` on POST ...:search (an optional request field, retrieval-api.md Versioning rule 3)
 // and `trove search --explain`, plus the CLI's colour decision seen end to end.
 import t from 'tap';
+import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/search.js';
 import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
-interface Explained {
-  path: string;
-  score: number;
-  rank: number;
-  matched_by: string[];
-  explain?: {
-    fusion: string;
-    bm25: number | null;
-    bm25_scaled: number | null;
-    cosine: number | null;
-    cosine_scaled: number | null;
-    semantic_weight: number;
-    keyword_part: number;
-    semantic_part: number;
-    score: number;
-  };
-}
+type Explained = z.infer<typeof SearchResponse>['results'][number];
 
 const DOCS: [string, string][] = [
   ['/limits.md', '# Limits\n\nThe rate limiter refuses requests above the configured rate; the limit resets every minute.'],

@@ -35,23 +35,10 @@ const usage = (message: string) => new CliError(message, 2);
  */
 export function resolveTarget(input: TargetInput, saved: CliConfig, example: Usage): Target {
   const { namespaceFlag, collectionFlag } = input;
-  let argNamespace: string | undefined;
-  let argCollection: string | undefined;
-  if (input.collection !== undefined) {
-    const slash = input.collection.indexOf('/');
-    if (slash < 0) argCollection = input.collection;
-    else {
-      argNamespace = input.collection.slice(0, slash);
-      argCollection = input.collection.slice(slash + 1);
-      if (!argNamespace || !argCollection || argCollection.includes('/')) {
-        throw usage(`'${input.collection}' is not a collection: use <collection> or <namespace>/<collection>.`);
-      }
-    }
-    if (!argCollection) throw usage(`The collection argument is empty: use <collection> or <namespace>/<collection>.`);
-  }
-  if (argNamespace !== undefined && namespaceFlag !== undefined && namespaceFlag !== argNamespace) {
-    throw usage(`'${input.collection}' names namespace '${argNamespace}' but --namespace says '${namespaceFlag}': give one of them.`);
-  }
+  const arg = input.collection === undefined ? undefined : splitCollectionRef(input.collection, namespaceFlag);
+  if (arg !== undefined && !arg.collection) throw usage(`The collection argument is empty: use <collection> or <namespace>/<collection>.`);
+  const argNamespace = arg?.namespace;
+  const argCollection = arg?.collection;
   if (argCollection !== undefined && collectionFlag !== undefined && collectionFlag !== argCollection) {
     throw usage(`The collection is given twice ('${input.collection}' and --collection '${collectionFlag}'): give one of them.`);
   }
@@ -61,6 +48,28 @@ export function resolveTarget(input: TargetInput, saved: CliConfig, example: Usa
   }
   const namespace = argNamespace ?? namespaceFlag ?? savedString(saved.namespace) ?? DEFAULT_NAMESPACE;
   return { namespace, collection };
+}
+
+/**
+ * A collection argument, `col` or `ns/col`, split in two (a bare name has no namespace). A namespace
+ * that contradicts --namespace is a usage error rather than a silent pick.
+ */
+function splitCollectionRef(ref: string, namespaceFlag: string | undefined): { namespace?: string; collection: string } {
+  const slash = ref.indexOf('/');
+  if (slash < 0) return { collection: ref };
+  const namespace = ref.slice(0, slash);
+  const collection = ref.slice(slash + 1);
+  if (!namespace || !collection || collection.includes('/')) throw usage(`'${ref}' is not a collection: use <collection> or <namespace>/<collection>.`);
+  if (namespaceFlag !== undefined && namespaceFlag !== namespace) {
+    throw usage(`'${ref}' names namespace '${namespace}' but --namespace says '${namespaceFlag}': give one of them.`);
+  }
+  return { namespace, collection };
+}
+
+/** A collection named on the command line alone (no saved defaults): `ns/col` names both; a bare name uses --namespace or "default". */
+export function parseTarget(collection: string, namespaceOption: string | undefined): Target {
+  const ref = splitCollectionRef(collection, namespaceOption);
+  return { namespace: ref.namespace ?? namespaceOption ?? DEFAULT_NAMESPACE, collection: ref.collection };
 }
 
 /** The saved namespace and collection alone (the TUI opens on them), or null when no collection is saved. */

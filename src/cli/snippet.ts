@@ -5,8 +5,6 @@
 import { paint } from './colour.js';
 import { highlightSegments, queryTerms, type Segment } from '../tui/highlight.js';
 
-export { queryTerms };
-
 /** Default width of a snippet in characters. */
 export const SNIPPET_CHARS = 200;
 

@@ -4,7 +4,7 @@ import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
 import { connect, fetchList, jobExitCode, jobText, parseIntegerFlag, printList, runCommand, waitForJob, type Job, type JsonOption, type ListOptions } from './resource-common.js';
-import { parseTarget } from './search.js';
+import { parseTarget } from '../defaults.js';
 
 interface Processing {
   keyword: boolean;

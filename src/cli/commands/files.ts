@@ -11,7 +11,7 @@ import { confirmOrRefuse } from '../prompt.js';
 import { sniffContentType } from '../walk.js';
 import { EXIT_FILES_FAILED, hashFile, uploadFile } from './ingest.js';
 import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type Job, type JsonOption, type ListOptions } from './resource-common.js';
-import { parseTarget } from './search.js';
+import { parseTarget } from '../defaults.js';
 
 export interface FileResource {
   id: string;

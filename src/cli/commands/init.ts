@@ -8,6 +8,7 @@ import { ResourceName } from '../../contract/schemas.js';
 import { updateCliConfig } from '../cli-config.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, NO_DAEMON_EXIT, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
+import { DEFAULT_NAMESPACE } from '../defaults.js';
 import { isInteractive } from '../prompt.js';
 import { EXIT_FILES_FAILED, runIngest } from './ingest.js';
 
@@ -57,8 +58,6 @@ const QUESTIONS = [
   { key: 'semantic', flag: '--semantic or --no-semantic' },
   { key: 'watch', flag: '--watch or --no-watch' },
 ] as const;
-
-export const DEFAULT_NAMESPACE = 'default';
 
 /** What to try once init is done: a search of the saved collection, which needs no more arguments. */
 export const NEXT_COMMAND = 'trove search "<words to find>"';

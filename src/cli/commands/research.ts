@@ -8,7 +8,8 @@ import type { Connection, GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
 import { openEventStream } from '../event-stream.js';
 import { connect, parseJsonFlag, runCommand, seg, sleep, type JsonOption } from './resource-common.js';
-import { formatLocation, oneLine, parseFilter, parseTarget } from './search.js';
+import { parseTarget } from '../defaults.js';
+import { formatLocation, oneLine, parseFilter } from './search.js';
 
 interface Evidence {
   kind: string;

@@ -6,7 +6,7 @@ import { CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { table, write, writeJson } from '../output.js';
 import { connect, jobText, runCommand, type Job, type JsonOption } from './resource-common.js';
-import { parseTarget } from './search.js';
+import { parseTarget } from '../defaults.js';
 
 interface Rule {
   id: string;

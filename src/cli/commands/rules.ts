@@ -2,7 +2,7 @@
 import { governingRule } from '../../domain/access/governing.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
-import { parseTarget } from './search.js';
+import { parseTarget } from '../defaults.js';
 
 interface Rule {
   id: string;

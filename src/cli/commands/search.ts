@@ -1,4 +1,6 @@
 // `trove search [collection] <query>`: one POST :search, printed for a human or as the raw response.
+import type { z } from 'zod';
+import type { SearchExplanation } from '../../contract/schemas.js';
 import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
@@ -22,8 +24,6 @@ export interface SearchOptions {
   explain?: boolean;
 }
 
-const DEFAULT_NAMESPACE = 'default';
-
 type EvidenceLocation =
   | { start_ms: number; end_ms: number }
   | { page: number; bbox?: number[] | null }
@@ -37,17 +37,7 @@ interface Evidence {
 }
 
 /** The `explain` object a result carries when the request asked for it (docs/ranking.md). */
-export interface Explanation {
-  fusion: 'keyword' | 'minmax';
-  bm25: number | null;
-  bm25_scaled: number | null;
-  cosine: number | null;
-  cosine_scaled: number | null;
-  semantic_weight: number;
-  keyword_part: number;
-  semantic_part: number;
-  score: number;
-}
+export type Explanation = z.infer<typeof SearchExplanation>;
 
 interface SearchResult {
   file_id: string;
@@ -93,19 +83,6 @@ export async function runSearch(first: string | undefined, second: string | unde
   } catch (err) {
     return reportError(err, json);
   }
-}
-
-/** `ns/col` names both; a bare name uses --namespace or "default". */
-export function parseTarget(collection: string, namespaceOption: string | undefined): { namespace: string; collection: string } {
-  const slash = collection.indexOf('/');
-  if (slash < 0) return { namespace: namespaceOption ?? DEFAULT_NAMESPACE, collection };
-  const namespace = collection.slice(0, slash);
-  const name = collection.slice(slash + 1);
-  if (!namespace || !name || name.includes('/')) throw new CliError(`'${collection}' is not a collection: use <collection> or <namespace>/<collection>.`, 2);
-  if (namespaceOption !== undefined && namespaceOption !== namespace) {
-    throw new CliError(`'${collection}' names namespace '${namespace}' but --namespace says '${namespaceOption}': give one of them.`, 2);
-  }
-  return { namespace, collection: name };
 }
 
 function parseLimit(value: string | undefined): number {
