@@ -1,6 +1,7 @@
 // Decides which content type a file is: declared type, then magic numbers, then extension, then a text sniff.
 import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
+import { lazyImport } from './lazy.js';
 
 export const SUPPORTED_CONTENT_TYPES = [
   'text/plain',
@@ -223,12 +224,7 @@ export async function detectContentType(input: {
 }
 
 /** file-type (and its parsers) loads with the first file whose bytes are sniffed, not at start-up. */
-let fileTypeModule: Promise<typeof import('file-type')> | undefined;
-const loadFileType = (): Promise<typeof import('file-type')> =>
-  (fileTypeModule ??= import('file-type').catch((error: unknown) => {
-    fileTypeModule = undefined;
-    throw error;
-  }));
+const loadFileType = lazyImport(() => import('file-type'));
 
 async function magicContentType(bytes: Buffer, looksLikeText: boolean): Promise<string | undefined> {
   const { fileTypeFromBuffer } = await loadFileType();

@@ -1,8 +1,8 @@
 // Turns the bytes of a supported file into readable text plus the structural blocks the chunker follows.
 import { isUtf8 } from 'node:buffer';
-import { createRequire } from 'node:module';
 import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
 import { jsonPathMember } from './json-path.js';
+import { lazyImport, lazyRequire } from './lazy.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
 import { extractCode, isSourceCodeType } from './formats/code.js';
 import { extractSrt, extractVtt } from './formats/transcript.js';
@@ -10,29 +10,16 @@ import { extractSrt, extractVtt } from './formats/transcript.js';
 // CSV and HTML parsers load on the first file that needs them, not at start-up (issue 15: both
 // threads loaded them for every daemon, ~60 ms each). Synchronous `require`, because extraction of
 // text formats is synchronous; both packages ship CommonJS builds.
-const requireHere = createRequire(import.meta.url);
-let csvModule: typeof import('csv-parse/sync') | undefined;
-let htmlModule: typeof import('htmlparser2') | undefined;
+const csvModule = lazyRequire<typeof import('csv-parse/sync')>('csv-parse/sync');
 const parseCsv: typeof import('csv-parse/sync').parse = ((...args: Parameters<typeof import('csv-parse/sync').parse>) =>
-  (csvModule ??= requireHere('csv-parse/sync') as typeof import('csv-parse/sync')).parse(...args)) as typeof import('csv-parse/sync').parse;
-const htmlParser = (): typeof import('htmlparser2').Parser => (htmlModule ??= requireHere('htmlparser2') as typeof import('htmlparser2')).Parser;
+  csvModule().parse(...args)) as typeof import('csv-parse/sync').parse;
+const htmlModule = lazyRequire<typeof import('htmlparser2')>('htmlparser2');
+const htmlParser = (): typeof import('htmlparser2').Parser => htmlModule().Parser;
 
-/**
- * A format module, imported when the first file of its format arrives and kept (issue 15: start-up
- * loads only what the first request needs; pdf.js, OCR, the office libraries are hundreds of ms).
- * A failed import is forgotten, so the next file tries again.
- */
-function lazyModule<M>(load: () => Promise<M>): () => Promise<M> {
-  let loading: Promise<M> | undefined;
-  return () =>
-    (loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    }));
-}
-const pdfModule = lazyModule(() => import('./formats/pdf.js'));
-const officeModule = lazyModule(() => import('./formats/office.js'));
-const imageModule = lazyModule(() => import('./formats/image.js'));
+// Format modules (src/domain/ingest/formats/), imported when the first file of their format arrives.
+const pdfModule = lazyImport(() => import('./formats/pdf.js'));
+const officeModule = lazyImport(() => import('./formats/office.js'));
+const imageModule = lazyImport(() => import('./formats/image.js'));
 
 /** Formats read from their bytes by a library (src/domain/ingest/formats/), each loaded on first use. */
 const BINARY_EXTRACTORS: Readonly<Record<string, Extractor>> = {

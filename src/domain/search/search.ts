@@ -242,14 +242,14 @@ async function hybridPassages(
   const scaleBm25 = minMax([...bm25.values()]);
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
-    const score = (bm25.has(rid) ? scaleBm25(bm25.get(rid)!) : 0) + (usable ? SEMANTIC_WEIGHT * scaleCos(cosine.get(rid) ?? 0) : 0);
+    const raw = bm25.get(rid);
+    const keywordPart = raw === undefined ? 0 : scaleBm25(raw);
+    const cosineScaled = usable ? scaleCos(cosine.get(rid) ?? 0) : null;
+    const semanticPart = cosineScaled === null ? 0 : SEMANTIC_WEIGHT * cosineScaled;
+    const score = keywordPart + semanticPart;
     const passage: RankedPassage = { passageRid: rid, fileRid: c.fileRid, score, fileScore: score, matchedBy: c.matchedBy };
-    // The same terms again, kept apart; only on request, so the default path allocates nothing more.
+    // The parts of the score, kept apart; only on request, so the default path allocates nothing more.
     if (explain) {
-      const raw = bm25.get(rid);
-      const keywordPart = raw === undefined ? 0 : scaleBm25(raw);
-      const cosineScaled = usable ? scaleCos(cosine.get(rid) ?? 0) : null;
-      const semanticPart = cosineScaled === null ? 0 : SEMANTIC_WEIGHT * cosineScaled;
       passage.explain = {
         fusion: 'minmax',
         bm25: raw ?? null,

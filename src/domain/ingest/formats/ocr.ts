@@ -7,6 +7,7 @@ import type { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type Tesseract from 'tesseract.js';
+import { lazyImport } from '../lazy.js';
 import { IngestFailure, type Block, type EvidenceKind } from '../types.js';
 
 /** A box `[x0, y0, x1, y1]`, origin top-left. */
@@ -70,14 +71,7 @@ let enginePromise: Promise<Engine> | undefined;
  * indexing worker import this module at start-up (issue 15, "start-up that loads only what the
  * first request needs").
  */
-let tesseractModule: Promise<typeof Tesseract> | undefined;
-const loadTesseract = (): Promise<typeof Tesseract> => (tesseractModule ??= import('tesseract.js').then(
-    (m) => m.default,
-    (error: unknown) => {
-      tesseractModule = undefined;
-      throw error;
-    },
-  ));
+const loadTesseract = lazyImport(async (): Promise<typeof Tesseract> => (await import('tesseract.js')).default);
 /** Jobs run one at a time on the one worker; each waits for the previous one to settle. */
 let queue: Promise<void> = Promise.resolve();
 

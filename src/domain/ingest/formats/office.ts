@@ -2,21 +2,19 @@
 // one row block per spreadsheet row, labelled with the header row like the CSV extractor).
 import { Parser as HtmlParser } from 'htmlparser2';
 import { extractHtml } from '../extract.js';
+import { lazyImport } from '../lazy.js';
 import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure, type SourceLocation } from '../types.js';
 
 type OfficeFormat = 'DOCX' | 'PPTX' | 'XLSX';
 
 // The libraries are loaded on first use: together they take about half a second to import, which every
 // process importing the extractors (the CLI, the daemon before its first Office file) would otherwise pay.
-const importMammoth = () => import('mammoth');
-const importJsZip = () => import('jszip');
-const importExcel = () => import('exceljs');
-let mammothModule: ReturnType<typeof importMammoth> | undefined;
-let jsZipModule: ReturnType<typeof importJsZip> | undefined;
-let excelModule: ReturnType<typeof importExcel> | undefined;
-const loadMammoth = async () => (await (mammothModule ??= importMammoth())).default;
-const loadJsZip = async () => (await (jsZipModule ??= importJsZip())).default;
-const loadExcel = async () => (await (excelModule ??= importExcel())).default;
+const mammothModule = lazyImport(() => import('mammoth'));
+const jsZipModule = lazyImport(() => import('jszip'));
+const excelModule = lazyImport(() => import('exceljs'));
+const loadMammoth = async () => (await mammothModule()).default;
+const loadJsZip = async () => (await jsZipModule()).default;
+const loadExcel = async () => (await excelModule()).default;
 
 /** The part every file of a format has; its absence means the zip is some other kind of file. */
 const MAIN_PART: Readonly<Record<OfficeFormat, string>> = {

@@ -4,13 +4,11 @@
 // is reported and skipped, the rest are kept). SRT is the same cue syntax with a comma before the
 // milliseconds, numbered cues and no header, so it is rewritten to WebVTT first. Real files often lack
 // the WEBVTT header line; one is supplied and the file notes it. A file without a single readable cue fails.
-import { createRequire } from 'node:module';
+import { lazyRequire } from '../lazy.js';
 import { type Block, type ExtractedDocument, IngestFailure } from '../types.js';
 
 // Loaded on the first subtitle file, not at start-up (issue 15); it ships CommonJS only.
-const requireHere = createRequire(import.meta.url);
-let webvtt: typeof import('webvtt-parser').default | undefined;
-const webvttModule = () => (webvtt ??= requireHere('webvtt-parser') as typeof import('webvtt-parser').default).WebVTTParser;
+const webvtt = lazyRequire<typeof import('webvtt-parser').default>('webvtt-parser');
 
 type Dialect = 'WebVTT' | 'SRT';
 
@@ -59,7 +57,7 @@ function extractSubtitles(source: string, dialect: Dialect): ExtractedDocument {
     notes.push('the WEBVTT header line is missing');
     vtt = 'WEBVTT\n\n' + vtt;
   }
-  const parsed = new (webvttModule())().parse(normalizeTimings(vtt), 'metadata');
+  const parsed = new (webvtt().WebVTTParser)().parse(normalizeTimings(vtt), 'metadata');
   const cues: Cue[] = parsed.cues
     .filter((c) => Number.isFinite(c.startTime) && Number.isFinite(c.endTime) && c.endTime >= c.startTime)
     .map((c) => ({ startMs: Math.round(c.startTime * 1000), endMs: Math.round(c.endTime * 1000), text: cueText(c.text.split('\n')) }));
