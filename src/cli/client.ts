@@ -75,8 +75,8 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-export const namespacePath = (namespace: string) => `/namespaces/${encodeURIComponent(namespace)}`;
-export const collectionPath = (namespace: string, collection: string) => `${namespacePath(namespace)}/collections/${encodeURIComponent(collection)}`;
+// The API's paths are the contract's (one definition for the CLI, the typed client and MCP).
+export { collectionPath, namespacePath } from '../contract/paths.js';
 
 export class ApiClient {
   readonly baseUrl: string;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CliError, reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { withOperator } from './operator-call.js';
+import { isAlive } from '../../../daemon/listening.js';
 
 export interface DaemonStopOptions {
   json?: boolean;
@@ -18,15 +19,6 @@ function parseTimeout(value: string | undefined): number {
   const seconds = Number(value);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError(`--timeout takes a number of seconds above 0, got '${value}'.`, 2);
   return seconds * 1000;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Whether anything still accepts connections on the socket. */
