@@ -35,6 +35,8 @@ import { openDatabase, type Db } from '../src/store/db.js';
 import { resetInterruptedFiles } from '../src/store/files.js';
 import { requeueInterruptedJobs } from '../src/store/jobs.js';
 import { getOrCreateSecret } from '../src/store/meta.js';
+import { WriteGate } from '../src/store/write-gate.js';
+import { Writer } from '../src/store/writer.js';
 
 export interface RuntimeOptions {
   dataDir?: string | undefined;
@@ -71,6 +73,8 @@ export interface Runtime {
   /** The file:// roots: the start-up ones and those the operator grants while it runs. */
   roots: FileRoots;
   startedAt: Date;
+  /** The data dir's write token, shared with the indexing worker (src/store/write-gate.ts). */
+  writeGate: WriteGate;
   setPublicBaseUrl(url: string): void;
   /**
    * The first step of stopping (docs/decisions.md, "Stopping"): `ready()` turns false, so new
@@ -159,6 +163,12 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       chmodSync(clusterKeyFile, 0o600);
     }
 
+    const cursorSecret = getOrCreateSecret(db, 'cursor_secret');
+    const urlSecret = getOrCreateSecret(db, 'url_secret');
+    // From here on every write of this thread goes through the writer (the connection turns query_only).
+    const writeGate = new WriteGate();
+    const writer = new Writer(db, writeGate, 'main');
+
     const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
     // Loaded on the first semantic query, not at start-up (start-up must stay fast).
     const embedding = lazyEmbedding(embeddingConfig);
@@ -175,6 +185,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const worker: WorkerHandle = options.indexer === false ? idleWorker() : startWorker({
       embedding: embeddingConfig,
       dbFile,
+      writeGate: writeGate.buffer,
       blobsDir,
       fileRoots,
       allowPrivateSources: options.allowPrivateSources ?? false,
@@ -184,13 +195,14 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       maxPages: 2_000,
       extractTimeoutMs: 300_000,
       batchSize: 64,
-    }, log);
+    }, writeGate, log);
     const services: Services = {
       db,
+      write: (change) => writer.write(change),
       dataDir,
       blobsDir,
-      cursorSecret: getOrCreateSecret(db, 'cursor_secret'),
-      urlSecret: getOrCreateSecret(db, 'url_secret'),
+      cursorSecret,
+      urlSecret,
       fileRoots,
       allowPrivateSources: options.allowPrivateSources ?? false,
       uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
@@ -206,7 +218,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       shutdown: shutdown.signal,
       indexerAlive: () => worker.alive(),
     };
-    const roots = new FileRoots(db, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
+    const roots = new FileRoots(db, services.write, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
     const app = withMcp(createApp(services, log), { version: packageVersion() });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
@@ -214,17 +226,17 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { allowInsecure: options.allowInsecureWebhooks ?? false, retryScale: options.webhookRetryScale ?? parseRetryScale(), log });
     // The event log keeps 30 days (decisions.md §6).
     // Deleted namespaces and collections are purged after their recovery window (decisions.md §5).
-    const sweep = () => {
-      sweepEvents(services);
+    const sweep = async () => {
       try {
-        const purged = purgeExpired(services);
+        await sweepEvents(services);
+        const purged = await purgeExpired(services);
         if (purged.collections + purged.namespaces > 0) log.info('purged deleted data past its recovery window', purged);
       } catch (err) {
-        log.error('purging deleted data failed', { cause: String((err as Error)?.stack ?? err) });
+        log.error('the sweep of old events and deleted data failed', { cause: String((err as Error)?.stack ?? err) });
       }
     };
-    sweep();
-    const sweeper = setInterval(sweep, 3600_000);
+    void sweep();
+    const sweeper = setInterval(() => void sweep(), 3600_000);
     sweeper.unref();
     ready = true;
     worker.post({ type: 'wake' });
@@ -237,6 +249,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       clusterKeyFile,
       roots,
       startedAt,
+      writeGate,
       setPublicBaseUrl: (url) => {
         publicBaseUrl = url;
       },
@@ -257,6 +270,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
         await research?.stop();
         await webhooks?.stop();
         await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);
+        // Writes already queued commit (or fail) before the store closes; none is cut off half-way.
+        await writer.drained();
         openDb.close();
         releaseLock();
         if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
@@ -281,7 +296,7 @@ interface WorkerHandle {
 }
 
 /** The indexing worker thread; restarted if it dies, stopped cleanly on close. */
-function startWorker(init: WorkerInit, log: NonNullable<RuntimeOptions['log']>): WorkerHandle {
+function startWorker(init: WorkerInit, gate: WriteGate, log: NonNullable<RuntimeOptions['log']>): WorkerHandle {
   let worker: Worker;
   let running = false;
   let stopping = false;
@@ -297,6 +312,8 @@ function startWorker(init: WorkerInit, log: NonNullable<RuntimeOptions['log']>):
     worker.on('error', (err) => log.error('indexing worker crashed', { cause: String(err.stack ?? err) }));
     worker.on('exit', () => {
       running = false;
+      // A worker that died mid-write had its transaction rolled back with its connection; its token must not outlive it.
+      if (gate.releaseAbandoned('worker')) log.warn('the indexing worker stopped while writing; its unfinished transaction was rolled back');
       if (stopping) stopped?.();
       else {
         log.warn('indexing worker exited; restarting it');

@@ -242,7 +242,7 @@ export async function applySeed(runtime: Runtime, loaded: LoadedSeed, options: {
       continue;
     }
     try {
-      createKeyWithSecret(runtime.services, caller, { name: key.name, scope: key.scope }, key.secret);
+      await createKeyWithSecret(runtime.services, caller, { name: key.name, scope: key.scope }, key.secret);
     } catch (err) {
       if (err instanceof TroveError) throw fail(where, `${err.code}: ${err.message}`);
       throw err;

@@ -709,7 +709,7 @@ t.test('events and webhook deliveries are exactly what each key may read (model-
         if (JSON.stringify(seen) !== JSON.stringify(expected)) fail('GET /events', { key: k, expected: expected.length, seen: seen.length });
         compared++;
       }
-      fanOut(f.rt.services);
+      await fanOut(f.rt.services);
       const delivered = (await pageAllDeliveries(ns, k.hook)).map((d) => d.eventId).sort();
       if (JSON.stringify(delivered) !== JSON.stringify(expected)) fail('webhook deliveries', { key: k, expected, delivered });
       compared++;

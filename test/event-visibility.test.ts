@@ -84,7 +84,7 @@ t.test('setup: webhooks by each key, then files and research runs', async (t) =>
   runs['query-b'] = await research('query-b', 'open', undefined);
   keys.cluster = { secret: CLUSTER_KEY, id: '' };
   runs.cluster = await research('cluster', 'open', undefined);
-  fanOut(f.rt.services);
+  await fanOut(f.rt.services);
 });
 
 t.test('GET /events: a search-only key sees no file events and no research answers', async (t) => {
@@ -173,7 +173,7 @@ t.test("the delivery log shows a caller only the events it may see, whoever made
   const made = await f.call('POST', '/v1/workspaces/vis/webhooks', { name: 'cluster-made', url: 'http://127.0.0.1:9/c' });
   const id = made.body.webhook.id;
   const run = await research('query-a', 'open', undefined);
-  fanOut(f.rt.services);
+  await fanOut(f.rt.services);
   const all = (await f.call('GET', `/v1/workspaces/vis/webhooks/${id}/deliveries?limit=100`)).body.items as any[];
   const answer = all.find((d) => d.eventType === 'research.updated');
   t.ok(answer, 'the cluster-made webhook received the research event');

@@ -36,7 +36,7 @@ t.test('a deleted bucket is restored whole, within its recovery window', async (
   // Past the recovery window it is gone for restores.
   const { base: old } = await seedCollection(f, 'rs1', 'old');
   await f.call('DELETE', old);
-  f.rt.db.prepare("UPDATE collections SET deleted_at = ? WHERE name = 'old'").run(new Date(Date.now() - 8 * 86_400_000).toISOString());
+  await f.rt.services.write(() => f.rt.db.prepare("UPDATE collections SET deleted_at = ? WHERE name = 'old'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
   t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/old/restore')).status, 404, 'older than 7 days');
 });
 
@@ -47,7 +47,7 @@ t.test('files waiting to index when the bucket was deleted are indexed after the
   await addInline(f, base, '/late.md', 'indexed after the restore');
   await f.call('DELETE', base);
   // The delete job cancels the file's index job when it runs; do what it does here (no indexer).
-  f.rt.db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file'").run();
+  await f.rt.services.write(() => f.rt.db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file'").run());
   t.equal((await f.call('POST', '/v1/workspaces/rs2/buckets/docs/restore')).status, 200);
   const queued = f.rt.db.prepare("SELECT count(*) AS n FROM jobs WHERE type = 'index_file' AND status = 'queued'").get() as { n: number };
   t.equal(queued.n, 1, 'its index job is queued again');
@@ -118,9 +118,9 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   t.ok(existsSync(blobPath(f.rt.services.blobsDir, sha)), 'the uploaded bytes are stored');
   await f.call('DELETE', base);
 
-  t.same(purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
-  f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE rid = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), colRid);
-  t.same(purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
+  t.same(await purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
+  await f.rt.services.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE rid = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), colRid));
+  t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
   const count = (sql: string) => (f.rt.db.prepare(sql).get(colRid) as { n: number }).n;
   t.equal(count('SELECT count(*) AS n FROM collections WHERE rid = ?'), 0, 'the collection row is gone');
   t.equal(count('SELECT count(*) AS n FROM files WHERE collection_rid = ?'), 0, 'its files');
@@ -133,8 +133,8 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
 
   // A whole namespace past its window goes too, with its collections.
   await f.call('DELETE', '/namespaces/pg', { force: true });
-  f.rt.db.prepare("UPDATE namespaces SET deleted_at = ? WHERE name = 'pg'").run(new Date(Date.now() - 8 * 86_400_000).toISOString());
-  t.same(purgeExpired(f.rt.services), { collections: 1, namespaces: 1 });
+  await f.rt.services.write(() => f.rt.db.prepare("UPDATE namespaces SET deleted_at = ? WHERE name = 'pg'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
+  t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 1 });
   t.equal((f.rt.db.prepare("SELECT count(*) AS n FROM namespaces WHERE name = 'pg'").get() as { n: number }).n, 0);
 });
 
@@ -149,9 +149,9 @@ t.test('a deleted workspace is restored whole by the operator-side function', as
   await f.call('DELETE', '/namespaces/rw', { force: true });
   t.equal((await f.call('GET', '/namespaces/rw')).status, 404);
   t.equal((await f.call('POST', `/v1/workspaces/${id}/restore`)).status, 403, 'never through an API key');
-  t.same(restoreWorkspace(f.rt.services, 'rw'), { id }, 'the same workspace ID');
+  t.same(await restoreWorkspace(f.rt.services, 'rw'), { id }, 'the same workspace ID');
   t.equal((await f.call('GET', '/namespaces/rw/collections/docs')).body.status, 'ready', 'with its collections, unindexed nothing');
   const r = await f.call('POST', `${base}:search`, { query: 'workspace words', mode: 'keyword' });
   t.equal(r.body.results[0]?.path, '/a.md');
-  t.throws(() => restoreWorkspace(f.rt.services, 'rw'), { code: 'not_found' }, 'nothing left to restore');
+  await t.rejects(() => restoreWorkspace(f.rt.services, 'rw'), { code: 'not_found' }, 'nothing left to restore');
 });

@@ -495,16 +495,16 @@ t.test('FileRoots: a grant that is also a start-up root is listed once and outli
   const sent: string[][] = [];
   const open = (startup: string[]) => {
     const live = FileRoots.initialRoots(db, startup);
-    return { live, roots: new FileRoots(db, startup, live, (list) => sent.push(list)) };
+    return { live, roots: new FileRoots(db, (change) => Promise.resolve(db.transaction(change)()), startup, live, (list) => sent.push(list)) };
   };
 
-  open([]).roots.add(a);
+  await open([]).roots.add(a);
   const withFlag = open([a]);
   t.same(withFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'startup']], 'listed once, as the flag');
   t.same(withFlag.live, [a]);
-  withFlag.roots.add(b);
+  await withFlag.roots.add(b);
   t.same(sent.at(-1), [a, b], 'the worker is sent the whole new list');
   const withoutFlag = open([]);
   t.same(withoutFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'operator'], [b, 'operator']], 'the grant outlived the flag');
-  t.throws(() => withFlag.roots.remove(a), { code: 'invalid_request' }, 'a start-up root cannot be removed while its flag holds');
+  await t.rejects(() => withFlag.roots.remove(a), { code: 'invalid_request' }, 'a start-up root cannot be removed while its flag holds');
 });

@@ -45,10 +45,10 @@ t.test('a page is the head of a larger window, and cursors page through it exact
   // Files that are not ready drop out of the window; the window grows until the page is full.
   const top = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
   const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
-  f.rt.services.db.prepare(`UPDATE files SET status = 'indexing' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden);
+  await f.rt.services.write(() => f.rt.services.db.prepare(`UPDATE files SET status = 'indexing' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden));
   const rest = top.filter((r) => !hidden.includes(r.path));
   const small = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 5, result_unit: 'passage' })).body;
   t.same(strip(small.results), strip(rest.slice(0, 5)), 'the page skips passages of files not ready, in the same order');
   t.ok(small.warnings.some((w: { code: string }) => w.code === 'indexing_in_progress'), 'and warns that files are being indexed');
-  f.rt.services.db.prepare(`UPDATE files SET status = 'ready' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden);
+  await f.rt.services.write(() => f.rt.services.db.prepare(`UPDATE files SET status = 'ready' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden));
 });

@@ -233,11 +233,11 @@ t.test('createKeyWithSecret: the rules of POST /keys, a strong secret, and only 
   const scope = { kind: 'collection' as const, namespace: 'demo', collections: ['docs'], actions: ['search' as const] };
 
   const weak = () => createKeyWithSecret(rt.services, cluster, { name: 'weak', scope }, 'trove_weakweak_' + 'x'.repeat(50));
-  t.throws(weak, { code: 'invalid_request', message: /The secret of key 'weak' looks guessable/ });
+  await t.rejects(weak, { code: 'invalid_request', message: /The secret of key 'weak' looks guessable/ });
   t.equal(findKeyByName(rt.db, 'weak'), undefined, 'nothing stored');
 
   const secret = strongSecret('chosen01');
-  const key = createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, secret);
+  const key = await createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, secret);
   t.match(key, { name: 'chosen', prefix: 'chosen01', scope });
   t.notOk('secret' in key, 'the result carries no secret');
   const row = findKeyByName(rt.db, 'chosen')!;
@@ -245,14 +245,14 @@ t.test('createKeyWithSecret: the rules of POST /keys, a strong secret, and only 
   t.notOk(JSON.stringify({ ...row, secret_hash: row.secret_hash.toString('base64') }).includes(secret.slice(16)), 'the secret is not');
   t.equal(authenticate(rt.db, secret).name, 'chosen', 'it authenticates');
 
-  t.throws(() => createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, strongSecret()), { code: 'already_exists', message: /A key named 'chosen'/ });
-  t.throws(() => createKeyWithSecret(rt.services, cluster, { name: 'other', scope }, strongSecret('chosen01')), { code: 'already_exists', message: /prefix 'chosen01'/ });
-  t.throws(() => createKeyWithSecret(rt.services, cluster, { name: 'nowhere', scope: { ...scope, collections: ['nope'] } }, strongSecret()), { code: 'not_found' });
-  const nsKey = authenticate(rt.db, createKey(rt.services, cluster, { name: 'ns', scope: { kind: 'namespace', namespace: 'demo', actions: ['read'] } }).secret);
-  t.throws(() => createKeyWithSecret(rt.services, nsKey, { name: 'wider', scope }, strongSecret()), { code: 'forbidden' }, "a new key's actions stay within its creator's");
-  t.throws(() => createKeyWithSecret(rt.services, cluster, { name: 'cluster', scope: { kind: 'cluster' } }, strongSecret()), TroveError);
+  await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, strongSecret()), { code: 'already_exists', message: /A key named 'chosen'/ });
+  await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'other', scope }, strongSecret('chosen01')), { code: 'already_exists', message: /prefix 'chosen01'/ });
+  await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'nowhere', scope: { ...scope, collections: ['nope'] } }, strongSecret()), { code: 'not_found' });
+  const nsKey = authenticate(rt.db, (await createKey(rt.services, cluster, { name: 'ns', scope: { kind: 'namespace', namespace: 'demo', actions: ['read'] } })).secret);
+  await t.rejects(() => createKeyWithSecret(rt.services, nsKey, { name: 'wider', scope }, strongSecret()), { code: 'forbidden' }, "a new key's actions stay within its creator's");
+  await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'cluster', scope: { kind: 'cluster' } }, strongSecret()), TroveError);
 
-  const minted = createKey(rt.services, cluster, { name: 'minted', scope });
+  const minted = await createKey(rt.services, cluster, { name: 'minted', scope });
   t.match(minted.key.secret, /^trove_[a-z0-9]{10}_[A-Za-z0-9_-]{43}$/, 'minted keys are unchanged');
   t.equal(chosenSecretProblem(minted.secret), null, 'and would pass as chosen ones');
 });

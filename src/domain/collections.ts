@@ -12,8 +12,8 @@ import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
 import { presentCollection } from './present.js';
 
-export function createCollection(s: Services, ns: NamespaceRow, body: z.output<typeof CreateCollectionRequest>): { created: boolean; collection: Collection } {
-  return s.db.transaction(() => {
+export async function createCollection(s: Services, ns: NamespaceRow, body: z.output<typeof CreateCollectionRequest>): Promise<{ created: boolean; collection: Collection }> {
+  return await s.write(() => {
     const existing = findCollection(s.db, ns.rid, body.name);
     if (existing) {
       if (!body.exist_ok) throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}'.`);
@@ -34,7 +34,7 @@ export function createCollection(s: Services, ns: NamespaceRow, body: z.output<t
       updated_at: now,
     });
     return { created: true, collection: presentCollection(s.db, col, ns.name) };
-  }).immediate();
+  });
 }
 
 export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
@@ -46,13 +46,13 @@ export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: N
 }
 
 /** Changes to how text is cut into passages need a reindex; labels and access mode apply at once. */
-export function patchCollection(
+export async function patchCollection(
   s: Services,
   ns: NamespaceRow,
   col: CollectionRow,
   body: z.output<typeof UpdateCollectionRequest>,
-): { collection: Collection; job: JobRow | null } {
-  const result = s.db.transaction(() => {
+): Promise<{ collection: Collection; job: JobRow | null }> {
+  const result = await s.write(() => {
     const before = JSON.parse(col.processing) as Processing;
     const processing = body.processing ?? before;
     const needsReindex =
@@ -72,7 +72,7 @@ export function patchCollection(
     );
     const job = needsReindex ? enqueueReindex(s, ns, updated) : null;
     return { collection: presentCollection(s.db, updated, ns.name), job };
-  }).immediate();
+  });
   if (result.job) s.notifyWork();
   return result;
 }
@@ -81,18 +81,18 @@ function enqueueReindex(s: Services, ns: NamespaceRow, col: CollectionRow): JobR
   return enqueueCollectionJob(s.db, 'reindex_collection', ns, col);
 }
 
-export function reindexCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
-  const job = s.db.transaction(() => enqueueReindex(s, ns, col)).immediate();
+export async function reindexCollection(s: Services, ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
+  const job = await s.write(() => enqueueReindex(s, ns, col));
   s.notifyWork();
   return job;
 }
 
 /** Hidden at once; its data stays for the recovery window (decisions.md §5). */
-export function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
-  const job = s.db.transaction(() => {
+export async function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
+  const job = await s.write(() => {
     markCollectionDeleted(s.db, col.rid, nowIso());
     return enqueueCollectionJob(s.db, 'delete_collection', ns, col);
-  }).immediate();
+  });
   s.notifyWork();
   return job;
 }

@@ -8,7 +8,13 @@ import type { GenerationConfig } from './answer/config.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
+  /** Reads go straight to the store; writes only through `write` (the connection is query_only otherwise). */
   db: Db;
+  /**
+   * Runs a synchronous change in a write transaction once this thread holds the data dir's write
+   * token (src/store/writer.ts); resolves after COMMIT. Never blocks the event loop on SQLite's lock.
+   */
+  write<T>(change: () => T): Promise<T>;
   dataDir: string;
   blobsDir: string;
   /** HMAC key for list and search cursors. */

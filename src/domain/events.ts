@@ -77,6 +77,6 @@ export async function* streamEvents(s: Services, key: AuthenticatedKey, after: s
   }
 }
 
-export function sweepEvents(s: Services, now = Date.now()): number {
-  return deleteEventsBefore(s.db, new Date(now - EVENT_RETENTION_MS).toISOString());
+export async function sweepEvents(s: Services, now = Date.now()): Promise<number> {
+  return s.write(() => deleteEventsBefore(s.db, new Date(now - EVENT_RETENTION_MS).toISOString()));
 }

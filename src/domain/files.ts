@@ -130,14 +130,14 @@ function newVersion(s: Services, ns: NamespaceRow, col: CollectionRow, file: Fil
  * Adds a file, or a new version of the living file at that path (docs/decisions.md: adding to a
  * taken path replaces its source and metadata, keeping the file ID).
  */
-export function addFile(
+export async function addFile(
   s: Services,
   ns: NamespaceRow,
   col: CollectionRow,
   body: z.output<typeof AddFileRequest>,
-): { file: FileResource; job: JobRow; upload?: UploadInstructions } {
+): Promise<{ file: FileResource; job: JobRow; upload?: UploadInstructions }> {
   const prepared = prepareSource(s, body.source, body.path);
-  const result = s.db.transaction(() => {
+  const result = await s.write(() => {
     const now = nowIso();
     const versionId = newId('ver');
     const existing = findLiveFileByPath(s.db, col.rid, body.path);
@@ -166,7 +166,7 @@ export function addFile(
     }
     const job = newVersion(s, ns, col, file, prepared);
     return { file, job };
-  }).immediate();
+  });
   if (result.job.runnable) s.notifyWork();
   const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
@@ -187,32 +187,32 @@ export function listCollectionFiles(
   return { items: presentFiles(s.db, page.items), next_cursor: page.next_cursor };
 }
 
-export function patchFile(
+export async function patchFile(
   s: Services,
   ns: NamespaceRow,
   col: CollectionRow,
   file: FileRow,
   body: z.output<typeof UpdateFileRequest>,
-): { file: FileResource; job: JobRow | null; upload?: UploadInstructions } {
+): Promise<{ file: FileResource; job: JobRow | null; upload?: UploadInstructions }> {
   if (!body.source) {
-    const updated = updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso());
+    const updated = await s.write(() => updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso()));
     return { file: presentFile(s.db, updated), job: null };
   }
   const prepared = prepareSource(s, body.source, file.path);
-  const result = s.db.transaction(() => {
+  const result = await s.write(() => {
     const now = nowIso();
     cancelQueuedFileJobs(s.db, file.rid, now, 'A newer version of the file was added.');
     const updated = replaceFileSource(s.db, file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata === undefined ? null : JSON.stringify(body.metadata), now);
     return { file: updated, job: newVersion(s, ns, col, updated, prepared) };
-  }).immediate();
+  });
   if (result.job.runnable) s.notifyWork();
   const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
   return out;
 }
 
-export function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): JobRow {
-  const job = s.db.transaction(() => {
+export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): Promise<JobRow> {
+  const job = await s.write(() => {
     const now = nowIso();
     cancelQueuedFileJobs(s.db, file.rid, now, 'The file was deleted.');
     markFileDeleted(s.db, file.rid, now);
@@ -226,7 +226,7 @@ export function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, fi
       file_id: file.id,
       version_id: file.version_id,
     });
-  }).immediate();
+  });
   s.notifyWork();
   return job;
 }
@@ -272,7 +272,7 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   if (version.upload_state === 'rejected') throw usedByMismatch(file);
   if (version.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
   if (contentLength !== null && file.bytes !== null && contentLength !== file.bytes) {
-    throw rejectUpload(s, file, version.id, `The upload is ${contentLength} bytes; the file declared ${file.bytes}.`);
+    throw await rejectUpload(s, file, version.id, `The upload is ${contentLength} bytes; the file declared ${file.bytes}.`);
   }
   if (contentLength !== null && contentLength > MAX_UPLOAD_BYTES) {
     throw new TroveError('request_too_large', `The upload is ${contentLength} bytes; the limit is ${MAX_UPLOAD_BYTES}.`, { limit_bytes: MAX_UPLOAD_BYTES });
@@ -282,9 +282,9 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   // Reading stops one byte past the declared size: that is enough to know the body does not match.
   const pastDeclared = file.bytes !== null && file.bytes < MAX_UPLOAD_BYTES;
   const limit = pastDeclared ? file.bytes! : MAX_UPLOAD_BYTES;
-  const blob = await receiveBlob(s.blobsDir, body, limit, checksummer ? (c) => checksummer.update(c) : undefined).catch((err: unknown) => {
+  const blob = await receiveBlob(s.blobsDir, body, limit, checksummer ? (c) => checksummer.update(c) : undefined).catch(async (err: unknown) => {
     if (err instanceof TroveError && err.code === 'request_too_large' && pastDeclared) {
-      throw rejectUpload(s, file, version.id, `The upload is larger than the ${file.bytes} bytes the file declared.`);
+      throw await rejectUpload(s, file, version.id, `The upload is larger than the ${file.bytes} bytes the file declared.`);
     }
     throw err;
   });
@@ -296,16 +296,16 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   }
   if (mismatch !== null) {
     discardBlob(blob);
-    throw rejectUpload(s, file, version.id, mismatch);
+    throw await rejectUpload(s, file, version.id, mismatch);
   }
   commitBlob(s.blobsDir, blob);
-  const updated = s.db.transaction(() => {
+  const updated = await s.write(() => {
     const current = getFileVersion(s.db, version.id);
     if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
     markUploadReceived(s.db, version.id, blob.sha256);
     makeRunnable(s.db, version.id, nowIso());
     return getFileByRid(s.db, file.rid)!;
-  }).immediate();
+  });
   s.notifyWork();
   return presentFile(s.db, updated);
 }
@@ -317,9 +317,9 @@ const RETRY_HINT = 'add the file again (or PATCH its source) to get a new upload
  * Fails the waiting version with `source_mismatch` (unless another PUT settled it first) and
  * returns the 400 that answers the PUT; its details name the file and the error it now carries.
  */
-function rejectUpload(s: Services, file: FileRow, versionId: string, mismatch: string): TroveError {
+async function rejectUpload(s: Services, file: FileRow, versionId: string, mismatch: string): Promise<TroveError> {
   const error = { code: 'source_mismatch', message: `${mismatch} The upload was rejected; ${RETRY_HINT}.` };
-  const failed = s.db.transaction(() => failWaitingUpload(s.db, versionId, file.rid, 'rejected', error, nowIso())).immediate();
+  const failed = await s.write(() => failWaitingUpload(s.db, versionId, file.rid, 'rejected', error, nowIso()));
   if (!failed) return new TroveError('invalid_request', 'This upload URL has already been used.');
   return new TroveError('invalid_request', error.message, { file_id: file.id, file_status: 'failed', file_error: error });
 }

@@ -34,13 +34,13 @@ export function resolveJob(db: Db, key: AuthenticatedKey, jobId: string): JobRow
 
 
 /** decisions.md §2: queued or running jobs end `canceled`; a finished job is returned unchanged. */
-export function cancelJob(s: Services, job: JobRow): JobRow {
+export async function cancelJob(s: Services, job: JobRow): Promise<JobRow> {
   // The rule change is already in effect; the job only moves files to it. Canceling it would leave
   // those files hidden for good, so it always runs to the end.
   if (job.type === 'apply_access_rule' && (job.status === 'queued' || job.status === 'running')) {
     throw new TroveError('invalid_request', 'An apply_access_rule job cannot be canceled: the rule change is already in effect and the job only moves files to it.');
   }
-  const result = s.db.transaction(() => {
+  const result = await s.write(() => {
     const now = nowIso();
     const changed = finishJob(s.db, job.rid, 'canceled', now, { code: 'canceled', message: 'The job was canceled.' });
     if (changed && job.type === 'index_file' && job.file_rid !== null) {
@@ -52,7 +52,7 @@ export function cancelJob(s: Services, job: JobRow): JobRow {
       }
     }
     return { changed, job: getJob(s.db, job.id)! };
-  }).immediate();
+  });
   if (result.changed) s.notifyCancel(job.id);
   return result.job;
 }

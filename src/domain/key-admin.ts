@@ -64,9 +64,9 @@ export function resolveKey(s: Services, caller: AuthenticatedKey, keyId: string)
 const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
 
 /** POST /keys: 201 with the secret, shown this once; only its hash is stored. */
-export function createKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>): { key: KeyResource; secret: string } {
+export async function createKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>): Promise<{ key: KeyResource; secret: string }> {
   const { secret, prefix } = mintSecret();
-  const key = insertNewKey(s, caller, body, secret, prefix);
+  const key = await insertNewKey(s, caller, body, secret, prefix);
   return { key: { ...key, secret }, secret };
 }
 
@@ -75,15 +75,15 @@ export function createKey(s: Services, caller: AuthenticatedKey, body: z.output<
  * The same scope and name rules as POST /keys; the secret must look like a minted one
  * (chosenSecretProblem). Only its hash is stored, and the result carries no secret.
  */
-export function createKeyWithSecret(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string): KeyResource {
+export async function createKeyWithSecret(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string): Promise<KeyResource> {
   const problem = chosenSecretProblem(secret);
   if (problem) throw new TroveError('invalid_request', `The secret of key '${body.name}' ${problem}.`);
   return insertNewKey(s, caller, body, secret, prefixOf(secret));
 }
 
-function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string, prefix: string): KeyResource {
+async function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string, prefix: string): Promise<KeyResource> {
   const stored = scopeToStore(s, caller, body.scope);
-  return s.db.transaction(() => {
+  return await s.write(() => {
     if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
     // Keys are found by prefix at every request, so a chosen secret cannot share one.
     if (findKeyByPrefix(s.db, prefix)) throw new TroveError('already_exists', `Another key already uses the prefix '${prefix}'; give the secret of key '${body.name}' a prefix of its own.`);
@@ -98,7 +98,7 @@ function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<type
       created_at: nowIso(),
     });
     return presentKey(s, row);
-  }).immediate();
+  });
 }
 
 /**
@@ -139,11 +139,11 @@ export function listAdministeredKeys(s: Services, caller: AuthenticatedKey, quer
 }
 
 /** Revoking is final and repeatable: a revoked key answers 401 from its next request. */
-export function revokeKey(s: Services, row: KeyRow): KeyResource {
+export async function revokeKey(s: Services, row: KeyRow): Promise<KeyResource> {
   if (row.name === CLUSTER_KEY_NAME && (JSON.parse(row.scope) as StoredScope).kind === 'cluster' && row.created_by === null) {
     throw new TroveError('invalid_request', "The daemon's own cluster key cannot be revoked through the API; delete <data-dir>/cluster-key and restart, or start with TROVE_CLUSTER_KEY, to replace it.");
   }
-  return presentKey(s, markKeyRevoked(s.db, row.id, nowIso()));
+  return presentKey(s, await s.write(() => markKeyRevoked(s.db, row.id, nowIso())));
 }
 
 /**

@@ -12,8 +12,8 @@ import { readCursor, requestBinding } from './cursors.js';
 import { pageOf } from './paging.js';
 
 
-export function createNamespace(s: Services, body: z.output<typeof CreateNamespaceRequest>): { created: boolean; namespace: Namespace } {
-  return s.db.transaction(() => {
+export async function createNamespace(s: Services, body: z.output<typeof CreateNamespaceRequest>): Promise<{ created: boolean; namespace: Namespace }> {
+  return await s.write(() => {
     const existing = findNamespace(s.db, body.name);
     if (existing) {
       if (!body.exist_ok) throw new TroveError('already_exists', `Namespace '${body.name}' already exists.`);
@@ -22,7 +22,7 @@ export function createNamespace(s: Services, body: z.output<typeof CreateNamespa
     const now = nowIso();
     const ns = insertNamespace(s.db, { id: newId('ns'), name: body.name, display_name: body.display_name ?? null, created_at: now, updated_at: now });
     return { created: true, namespace: presentNamespace(s.db, ns) };
-  }).immediate();
+  });
 }
 
 export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
@@ -37,13 +37,13 @@ export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query:
   return pageOf(s, rows, query.limit, binding, (ns) => presentNamespace(s.db, ns));
 }
 
-export function renameNamespaceLabel(s: Services, ns: NamespaceRow, displayName: string | null): Namespace {
-  return presentNamespace(s.db, updateNamespaceDisplayName(s.db, ns.rid, displayName, nowIso()));
+export async function renameNamespaceLabel(s: Services, ns: NamespaceRow, displayName: string | null): Promise<Namespace> {
+  return presentNamespace(s.db, await s.write(() => updateNamespaceDisplayName(s.db, ns.rid, displayName, nowIso())));
 }
 
 /** decisions.md §2: 202 {job}; a namespace with collections needs force. Data is kept for the recovery window. */
-export function deleteNamespace(s: Services, ns: NamespaceRow, force: boolean): JobRow {
-  const job = s.db.transaction(() => {
+export async function deleteNamespace(s: Services, ns: NamespaceRow, force: boolean): Promise<JobRow> {
+  const job = await s.write(() => {
     const collections = liveCollectionRids(s.db, ns.rid);
     if (collections.length > 0 && !force) {
       throw new TroveError('invalid_request', `Namespace '${ns.name}' still has ${collections.length} collection(s); send {"force": true} to delete them too.`, { collections: collections.length });
@@ -64,7 +64,7 @@ export function deleteNamespace(s: Services, ns: NamespaceRow, force: boolean): 
       runnable: 1,
       created_at: now,
     });
-  }).immediate();
+  });
   s.notifyWork();
   return job;
 }

@@ -18,8 +18,8 @@ import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNames
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
-export function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceRow, ref: string): Collection {
-  const result = s.db.transaction(() => {
+export async function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceRow, ref: string): Promise<Collection> {
+  const result = await s.write(() => {
     const col = findDeletedCollection(s.db, ns.rid, ref);
     const missing = new TroveError('not_found', `No deleted bucket '${ref}' in workspace '${ns.name}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
     if (!col || !canSeeCollection(key, ns, col)) throw missing;
@@ -28,7 +28,7 @@ export function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceR
     const restored = restoreCollection(s.db, col.rid, nowIso());
     const requeued = requeueCollectionFiles(s.db, col.rid, nowIso());
     return { collection: presentCollection(s.db, restored, ns.name), requeued };
-  }).immediate();
+  });
   if (result.requeued > 0) s.notifyWork();
   return result.collection;
 }
@@ -37,17 +37,17 @@ export function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceR
  * The sweeper (decisions.md §5): collections and namespaces deleted longer ago than the recovery
  * window are removed for good, with their indexes and the uploaded bytes no other file uses.
  */
-export function purgeExpired(s: Services, now = Date.now()): { collections: number; namespaces: number } {
+export async function purgeExpired(s: Services, now = Date.now()): Promise<{ collections: number; namespaces: number }> {
   const cutoff = new Date(now - RECOVERY_WINDOW_MS).toISOString();
   let collections = 0;
   const freed: string[] = [];
   const expiredNamespaces = namespacesDeletedBefore(s.db, cutoff);
   const targets = new Set([...collectionsDeletedBefore(s.db, cutoff).map((c) => c.rid), ...expiredNamespaces.flatMap((ns) => collectionRidsOf(s.db, ns))]);
   for (const rid of targets) {
-    freed.push(...s.db.transaction(() => purgeCollection(s.db, rid)).immediate());
+    freed.push(...await s.write(() => purgeCollection(s.db, rid)));
     collections++;
   }
-  for (const ns of expiredNamespaces) s.db.transaction(() => purgeNamespace(s.db, ns)).immediate();
+  for (const ns of expiredNamespaces) await s.write(() => purgeNamespace(s.db, ns));
   // Content-addressed bytes may be shared: only those no remaining version uses go.
   for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) rmSync(blobPath(s.blobsDir, sha), { force: true });
   return { collections, namespaces: expiredNamespaces.length };
@@ -58,8 +58,8 @@ export function purgeExpired(s: Services, now = Date.now()): { collections: numb
  * recovery window. Only the operator channel (the local user's session) calls it; the HTTP route
  * refuses every API key (workspace-api.md: "API keys cannot call this route").
  */
-export function restoreWorkspace(s: Services, ref: string): { id: string } {
-  const result = s.db.transaction(() => {
+export async function restoreWorkspace(s: Services, ref: string): Promise<{ id: string }> {
+  const result = await s.write(() => {
     const ns = findDeletedNamespace(s.db, ref);
     if (!ns || Date.parse(ns.deleted_at) < Date.now() - RECOVERY_WINDOW_MS) {
       throw new TroveError('not_found', `No deleted workspace '${ref}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
@@ -70,7 +70,7 @@ export function restoreWorkspace(s: Services, ref: string): { id: string } {
     let requeued = 0;
     for (const rid of cols) requeued += requeueCollectionFiles(s.db, rid, now);
     return { id: ns.id, requeued };
-  }).immediate();
+  });
   if (result.requeued > 0) s.notifyWork();
   return { id: result.id };
 }

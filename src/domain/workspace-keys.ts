@@ -54,8 +54,8 @@ function present(s: Services, ns: NamespaceRow, row: KeyRow): WorkspaceKey {
   };
 }
 
-export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: NamespaceRow, keyId: string, body: z.output<typeof PatchWorkspaceApiKeyRequest>): WorkspaceKey {
-  return s.db.transaction(() => {
+export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: NamespaceRow, keyId: string, body: z.output<typeof PatchWorkspaceApiKeyRequest>): Promise<WorkspaceKey> {
+  return await s.write(() => {
     const row = getKeyById(s.db, keyId);
     const scope = row ? (JSON.parse(row.scope) as StoredScope) : undefined;
     // The caller administers the key (a cluster key any; a namespace key the collection keys of its workspace).
@@ -109,5 +109,5 @@ export function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: Nam
     const updated = updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next));
     narrowIssuedKeys(s, updated.id, actions);
     return present(s, ns, updated);
-  }).immediate();
+  });
 }

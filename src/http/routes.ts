@@ -83,8 +83,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'cluster' },
       body: S.CreateNamespaceRequest,
       responses: { 201: { description: 'created', schema: S.NamespaceSchema }, 200: { description: 'exists (exist_ok)', schema: S.NamespaceSchema }, 409: err('already_exists'), ...common },
-      handler: ({ s, body }) => {
-        const { created, namespace } = createNamespace(s, body);
+      handler: async ({ s, body }) => {
+        const { created, namespace } = await createNamespace(s, body);
         return created ? { status: 201, body: namespace, headers: { location: `/namespaces/${namespace.id}` } } : { status: 200, body: namespace };
       },
     }),
@@ -112,7 +112,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'cluster' },
       body: S.UpdateNamespaceRequest,
       responses: { 200: { description: 'namespace', schema: S.NamespaceSchema }, ...common },
-      handler: ({ s, ns, body }) => ({ status: 200, body: renameNamespaceLabel(s, ns, body.display_name) }),
+      handler: async ({ s, ns, body }) => ({ status: 200, body: await renameNamespaceLabel(s, ns, body.display_name) }),
     }),
     route({
       method: 'DELETE',
@@ -121,7 +121,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'cluster' },
       body: S.DeleteNamespaceRequest,
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: ({ s, ns, body }) => ({ status: 202, body: { job: presentJob(deleteNamespace(s, ns, body.force)) } }),
+      handler: async ({ s, ns, body }) => ({ status: 202, body: { job: presentJob(await deleteNamespace(s, ns, body.force)) } }),
     }),
     route({
       method: 'GET',
@@ -141,8 +141,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'action', action: 'write', denyCollectionKeys: true },
       body: S.CreateCollectionRequest,
       responses: { 201: { description: 'created', schema: S.CollectionSchema }, 200: { description: 'exists (exist_ok)', schema: S.CollectionSchema }, 409: err('already_exists'), ...common },
-      handler: ({ s, ns, body }) => {
-        const { created, collection } = createCollection(s, ns, body);
+      handler: async ({ s, ns, body }) => {
+        const { created, collection } = await createCollection(s, ns, body);
         return created
           ? { status: 201, body: collection, headers: { location: `/namespaces/${ns.id}/collections/${collection.id}` } }
           : { status: 200, body: collection };
@@ -176,8 +176,8 @@ export function dataPlaneRoutes(): RouteDef[] {
         202: { description: 'reindex needed', schema: z.object({ collection: S.CollectionSchema, job: S.JobSchema }) },
         ...common,
       },
-      handler: ({ s, ns, col, body }) => {
-        const { collection, job } = patchCollection(s, ns, col, body);
+      handler: async ({ s, ns, col, body }) => {
+        const { collection, job } = await patchCollection(s, ns, col, body);
         return job ? { status: 202, body: { collection, job: presentJob(job) } } : { status: 200, body: collection };
       },
     }),
@@ -187,7 +187,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Delete a collection',
       permission: { kind: 'action', action: 'write', denyCollectionKeys: true },
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: ({ s, ns, col }) => ({ status: 202, body: { job: presentJob(deleteCollection(s, ns, col)) } }),
+      handler: async ({ s, ns, col }) => ({ status: 202, body: { job: presentJob(await deleteCollection(s, ns, col)) } }),
     }),
     route({
       method: 'POST',
@@ -195,7 +195,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Reindex every file of a collection',
       permission: write,
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: ({ s, ns, col }) => ({ status: 202, body: { job: presentJob(reindexCollection(s, ns, col)) } }),
+      handler: async ({ s, ns, col }) => ({ status: 202, body: { job: presentJob(await reindexCollection(s, ns, col)) } }),
     }),
     route({
       method: 'POST',
@@ -257,7 +257,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Cancel a queued or running research run',
       permission: { kind: 'action', action: 'query' },
       responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
-      handler: ({ s, key, col, params }) => ({ status: 200, body: cancelRun(s, resolveRun(s, key, col, params.run_id!)) }),
+      handler: async ({ s, key, col, params }) => ({ status: 200, body: await cancelRun(s, resolveRun(s, key, col, params.run_id!)) }),
     }),
 
     // ------------------------------------------------------------ files
@@ -268,8 +268,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: write,
       body: S.AddFileRequest,
       responses: { 202: { description: 'accepted', schema: FileWithJob }, ...common },
-      handler: ({ s, ns, col, body }) => {
-        const { file, job, upload } = addFile(s, ns, col, body);
+      handler: async ({ s, ns, col, body }) => {
+        const { file, job, upload } = await addFile(s, ns, col, body);
         return { status: 202, body: { file, job: presentJob(job), ...(upload ? { upload } : {}) } };
       },
     }),
@@ -297,8 +297,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: write,
       body: S.UpdateFileRequest,
       responses: { 200: { description: 'file', schema: S.FileSchema }, 202: { description: 'reindexing', schema: FileWithJob }, ...common },
-      handler: ({ s, ns, col, params, body }) => {
-        const { file, job, upload } = patchFile(s, ns, col, resolveFile(s.db, col, params.file!), body);
+      handler: async ({ s, ns, col, params, body }) => {
+        const { file, job, upload } = await patchFile(s, ns, col, resolveFile(s.db, col, params.file!), body);
         return job ? { status: 202, body: { file, job: presentJob(job), ...(upload ? { upload } : {}) } } : { status: 200, body: file };
       },
     }),
@@ -308,7 +308,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Delete a file',
       permission: write,
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(deleteFile(s, ns, col, resolveFile(s.db, col, params.file!))) } }),
+      handler: async ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(await deleteFile(s, ns, col, resolveFile(s.db, col, params.file!))) } }),
     }),
     route({
       method: 'GET',
@@ -359,7 +359,7 @@ export function dataPlaneRoutes(): RouteDef[] {
         409: err('limit_exceeded'),
         ...common,
       },
-      handler: ({ s, ns, col, body }) => ruleReply(putRule(s, ns, col, body)),
+      handler: async ({ s, ns, col, body }) => ruleReply(await putRule(s, ns, col, body)),
     }),
     route({
       method: 'GET',
@@ -390,7 +390,7 @@ export function dataPlaneRoutes(): RouteDef[] {
         409: err('limit_exceeded'),
         ...common,
       },
-      handler: ({ s, ns, col, params, body }) => ruleReply(patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id!), body)),
+      handler: async ({ s, ns, col, params, body }) => ruleReply(await patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id!), body)),
     }),
     route({
       method: 'DELETE',
@@ -398,8 +398,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Delete an access rule',
       permission: write,
       responses: { 204: { description: 'deleted' }, 202: { description: 'files move', schema: JobEnvelope }, ...common },
-      handler: ({ s, ns, col, params }) => {
-        const job = removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id!));
+      handler: async ({ s, ns, col, params }) => {
+        const job = await removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id!));
         return job ? { status: 202, body: { job: presentJob(job) } } : { status: 204 };
       },
     }),
@@ -415,8 +415,8 @@ export function dataPlaneRoutes(): RouteDef[] {
         409: err('limit_exceeded'),
         ...common,
       },
-      handler: ({ s, ns, col, body }) => {
-        const { rules, job } = batchRules(s, ns, col, body);
+      handler: async ({ s, ns, col, body }) => {
+        const { rules, job } = await batchRules(s, ns, col, body);
         return { status: job ? 202 : 200, body: { rules, job: job ? presentJob(job) : null } };
       },
     }),
@@ -429,8 +429,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: keyAdmin,
       body: S.CreateKeyRequest,
       responses: { 201: { description: 'created, with secret', schema: S.KeySchema }, 409: err('already_exists'), ...common },
-      handler: ({ s, key, body }) => {
-        const created = createKey(s, key, body);
+      handler: async ({ s, key, body }) => {
+        const created = await createKey(s, key, body);
         return { status: 201, body: created.key, headers: { location: `/keys/${created.key.id}` } };
       },
     }),
@@ -457,7 +457,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Revoke a key (repeating it is a no-op)',
       permission: keyAdmin,
       responses: { 200: { description: 'key with revoked_at', schema: S.KeySchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: revokeKey(s, resolveKey(s, key, params.key_id!)) }),
+      handler: async ({ s, key, params }) => ({ status: 200, body: await revokeKey(s, resolveKey(s, key, params.key_id!)) }),
     }),
 
     // ------------------------------------------------------------ events
@@ -494,7 +494,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: write,
       target: (s, key, params) => resolveJob(s.db, key, params.job!),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
-      handler: ({ s, target }) => ({ status: 200, body: presentJob(cancelJob(s, target as JobRow)) }),
+      handler: async ({ s, target }) => ({ status: 200, body: presentJob(await cancelJob(s, target as JobRow)) }),
     }),
   ];
 }

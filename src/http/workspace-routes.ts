@@ -55,7 +55,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: { kind: 'namespace_or_cluster' },
       body: S.PatchWorkspaceApiKeyRequest,
       responses: { 200: { description: 'the workspace API key', schema: S.WorkspaceApiKeySchema }, 409: err('already_exists'), ...common },
-      handler: ({ s, key, ns, params, body }) => ({ status: 200, body: patchWorkspaceKey(s, key, ns, params.keyId!, body) }),
+      handler: async ({ s, key, ns, params, body }) => ({ status: 200, body: await patchWorkspaceKey(s, key, ns, params.keyId!, body) }),
     }),
     // ---------------------------------------------------------------- restores (workspace-api.md; decisions.md §5)
     route({
@@ -64,7 +64,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'Restore a deleted bucket within its recovery window (editor or higher)',
       permission: { kind: 'action', action: 'write' },
       responses: { 200: { description: 'the restored bucket (collection)', schema: S.CollectionSchema }, 409: err('already_exists'), ...common },
-      handler: ({ s, key, ns, params }) => ({ status: 200, body: restoreBucket(s, key, ns, params.bucketId!) }),
+      handler: async ({ s, key, ns, params }) => ({ status: 200, body: await restoreBucket(s, key, ns, params.bucketId!) }),
     }),
     route({
       method: 'POST',
@@ -122,8 +122,8 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'Delete a webhook and its delivery log',
       permission: write,
       responses: { 204: { description: 'deleted' }, ...common },
-      handler: ({ s, key, params }) => {
-        removeWebhook(s, webhookTarget(s, key, params));
+      handler: async ({ s, key, params }) => {
+        await removeWebhook(s, webhookTarget(s, key, params));
         return { status: 204 };
       },
     }),
@@ -143,7 +143,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.RotateWebhookSecretRequest,
       responses: { 200: { description: 'rotated', schema: S.WebhookWithSecret }, ...common },
-      handler: ({ s, body, key, params }) => ({ status: 200, body: rotateSecret(s, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
+      handler: async ({ s, body, key, params }) => ({ status: 200, body: await rotateSecret(s, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
     }),
     route({
       method: 'POST',
@@ -152,7 +152,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.ReplayWebhookRequest,
       responses: { 202: { description: 'queued', schema: z.object({ replayed: z.number() }) }, 409: err('webhook_disabled'), ...common },
-      handler: ({ s, body, key, params }) => ({ status: 202, body: replayWebhook(s, webhookTarget(s, key, params), body) }),
+      handler: async ({ s, body, key, params }) => ({ status: 202, body: await replayWebhook(s, webhookTarget(s, key, params), body) }),
     }),
     route({
       method: 'GET',

@@ -35,6 +35,7 @@ export class FileRoots {
    */
   constructor(
     private readonly db: Db,
+    private readonly write: <T>(change: () => T) => Promise<T>,
     startupRoots: readonly string[],
     private readonly live: string[],
     private readonly onChange: (roots: string[]) => void,
@@ -60,7 +61,7 @@ export class FileRoots {
     ];
   }
 
-  add(dir: string): { root: RootEntry; added: boolean; roots: RootEntry[] } {
+  async add(dir: string): Promise<{ root: RootEntry; added: boolean; roots: RootEntry[] }> {
     if (!isAbsolute(dir)) throw new TroveError('invalid_request', `A file root must be an absolute path, got '${dir}'.`, { path: dir });
     const path = resolve(dir);
     let kind: string;
@@ -74,13 +75,17 @@ export class FileRoots {
     if (kind !== 'directory') throw new TroveError('invalid_request', `${path} is not a directory: a file root must be one.`, { path });
     const known = this.list().find((r) => r.path === path);
     if (known) return { root: known, added: false, roots: this.list() };
-    this.granted = [...this.granted, { path, granted_at: nowIso() }];
-    saveGrantedFileRoots(this.db, this.granted);
+    // The list is read and replaced inside the change, so two grants at once both stay.
+    await this.write(() => {
+      const next = [...this.granted.filter((r) => r.path !== path), { path, granted_at: nowIso() }];
+      saveGrantedFileRoots(this.db, next);
+      this.granted = next;
+    });
     this.sync(true);
     return { root: this.list().find((r) => r.path === path)!, added: true, roots: this.list() };
   }
 
-  remove(dir: string): { removed: string; roots: RootEntry[] } {
+  async remove(dir: string): Promise<{ removed: string; roots: RootEntry[] }> {
     const path = isAbsolute(dir) ? resolve(dir) : dir;
     if (this.startup.includes(path)) {
       throw new TroveError('invalid_request', `${path} was allowed at start-up (--allow-file-root or TROVE_FILE_ROOTS); it stays allowed until the daemon restarts without it.`, { path, source: 'startup' });
@@ -88,8 +93,11 @@ export class FileRoots {
     if (!this.granted.some((r) => r.path === path)) {
       throw new TroveError('not_found', `${path} is not an allowed file root. Allowed: ${this.list().map((r) => r.path).join(', ') || 'none'}.`, { path });
     }
-    this.granted = this.granted.filter((r) => r.path !== path);
-    saveGrantedFileRoots(this.db, this.granted);
+    await this.write(() => {
+      const next = this.granted.filter((r) => r.path !== path);
+      saveGrantedFileRoots(this.db, next);
+      this.granted = next;
+    });
     this.sync(true);
     return { removed: path, roots: this.list() };
   }

@@ -207,21 +207,21 @@ export function createOperatorRouter(deps: OperatorDeps) {
 
     roots: t.router({
       list: procedure.query(() => ({ roots: deps.roots.list() })),
-      add: procedure.input(z.object({ path: z.string().min(1) }).strict()).mutation(({ input }) => {
-        const result = deps.roots.add(input.path);
+      add: procedure.input(z.object({ path: z.string().min(1) }).strict()).mutation(async ({ input }) => {
+        const result = await deps.roots.add(input.path);
         if (result.added) deps.log.info('operator granted a file root', { path: result.root.path });
         return result;
       }),
-      remove: procedure.input(z.object({ path: z.string().min(1) }).strict()).mutation(({ input }) => {
-        const result = deps.roots.remove(input.path);
+      remove: procedure.input(z.object({ path: z.string().min(1) }).strict()).mutation(async ({ input }) => {
+        const result = await deps.roots.remove(input.path);
         deps.log.info('operator removed a file root', { path: result.removed });
         return result;
       }),
     }),
 
     workspace: t.router({
-      restore: procedure.input(z.object({ ref: z.string().min(1) }).strict()).mutation(({ input }) => {
-        const { id } = restoreWorkspace(s, input.ref);
+      restore: procedure.input(z.object({ ref: z.string().min(1) }).strict()).mutation(async ({ input }) => {
+        const { id } = await restoreWorkspace(s, input.ref);
         const ns = findNamespace(s.db, id);
         if (!ns) throw new TroveError('internal_error', `Workspace ${id} was restored but cannot be read back.`);
         deps.log.info('operator restored a workspace', { id, name: ns.name });

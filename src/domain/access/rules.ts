@@ -24,6 +24,7 @@ import {
 } from '../../store/access-rules.js';
 import type { CollectionRow } from '../../store/collections.js';
 import type { Db } from '../../store/db.js';
+import type { WriteFn } from '../../store/writer.js';
 import { finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
 import type { NamespaceRow } from '../../store/namespaces.js';
 import type { Services } from '../context.js';
@@ -105,15 +106,15 @@ function holdMovedFiles(s: Services, ns: NamespaceRow, col: CollectionRow, chang
 }
 
 /** The worker's half: each held file gets the rule that governs it now, and is visible again. */
-export function runApplyAccessRuleJob(db: Db, job: JobRow): void {
-  db.transaction(() => {
+export async function runApplyAccessRuleJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
+  await write(() => {
     if (jobStatus(db, job.rid) !== 'running') return;
     if (job.collection_rid !== null) {
       const index = indexRules(collectionRules(db, job.collection_rid).map((r) => ({ ...shape(r), rid: r.rid })));
       for (const f of filesAwaitingJob(db, job.rid)) releaseFile(db, f.rid, governingRule(index, f.path)?.rid ?? null, job.rid);
     }
     finishJob(db, job.rid, 'succeeded', nowIso());
-  }).immediate();
+  });
 }
 
 /** The rule that governs a new file at `path`, from the rules as they stand (a rule may exist before its file). */
@@ -131,15 +132,15 @@ function afterWrite(s: Services, job: JobRow | null): void {
 }
 
 /** POST .../access-rules: creates or replaces the rule on its target (decisions.md §2). */
-export function putRule(s: Services, ns: NamespaceRow, col: CollectionRow, body: z.output<typeof CreateAccessRuleRequest>): RuleWrite {
+export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow, body: z.output<typeof CreateAccessRuleRequest>): Promise<RuleWrite> {
   requireEnforced(col);
   const target = targetOf(body.folder, body.file, 'body');
   const readers = checkedReaders(body.readers);
-  const result = s.db.transaction(() => {
+  const result = await s.write(() => {
     const { row, created } = upsert(s.db, col, target, readers, body.sealed);
     const job = holdMovedFiles(s, ns, col, created || row.changedSeal ? [target] : []);
     return { rule: presentRule(row.rule), job, created };
-  }).immediate();
+  });
   afterWrite(s, result.job);
   if (result.job) return { status: 202, rule: result.rule, job: result.job };
   return { status: result.created ? 201 : 200, rule: result.rule, job: null };
@@ -202,22 +203,22 @@ function applyUpdate(db: Db, rule: AccessRuleRow, body: UpdateFields, where: str
 const targetOfRow = (r: AccessRuleRow): RuleTarget => (r.folder !== null ? { folder: r.folder } : { file: r.file! });
 
 /** Rules 5 and 6: a reader-only change is 200 and applies on the next request; a seal change that moves files is 202. */
-export function patchRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow, body: z.output<typeof UpdateAccessRuleRequest>): RuleWrite {
-  const result = s.db.transaction(() => {
+export async function patchRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow, body: z.output<typeof UpdateAccessRuleRequest>): Promise<RuleWrite> {
+  const result = await s.write(() => {
     const { rule: updated, changedSeal } = applyUpdate(s.db, rule, body, 'body');
     const job = holdMovedFiles(s, ns, col, changedSeal ? [targetOfRow(updated)] : []);
     return { rule: presentRule(updated), job };
-  }).immediate();
+  });
   afterWrite(s, result.job);
   return result.job ? { status: 202, rule: result.rule, job: result.job } : { status: 200, rule: result.rule, job: null };
 }
 
 /** DELETE .../access-rules/{rule_id}: 204, or 202 with the job when files move (decisions.md §2). */
-export function removeRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow): JobRow | null {
-  const job = s.db.transaction(() => {
+export async function removeRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow): Promise<JobRow | null> {
+  const job = await s.write(() => {
     deleteRule(s.db, rule.rid);
     return holdMovedFiles(s, ns, col, [targetOfRow(rule)]);
-  }).immediate();
+  });
   afterWrite(s, job);
   return job;
 }
@@ -226,8 +227,8 @@ export function removeRule(s: Services, ns: NamespaceRow, col: CollectionRow, ru
  * POST .../access-rules:batch: every operation or none (one transaction), one job for every file
  * that moves. `rules` holds what upsert and update left, in operation order.
  */
-export function batchRules(s: Services, ns: NamespaceRow, col: CollectionRow, body: z.output<typeof AccessRuleBatchRequest>): { rules: AccessRule[]; job: JobRow | null } {
-  const result = s.db.transaction(() => {
+export async function batchRules(s: Services, ns: NamespaceRow, col: CollectionRow, body: z.output<typeof AccessRuleBatchRequest>): Promise<{ rules: AccessRule[]; job: JobRow | null }> {
+  const result = await s.write(() => {
     const rules: AccessRuleRow[] = [];
     const changed: RuleTarget[] = [];
     body.operations.forEach((op, i) => {
@@ -259,7 +260,7 @@ export function batchRules(s: Services, ns: NamespaceRow, col: CollectionRow, bo
     // A rule upserted then deleted in the same batch is gone: report rules as they stand.
     const live = rules.map((r) => findRuleById(s.db, col.rid, r.id)).filter((r): r is AccessRuleRow => r !== undefined);
     return { rules: live.map(presentRule), job: holdMovedFiles(s, ns, col, changed) };
-  }).immediate();
+  });
   afterWrite(s, result.job);
   return result;
 }

@@ -64,13 +64,15 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   if (idempotencyKey.length > 255) throw new TroveError('invalid_request', 'The Idempotency-Key header is at most 255 characters.');
   const hash = bodyHash(body);
   const replay = () => {
-    expireIdempotencyKeys(s.db, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
     const existing = findResearchByIdempotency(s.db, key.id, idempotencyKey);
     if (!existing) return undefined;
     if (existing.body_hash !== hash) throw new TroveError('idempotency_conflict', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
     return presentRun(existing);
   };
-  const earlier = replay();
+  const earlier = await s.write(() => {
+    expireIdempotencyKeys(s.db, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
+    return replay();
+  });
   if (earlier) return earlier;
   checkAnswerRequest(key, col, s, body);
   const limitMs = answerTimeLimitMs(body.mode, Boolean(body.query_image));
@@ -78,7 +80,7 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   // The image is read now, and only what was read is kept (retrieval-api.md: "not stored or indexed").
   const image = body.query_image ? await readQueryImage(body.query_image, Math.min(deadline, Date.now() + 45_000), await s.generator()) : null;
   const { query_image: _image, ...request } = body;
-  const run = s.db.transaction(() => {
+  const run = await s.write(() => {
     const again = replay();
     if (again) return again;
     const row = insertResearch(s.db, {
@@ -98,7 +100,7 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
       created_at: nowIso(),
     });
     return presentRun(row);
-  }).immediate();
+  });
   s.research.wake();
   return run;
 }
@@ -121,8 +123,8 @@ export function listRuns(s: Services, key: AuthenticatedKey, col: CollectionRow,
   return { items: page.map(presentRun), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
 }
 
-export function cancelRun(s: Services, run: ResearchRow): Run {
-  if (finishResearch(s.db, run.rid, { status: 'canceled', now: nowIso() })) s.research.abort(run.rid);
+export async function cancelRun(s: Services, run: ResearchRow): Promise<Run> {
+  if (await s.write(() => finishResearch(s.db, run.rid, { status: 'canceled', now: nowIso() }))) s.research.abort(run.rid);
   return presentRun(getResearchByRid(s.db, run.rid)!);
 }
 
@@ -155,15 +157,15 @@ export interface ResearchRunner {
 
 /** Starts the runner: re-queues runs a previous daemon left running, then works through the queue. */
 export function startResearchRunner(s: Services, log: { error(message: string, fields: Record<string, unknown>): void }): ResearchRunner {
-  requeueInterruptedResearch(s.db, nowIso());
   let stopping = false;
   let current: { rid: number; controller: AbortController } | null = null;
   let wakeUp: (() => void) | null = null;
   const wake = () => wakeUp?.();
 
   const loop = (async () => {
+    await s.write(() => requeueInterruptedResearch(s.db, nowIso()));
     while (!stopping) {
-      const run = claimResearch(s.db, nowIso());
+      const run = await s.write(() => claimResearch(s.db, nowIso()));
       if (!run) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 5_000);
@@ -182,7 +184,7 @@ export function startResearchRunner(s: Services, log: { error(message: string, f
         await execute(s, run, controller.signal);
       } catch (err) {
         log.error('research run failed unexpectedly', { run: run.id, cause: String((err as Error)?.stack ?? err) });
-        finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code: 'internal_error', message: 'The run failed unexpectedly.', retryable: false }), now: nowIso() });
+        await s.write(() => finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code: 'internal_error', message: 'The run failed unexpectedly.', retryable: false }), now: nowIso() }));
       } finally {
         current = null;
       }
@@ -208,48 +210,50 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
   const body = JSON.parse(run.request) as AnswerBody;
   const stages = stagesFor(run.mode);
   const now = () => nowIso();
-  const fail = (code: string, message: string, retryable: boolean) => finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code, message, retryable }), now: now() });
-  if (Date.now() >= run.deadline_at) return void fail('deadline_exceeded', 'The run passed its time limit before it could finish.', true);
+  const fail = (code: string, message: string, retryable: boolean) => s.write(() => finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code, message, retryable }), now: now() }));
+  if (Date.now() >= run.deadline_at) return void (await fail('deadline_exceeded', 'The run passed its time limit before it could finish.', true));
   const col = getCollectionByRid(s.db, run.collection_rid);
-  if (!col || col.deleted_at) return void fail('not_found', 'The collection was deleted.', false);
-  const step = (i: number) => {
+  if (!col || col.deleted_at) return void (await fail('not_found', 'The collection was deleted.', false));
+  const step = async (i: number) => {
     const st = stages[i]!;
-    if (signal.aborted || !setResearchProgress(s.db, run.rid, JSON.stringify({ stage: st.stage, label: st.label, step: i + 1, total_steps: stages.length }), now())) throw new RunEnded();
+    if (signal.aborted) throw new RunEnded();
+    const progress = JSON.stringify({ stage: st.stage, label: st.label, step: i + 1, total_steps: stages.length });
+    if (!(await s.write(() => setResearchProgress(s.db, run.rid, progress, now())))) throw new RunEnded();
   };
-  const deadlineTimer = setTimeout(() => fail('deadline_exceeded', `The run took longer than its ${answerTimeLimitMs(body.mode, run.image_text !== null) / 1000} s limit.`, true), Math.max(0, run.deadline_at - Date.now()));
+  const deadlineTimer = setTimeout(() => void fail('deadline_exceeded', `The run took longer than its ${answerTimeLimitMs(body.mode, run.image_text !== null) / 1000} s limit.`, true), Math.max(0, run.deadline_at - Date.now()));
   deadlineTimer.unref();
   // The key that created the run: retrieval binds nothing to it but its id.
   const key: AuthenticatedKey = { id: run.key_id, name: '', scope: { kind: 'cluster' } };
   try {
     let i = 0;
     let queries: string[];
-    if (stages[i]?.stage === 'plan') step(i++);
+    if (stages[i]?.stage === 'plan') await step(i++);
     queries = planQueries(body, run.image_text);
-    step(i++); // retrieve
+    await step(i++); // retrieve
     const evidence = await retrieveEvidence(s, key, col, body, queries, `req_${run.id}`);
-    step(i++); // read
-    step(i++); // synthesize
+    await step(i++); // read
+    await step(i++); // synthesize
     const produced = await produceAnswer(await s.generator(), body, evidence, run.deadline_at, signal);
     let { answer, sources } = produced;
     if (stages[i]?.stage === 'verify') {
-      step(i++);
+      await step(i++);
       ({ answer, sources } = verifyCitations(answer, sources));
     }
     if (signal.aborted) throw new RunEnded();
-    finishResearch(s.db, run.rid, {
+    await s.write(() => finishResearch(s.db, run.rid, {
       status: 'succeeded',
       answer,
       sources: body.return_sources ? JSON.stringify(sources) : null,
       usage: JSON.stringify({ credits: creditsFor(queries.length, evidence.passagesConsidered) }),
       now: now(),
-    });
+    }));
   } catch (err) {
     if (err instanceof RunEnded || signal.aborted) return;
     const mapped = asServiceError(err);
     if (mapped instanceof TroveError) {
       // decisions.md §4: a run past its time limit fails with deadline_exceeded.
       const code = mapped.details.reason === 'deadline_exceeded' ? 'deadline_exceeded' : mapped.code;
-      return void fail(code, mapped.message, mapped.retryable);
+      return void (await fail(code, mapped.message, mapped.retryable));
     }
     throw err;
   } finally {

@@ -3,6 +3,7 @@
 import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
 import type { Db } from '../../store/db.js';
+import type { WriteFn } from '../../store/writer.js';
 import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
 import { dropVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
@@ -170,19 +171,47 @@ function commitIndexed(db: Db, col: CollectionRow, fileRid: number, result: Extr
 }
 
 /** Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly. */
-export function startIndexJobs(db: Db, jobs: JobRow[]): void {
+export async function startIndexJobs(db: Db, write: WriteFn, jobs: JobRow[]): Promise<void> {
   const now = nowIso();
-  db.transaction(() => {
+  await write(() => {
     for (const job of jobs) {
       if (job.type !== 'index_file' || job.file_rid === null) continue;
       const file = getFileByRid(db, job.file_rid);
       if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
     }
-  }).immediate();
+  });
 }
 
-/** Runs a batch of index_file jobs and commits their results in one transaction. */
-export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean, embedding: Embedding | null): Promise<void> {
+/**
+ * Passages one indexing transaction writes at most (a single bigger file still commits whole): the
+ * write token goes back between transactions, so a write of the HTTP thread waits for one short
+ * transaction, not for a whole batch.
+ */
+const PASSAGES_PER_COMMIT = 2_000;
+
+/** Splits results into runs of whole files of at most PASSAGES_PER_COMMIT passages (a bigger file alone). */
+export function commitGroups<T>(items: T[], passagesOf: (item: T) => number, limit = PASSAGES_PER_COMMIT): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const n = passagesOf(item);
+    if (current.length > 0 && size + n > limit) {
+      groups.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(item);
+    size += n;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.length : 0);
+
+/** Runs a batch of index_file jobs and commits their results in a few short transactions. */
+export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean, embedding: Embedding | null): Promise<void> {
   const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
   for (const job of jobs) {
     const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
@@ -191,45 +220,51 @@ export async function runIndexJobs(db: Db, cfg: PipelineConfig, jobs: JobRow[], 
     const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, col, embedding) : null;
     results.push({ job, file, result });
   }
-  const now = nowIso();
-  db.transaction(() => {
-    for (const { job, file, result } of results) {
-      if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
-      const fresh = file ? getFileByRid(db, file.rid) : undefined;
-      if (!result || !fresh || fresh.deleted_at || fresh.version_id !== job.version_id) {
-        finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
-        continue;
+  for (const group of commitGroups(results, (r) => passageCount(r.result))) {
+    const now = nowIso();
+    await write(() => {
+      const bumped = new Set<number>();
+      for (const { job, file, result } of group) {
+        if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
+        const fresh = file ? getFileByRid(db, file.rid) : undefined;
+        if (!result || !fresh || fresh.deleted_at || fresh.version_id !== job.version_id) {
+          finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
+          continue;
+        }
+        const col = getCollectionByRid(db, fresh.collection_rid)!;
+        if (result.ok) {
+          commitIndexed(db, col, fresh.rid, result, embedding);
+          markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
+          bumped.add(fresh.collection_rid);
+          finishJob(db, job.rid, 'succeeded', now);
+        } else {
+          // The previous version's passages must not outlive it: a failed file contributes nothing.
+          deletePassages(db, fresh.collection_rid, fresh.rid);
+          setFileStatus(db, fresh.rid, 'failed', now, { code: result.code, message: result.message });
+          finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
+        }
       }
-      const col = getCollectionByRid(db, fresh.collection_rid)!;
-      if (result.ok) {
-        commitIndexed(db, col, fresh.rid, result, embedding);
-        markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
-        bumpGeneration(db, fresh.collection_rid);
-        finishJob(db, job.rid, 'succeeded', now);
-      } else {
-        // The previous version's passages must not outlive it: a failed file contributes nothing.
-        deletePassages(db, fresh.collection_rid, fresh.rid);
-        setFileStatus(db, fresh.rid, 'failed', now, { code: result.code, message: result.message });
-        finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
-      }
-    }
-  }).immediate();
+      // One new index generation per collection per transaction, not per file.
+      for (const rid of bumped) bumpGeneration(db, rid);
+    });
+  }
 }
 
-export function runDeleteFileJob(db: Db, job: JobRow): void {
-  db.transaction(() => {
+export async function runDeleteFileJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
+  await write(() => {
     if (jobStatus(db, job.rid) !== 'running') return;
     if (job.file_rid !== null && job.collection_rid !== null) {
       deletePassages(db, job.collection_rid, job.file_rid);
       bumpGeneration(db, job.collection_rid);
     }
     finishJob(db, job.rid, 'succeeded', nowIso());
-  }).immediate();
+  });
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
 export async function runReindexJob(
   db: Db,
+  write: WriteFn,
   cfg: PipelineConfig,
   job: JobRow,
   isCanceled: (jobId: string) => boolean,
@@ -241,10 +276,10 @@ export async function runReindexJob(
   // A reindex is how a collection moves to the daemon's current model: vectors of another model are
   // dropped (never reused), and new files are accepted under the new model from now on.
   if (start && embedding && processingOf(start).semantic && start.embedding_model !== embedding.modelId) {
-    db.transaction(() => {
+    await write(() => {
       dropVectors(db, start.rid);
       setEmbeddingModel(db, start.rid, embedding.modelId);
-    }).immediate();
+    });
   }
   for (;;) {
     if (isCanceled(job.id) || jobStatus(db, job.rid) !== 'running') return 'done';
@@ -260,7 +295,7 @@ export async function runReindexJob(
       results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, col, embedding) });
     }
     const now = nowIso();
-    db.transaction(() => {
+    await write(() => {
       for (const { rid, versionId, result } of results) {
         const fresh = getFileByRid(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
@@ -273,15 +308,15 @@ export async function runReindexJob(
         }
       }
       bumpGeneration(db, col.rid);
-    }).immediate();
+    });
   }
-  db.transaction(() => finishJob(db, job.rid, 'succeeded', nowIso())).immediate();
+  await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }
 
 /** Deleted collections and namespaces keep their data for the recovery window; their pending work stops. */
-export function runDeleteContainerJob(db: Db, job: JobRow): void {
-  db.transaction(() => {
+export async function runDeleteContainerJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
+  await write(() => {
     if (jobStatus(db, job.rid) !== 'running') return;
     const now = nowIso();
     if (job.type === 'delete_collection' && job.collection_rid !== null) cancelCollectionJobs(db, job.collection_rid, now, job.rid);
@@ -289,7 +324,7 @@ export function runDeleteContainerJob(db: Db, job: JobRow): void {
       for (const rid of allCollectionRids(db, job.namespace_rid)) cancelCollectionJobs(db, rid, now, job.rid);
     }
     finishJob(db, job.rid, 'succeeded', now);
-  }).immediate();
+  });
 }
 
 const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived; add the file again to get a new one.';
@@ -298,15 +333,15 @@ const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived;
  * A file whose upload URL expired before its bytes arrived would stay pending forever and keep its
  * collection `indexing`; it fails instead, and a new upload (adding the path again) starts over.
  */
-export function expireUploads(db: Db, uploadTtlMs: number): number {
+export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number): Promise<number> {
   const cutoff = new Date(Date.now() - uploadTtlMs).toISOString();
   const expired = expiredWaitingUploads(db, cutoff);
   if (expired.length === 0) return 0;
   const now = nowIso();
   const error = { code: 'upload_expired', message: UPLOAD_EXPIRED_MESSAGE };
-  db.transaction(() => {
+  await write(() => {
     for (const { version_id, file_rid } of expired) failWaitingUpload(db, version_id, file_rid, 'expired', error, now);
-  }).immediate();
+  });
   return expired.length;
 }
 

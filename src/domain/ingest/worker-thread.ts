@@ -3,6 +3,8 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
+import { WriteGate } from '../../store/write-gate.js';
+import { Writer } from '../../store/writer.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
@@ -12,6 +14,8 @@ import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, r
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
   dbFile: string;
+  /** The daemon's write token (src/store/write-gate.ts): this thread writes only while it holds it. */
+  writeGate: SharedArrayBuffer;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
   batchSize: number;
 }
@@ -23,6 +27,8 @@ export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopp
 const init = workerData as WorkerInit;
 const port = parentPort!;
 const db = openDatabase(init.dbFile);
+const writer = new Writer(db, new WriteGate(init.writeGate), 'worker');
+const write = <T>(change: () => T): Promise<T> => writer.write(change);
 const canceled = new Set<string>();
 let stopping = false;
 let wake: (() => void) | null = null;
@@ -66,10 +72,10 @@ async function loop(): Promise<void> {
   while (!stopping) {
     if (Date.now() - lastExpiry > Math.min(init.uploadTtlMs / 4, 60_000)) {
       lastExpiry = Date.now();
-      expireUploads(db, init.uploadTtlMs);
+      await expireUploads(db, write, init.uploadTtlMs);
     }
     drainMessages();
-    const jobs = claimJobs(db, init.batchSize, nowIso());
+    const jobs = await write(() => claimJobs(db, init.batchSize, nowIso()));
     if (jobs.length === 0) {
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
@@ -77,14 +83,14 @@ async function loop(): Promise<void> {
     }
     const indexJobs = jobs.filter((j) => j.type === 'index_file');
     if (indexJobs.length > 0) {
-      startIndexJobs(db, indexJobs);
-      await runIndexJobs(db, init, indexJobs, isCanceled, embedding);
+      await startIndexJobs(db, write, indexJobs);
+      await runIndexJobs(db, write, init, indexJobs, isCanceled, embedding);
     }
     for (const job of jobs) {
-      if (job.type === 'delete_file') runDeleteFileJob(db, job);
-      else if (job.type === 'delete_collection' || job.type === 'delete_namespace') runDeleteContainerJob(db, job);
-      else if (job.type === 'reindex_collection') await runReindexJob(db, init, job, isCanceled, () => stopping, embedding);
-      else if (job.type === 'apply_access_rule') runApplyAccessRuleJob(db, job);
+      if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
+      else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
+      else if (job.type === 'reindex_collection') await runReindexJob(db, write, init, job, isCanceled, () => stopping, embedding);
+      else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
     }
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
   }
@@ -94,7 +100,8 @@ loop()
   .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err) } satisfies FromWorker))
   // The OCR engine runs threads of its own; they would keep this thread alive.
   .finally(() => shutdownOcr().catch(() => undefined))
-  .finally(() => {
+  .finally(async () => {
+    await writer.drained();
     db.close();
     port.postMessage({ type: 'stopped' } satisfies FromWorker);
     port.close();

@@ -90,13 +90,12 @@ function matches(w: WebhookRow, type: string, collectionId: string | null): bool
 }
 
 /** Turns new outbox events into deliveries. Returns how many deliveries were made. */
-export function fanOut(s: Services, batch = 500): number {
+export async function fanOut(s: Services, batch = 500): Promise<number> {
   let made = 0;
   // A cheap look first, so an idle daemon does not take the write lock on every tick.
   const seen = latestEventRid(s.db);
   if (!enabledWebhooks(s.db).some((w) => w.cursor_rid < seen)) return 0;
-  s.db
-    .transaction(() => {
+  await s.write(() => {
       const upto = latestEventRid(s.db);
       const nowMs = Date.now();
       for (const w of enabledWebhooks(s.db)) {
@@ -127,8 +126,7 @@ export function fanOut(s: Services, batch = 500): number {
         }
         updateWebhook(s.db, w.rid, { cursor_rid: rows.length === batch ? rows.at(-1)!.rid : upto });
       }
-    })
-    .immediate();
+    });
   return made;
 }
 
@@ -157,12 +155,11 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
     const result = await postOnce(w.url, d.body, signedHeaders(d.event_id, d.body, liveSecrets(w)), { allowInsecure: cfg.allowInsecure, timeoutMs: cfg.timeoutMs, signal: shutdown.signal });
     // Cut short by stop(): not an attempt; the delivery stays pending and is sent again after a restart.
     if (shutdown.signal.aborted) return;
-    settle(d.rid, result);
+    await settle(d.rid, result);
   }
 
-  function settle(deliveryRid: number, result: PostResult): void {
-    s.db
-      .transaction(() => {
+  async function settle(deliveryRid: number, result: PostResult): Promise<void> {
+    await s.write(() => {
         const d = findDeliveryByRid(s.db, deliveryRid);
         if (!d) return; // deleted with its webhook meanwhile
         const nowMs = Date.now();
@@ -197,8 +194,7 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
           failPendingDeliveries(s.db, w.rid, now);
           log?.warn?.('webhook turned off', { webhook: w.id, reason: outcome.kind === 'failed' && outcome.disable ? 'receiver answered 410' : 'no 2xx answer for 72 hours' });
         }
-      })
-      .immediate();
+      });
   }
 
   function launchDue(): void {
@@ -217,11 +213,11 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
     }
   }
 
-  function sweep(): void {
+  async function sweep(): Promise<void> {
     const nowMs = Date.now();
     if (nowMs - lastSweep < 3600_000) return;
     lastSweep = nowMs;
-    deleteDeliveriesBefore(s.db, new Date(nowMs - DELIVERY_RETENTION_MS).toISOString());
+    await s.write(() => deleteDeliveriesBefore(s.db, new Date(nowMs - DELIVERY_RETENTION_MS).toISOString()));
   }
 
   function isIdle(): boolean {
@@ -234,9 +230,9 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
     while (!stopped) {
       try {
         if (s.ready()) {
-          fanOut(s);
+          await fanOut(s);
           launchDue();
-          sweep();
+          await sweep();
           if (isIdle()) {
             const waiters = idleWaiters;
             idleWaiters = [];

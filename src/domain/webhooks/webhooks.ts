@@ -118,8 +118,7 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
   await checkReceiverUrl(input.url, webhookConfig(s));
   const secret = mintWebhookSecret();
   const now = nowIso();
-  const row = s.db
-    .transaction(() =>
+  const row = await s.write(() =>
       insertWebhook(s.db, {
         id: newId('whk'),
         namespace_rid: ns.rid,
@@ -142,8 +141,7 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
         // A webhook sees what its creator may read (src/domain/event-audience.ts).
         created_by_key_id: key.id,
       }),
-    )
-    .immediate();
+    );
   return { webhook: presentWebhook(row), secret };
 }
 
@@ -194,8 +192,7 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
     changes.bucket_ids = b === null ? null : JSON.stringify(b);
   }
   const now = nowIso();
-  const row = s.db
-    .transaction(() => {
+  const row = await s.write(() => {
       const current = findWebhook(s.db, ns.rid, w.id);
       if (!current) throw new TroveError('not_found', `Webhook '${w.id}' not found in workspace '${ns.name}'.`);
       if (input.enabled === false && current.enabled === 1) {
@@ -213,24 +210,22 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
       changes.updated_at = now;
       updateWebhook(s.db, current.rid, changes);
       return findWebhook(s.db, ns.rid, w.id)!;
-    })
-    .immediate();
+    });
   if (row.enabled === 1) wakeDispatcher(s);
   return presentWebhook(row);
 }
 
-export function removeWebhook(s: Services, w: WebhookRow): void {
-  s.db.transaction(() => deleteWebhook(s.db, w.rid)).immediate();
+export async function removeWebhook(s: Services, w: WebhookRow): Promise<void> {
+  await s.write(() => deleteWebhook(s.db, w.rid));
 }
 
-export function rotateSecret(s: Services, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): { webhook: WebhookView; secret: string } {
+export async function rotateSecret(s: Services, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): Promise<{ webhook: WebhookView; secret: string }> {
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_S) {
     throw new TroveError('invalid_request', `previousSecretExpiresInSeconds must be an integer from 0 to ${MAX_ROTATION_OVERLAP_S}.`);
   }
   const secret = mintWebhookSecret();
   const now = nowIso();
-  const row = s.db
-    .transaction(() => {
+  const row = await s.write(() => {
       const current = findWebhookByRidOrThrow(s, w);
       // The secret being replaced becomes the previous one; an older previous secret still in its
       // overlap stops at once (only two secrets are ever live).
@@ -241,8 +236,7 @@ export function rotateSecret(s: Services, w: WebhookRow, overlapSeconds: number 
         updated_at: now,
       });
       return findWebhookByRidOrThrow(s, w);
-    })
-    .immediate();
+    });
   return { webhook: presentWebhook(row), secret };
 }
 
@@ -272,7 +266,7 @@ export interface ReplayInput {
  * Sends logged deliveries again: same event ID and body, new timestamp and signature, a new round of
  * up to 10 attempts. A delivery still pending stays queued once (and counts as replayed).
  */
-export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): { replayed: number } {
+export async function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): Promise<{ replayed: number }> {
   // workspace-api.md, replay: "On a webhook that is off: 409 webhook_disabled; turn it on first",
   // whatever the body selects (checked again below, in the transaction that replays).
   if (w.enabled !== 1) throw webhookDisabled();
@@ -290,8 +284,7 @@ export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): {
   }
   const since = input.since === undefined ? undefined : new Date(input.since).toISOString();
   const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
-  const count = s.db
-    .transaction(() => {
+  const count = await s.write(() => {
       const current = findWebhookByRidOrThrow(s, w);
       if (current.enabled !== 1) throw webhookDisabled();
       const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds });
@@ -302,8 +295,7 @@ export function replayWebhook(s: Services, w: WebhookRow, input: ReplayInput): {
         updateDelivery(s.db, d.rid, { status: 'pending', attempts: d.attempts, round_attempts: 0, next_attempt_ms: nowMs, updated_at: now });
       }
       return rows.length;
-    })
-    .immediate();
+    });
   wakeDispatcher(s);
   return { replayed: count };
 }

@@ -1,0 +1,132 @@
+// The one way a thread writes to the store (issue 15, "One writer"): take the data dir's write
+// token (write-gate.ts), run the change in a transaction, let the token go.
+//
+// - When the token is free, the change runs at once, in the caller's tick: what the caller read
+//   just before is still true when it writes.
+// - When another thread holds it, the change waits in a queue (a promise; the event loop goes on),
+//   and everything queued meanwhile commits in ONE transaction (group commit), each change in its
+//   own savepoint so that one change's error undoes only that change and rejects only its promise.
+// - A promise resolves only after COMMIT: a 202 sent after `await write(...)` is for a committed row.
+//
+// Outside a write the connection is `query_only`: a write that does not come through here fails
+// at once ("attempt to write a readonly database") instead of taking SQLite's lock behind the
+// token's back, so a forgotten call site shows in the tests, not as a stall in production.
+import type { Db } from './db.js';
+import type { GateHolder, WriteGate } from './write-gate.js';
+
+interface Queued {
+  change: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** How a layer above the store writes: a synchronous change in, its committed result out. */
+export type WriteFn = <T>(change: () => T) => Promise<T>;
+
+/** Changes committed together at most; a queue longer than this commits in several transactions. */
+const GROUP_LIMIT = 256;
+
+export class Writer {
+  private readonly queue: Queued[] = [];
+  private flushing = false;
+  private writing = false;
+  private idle: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly gate: WriteGate,
+    private readonly holder: GateHolder,
+  ) {
+    this.lock();
+  }
+
+  /**
+   * Runs `change` (synchronous; it must not call `write` itself) in a write transaction and
+   * resolves with its result once committed.
+   */
+  write<T>(change: () => T): Promise<T> {
+    if (this.writing) return Promise.reject(new Error('Writer.write was called inside a change; call the store functions directly instead.'));
+    if (this.queue.length === 0 && !this.flushing && this.gate.tryAcquire(this.holder)) {
+      try {
+        return Promise.resolve(this.runAlone(change));
+      } catch (err) {
+        return Promise.reject(err);
+      } finally {
+        this.gate.release(this.holder);
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ change, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) this.idle = this.flush();
+    });
+  }
+
+  /** Resolves once every write queued so far has committed or failed. */
+  drained(): Promise<void> {
+    return this.idle;
+  }
+
+  /** Writes before the daemon serves (migrations, recovery) run without the token; after this they cannot. */
+  private lock(): void {
+    this.db.pragma('query_only = ON');
+  }
+
+  private unlock(): void {
+    this.db.pragma('query_only = OFF');
+  }
+
+  private runAlone<T>(change: () => T): T {
+    this.unlock();
+    this.writing = true;
+    try {
+      return this.db.transaction(change).immediate();
+    } finally {
+      this.writing = false;
+      this.lock();
+    }
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0) {
+        await this.gate.acquire(this.holder);
+        const group = this.queue.splice(0, GROUP_LIMIT);
+        let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+        try {
+          this.unlock();
+          this.writing = true;
+          this.db.exec('BEGIN IMMEDIATE');
+          for (const item of group) {
+            this.db.exec('SAVEPOINT trove_change');
+            try {
+              const value = item.change();
+              this.db.exec('RELEASE trove_change');
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              this.db.exec('ROLLBACK TO trove_change');
+              this.db.exec('RELEASE trove_change');
+              outcomes.push({ ok: false, error });
+            }
+          }
+          this.db.exec('COMMIT');
+        } catch (error) {
+          // BEGIN or COMMIT itself failed: nothing of the group was written.
+          if (this.db.inTransaction) this.db.exec('ROLLBACK');
+          outcomes = group.map(() => ({ ok: false, error }));
+        } finally {
+          this.writing = false;
+          this.lock();
+          this.gate.release(this.holder);
+        }
+        group.forEach((item, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.ok) item.resolve(outcome.value);
+          else item.reject(outcome.error);
+        });
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+}
