@@ -3,6 +3,8 @@
 //   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]   (--help: usage)
 //   npm run bench -- --only formats      extraction throughput per format (fixtures/build.mjs)
 //   npm run bench -- --only fixture [--runs N]  startTrove() start and first semantic search; model load shipped/cold/warm
+//   npm run bench -- --only ingest [--runs N]   SciFact through the API to all ready vs a node:http + FTS5 floor
+//   npm run bench -- --only load         search and /health latency, idle and under a second SciFact ingest
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -15,6 +17,8 @@ import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { benchSearchFloor } from './search-floor.js';
+import { benchIngestFloor } from './ingest-floor.js';
+import { benchIngestLoad } from './ingest-load.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
@@ -25,20 +29,25 @@ const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] 
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale
+  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale | ingest | load
                 (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
+                (ingest: the data set, one POST per doc from 16 clients, to all ready: a keyword-only and a
+                 semantic collection, each in a fresh daemon, vs bench/floor-ingest.mjs, node:http with one
+                 transaction per doc into FTS5; medians over --runs, default 3 here, and the ratios)
+                (load: one daemon; keyword search p50/p95 and /health p99/max idle, then while a second
+                 ingest of the data set runs to all ready; the load/idle p95 ratio)
                 (default: startup, chunk and beir)
-  --data DIR    a BEIR data set with corpus.jsonl, queries.jsonl, qrels/ (chunk, beir, semantic-scale)
+  --data DIR    a BEIR data set with corpus.jsonl, queries.jsonl, qrels/ (chunk, beir, search, semantic-scale, ingest, load)
                 default ${defaults.data}${existsSync(join(defaults.data, 'corpus.jsonl')) ? '' : ' (MISSING: no corpus.jsonl there)'}
                 others next to it: ${resolve(defaults.data, '..')}/{scifact,cranfield,cisi}
   --eval FILE   the BEIR evaluation script (beir)
                 default ${defaults.eval}${existsSync(defaults.eval) ? '' : ' (MISSING)'}
-  --runs N      repetitions for startup and fixture (default 10); startup prints the median
+  --runs N      repetitions for startup and fixture (default 10) and ingest (default 3); startup prints the median
                 spawn → first answered /health of trove and of a bare node:http + SQLite floor
                 (bench/floor-startup.mjs), and their ratio
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale'];
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale', 'ingest', 'load'];
 let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
@@ -46,7 +55,7 @@ try {
       only: { type: 'string' },
       data: { type: 'string', default: defaults.data },
       eval: { type: 'string', default: defaults.eval },
-      runs: { type: 'string', default: '10' },
+      runs: { type: 'string' }, // default 10, or 3 for ingest: see below
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -63,11 +72,13 @@ if (args.only !== undefined && !BENCHES.includes(args.only)) {
   process.stderr.write(`Unknown bench '${args.only}'.\n\n${usage}`);
   process.exit(2);
 }
+const runsGiven = args.runs !== undefined;
+args.runs ??= '10';
 if (!(Number(args.runs) >= 1)) {
   process.stderr.write(`--runs must be a number from 1, got '${args.runs}'.\n`);
   process.exit(2);
 }
-const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale'].includes(args.only);
+const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale', 'ingest', 'load'].includes(args.only);
 if (needsData && !existsSync(join(args.data!, 'corpus.jsonl'))) {
   process.stderr.write(`bench: no data set at ${args.data} (expected corpus.jsonl there; the BEIR sets live in ${resolve(defaults.data, '..')}): pass --data DIR. Benches that need it are skipped.\n`);
 }
@@ -355,3 +366,5 @@ if (!only || only === 'chunk') benchChunk();
 if (!only || only === 'beir') await benchBeir();
 if (only === 'semantic-scale') await benchSemanticScale();
 if (only === 'search') await benchSearchFloor({ data: args.data!, startDaemon, queries: Number(args.runs) > 10 ? Number(args.runs) : undefined });
+if (only === 'ingest') await benchIngestFloor({ data: args.data!, startDaemon, floorScript: join(root, 'bench', 'floor-ingest.mjs'), runs: runsGiven ? Number(args.runs) : 3 });
+if (only === 'load') await benchIngestLoad({ data: args.data!, startDaemon });
