@@ -59,12 +59,12 @@ t.test('an event exists only for a change that committed', async (t) => {
   await seedCollection(f, 'ev2', 'docs');
   const count = () => (f.rt.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
   const before = count();
-  t.throws(() =>
-    f.rt.db.transaction(() => {
+  await t.rejects(
+    f.rt.services.write(() => {
       enqueue(f.rt.db, { type: 'reindex_collection', namespace_rid: null, collection_rid: null, namespace: null, collection: null, file_rid: null, file_id: null, version_id: null });
       t.equal(count(), before + 1, 'the event is written inside the transaction');
       throw new Error('roll back');
-    })(),
+    }),
   );
   t.equal(count(), before, 'and is gone with the rolled-back change');
   const bad = await f.call('POST', '/namespaces/ev2/collections/docs/files', { path: 'no-slash', source: { type: 'inline', text: 'x' } });

@@ -2,6 +2,7 @@
 // page must be exactly the head of a large one, deep pages through cursors must match it too, and
 // passages of files that are not ready must still be skipped (the window then grows).
 import t from 'tap';
+import { setFileStatus } from '../src/store/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;
@@ -45,10 +46,16 @@ t.test('a page is the head of a larger window, and cursors page through it exact
   // Files that are not ready drop out of the window; the window grows until the page is full.
   const top = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
   const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
-  await f.rt.services.write(() => f.rt.services.db.prepare(`UPDATE files SET status = 'indexing' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden));
+  // Through the store, as the indexer does: the collection's file counters follow (migration v11).
+  const setStatus = (status: 'indexing' | 'ready') => {
+    const db = f.rt.services.db;
+    const rids = db.prepare(`SELECT rid FROM files WHERE deleted_at IS NULL AND path IN (${hidden.map(() => '?').join(',')})`).all(...hidden) as { rid: number }[];
+    return f.rt.services.write(() => rids.forEach((r) => setFileStatus(db, r.rid, status, new Date().toISOString())));
+  };
+  await setStatus('indexing');
   const rest = top.filter((r) => !hidden.includes(r.path));
   const small = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 5, result_unit: 'passage' })).body;
   t.same(strip(small.results), strip(rest.slice(0, 5)), 'the page skips passages of files not ready, in the same order');
   t.ok(small.warnings.some((w: { code: string }) => w.code === 'indexing_in_progress'), 'and warns that files are being indexed');
-  await f.rt.services.write(() => f.rt.services.db.prepare(`UPDATE files SET status = 'ready' WHERE path IN (${hidden.map(() => '?').join(',')})`).run(...hidden));
+  await setStatus('ready');
 });

@@ -36,7 +36,7 @@ export interface OperatorDeps {
   log: OperatorLog;
   /** The daemon's environment, where TROVE_* overrides of config.json live. */
   env?: NodeJS.ProcessEnv;
-  /** How often the event stream looks at the outbox (written by SQLite triggers). */
+  /** How often the event stream looks at the outbox (written with each change, src/store/events.ts). */
   eventPollMs?: number;
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
@@ -24,6 +25,7 @@ export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'delet
      VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
   ).get(row) as CollectionRow;
   db.exec(createFtsTableSql(created.rid));
+  appendEvent(db, 'collection.updated', created.rid);
   return created;
 }
 
@@ -53,22 +55,31 @@ export function liveCollectionRids(db: Db, namespaceRid: number): number[] {
   return (stmt(db, 'SELECT rid FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL').all(namespaceRid) as { rid: number }[]).map((r) => r.rid);
 }
 
+/** Reports the change (collection.updated) when a field its resource shows changed. */
 export function updateCollection(db: Db, rid: number, fields: { display_name: string | null; processing: string; access_control: string }, now: string): CollectionRow {
-  return stmt(db, 'UPDATE collections SET display_name = ?, processing = ?, access_control = ?, updated_at = ? WHERE rid = ? RETURNING *').get(
+  const before = getCollectionByRid(db, rid);
+  const updated = stmt(db, 'UPDATE collections SET display_name = ?, processing = ?, access_control = ?, updated_at = ? WHERE rid = ? RETURNING *').get(
     fields.display_name,
     fields.processing,
     fields.access_control,
     now,
     rid,
   ) as CollectionRow;
+  if (before && (before.display_name !== updated.display_name || before.processing !== updated.processing || before.access_control !== updated.access_control)) {
+    appendEvent(db, 'collection.updated', rid);
+  }
+  return updated;
 }
 
 export function markCollectionDeleted(db: Db, rid: number, now: string): void {
+  const before = stmt(db, 'SELECT deleted_at FROM collections WHERE rid = ?').get(rid) as { deleted_at: string | null } | undefined;
   stmt(db, 'UPDATE collections SET deleted_at = ?, updated_at = ? WHERE rid = ?').run(now, now, rid);
+  if (before && before.deleted_at !== now) appendEvent(db, 'collection.updated', rid);
 }
 
+/** A new index generation (each indexing batch): reported, as the collection's resource changed. */
 export function bumpGeneration(db: Db, rid: number): void {
-  stmt(db, 'UPDATE collections SET generation = generation + 1 WHERE rid = ?').run(rid);
+  if (stmt(db, 'UPDATE collections SET generation = generation + 1 WHERE rid = ?').run(rid).changes === 1) appendEvent(db, 'collection.updated', rid);
 }
 
 export interface FileCounts {
@@ -78,30 +89,33 @@ export interface FileCounts {
   failed: number;
 }
 
+/**
+ * A collection's living files by status, from its counters (migration v11): kept by every change of
+ * a file's status or deletion (moveFileCount), never counted over the files.
+ */
 export function fileCounts(db: Db, collectionRid: number): FileCounts {
-  const rows = stmt(db, 'SELECT status, count(*) AS n FROM files WHERE collection_rid = ? AND deleted_at IS NULL GROUP BY status').all(collectionRid) as {
-    status: string;
-    n: number;
-  }[];
-  const counts: FileCounts = { pending: 0, indexing: 0, ready: 0, failed: 0 };
-  for (const r of rows) if (r.status in counts) counts[r.status as keyof FileCounts] = r.n;
-  return counts;
+  const row = stmt(db, 'SELECT files_pending AS pending, files_indexing AS indexing, files_ready AS ready, files_failed AS failed FROM collections WHERE rid = ?').get(collectionRid) as
+    | FileCounts
+    | undefined;
+  return row ?? { pending: 0, indexing: 0, ready: 0, failed: 0 };
 }
 
 /**
- * fileCounts for the search path, without a pass over every ready file: the other states are
- * counted exactly (few files outside of an ingest), `ready` is only 0 or 1 (whether any file is
- * ready), which is all a search's state rules and index generation ask of it.
+ * Moves one living file between the counters: out of `from` (its status before, null: it was not
+ * living, or is new), into `to` (its status now, null: it is no longer living). A status without a
+ * counter ('deleting') counts nowhere. Returns the collection's busy files (pending + indexing) after.
  */
-export function fileStatesForSearch(db: Db, collectionRid: number): FileCounts {
-  const rows = stmt(
+export function moveFileCount(db: Db, collectionRid: number, from: string | null, to: string | null): number {
+  const row = stmt(
     db,
-    "SELECT status, count(*) AS n FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND status IN ('pending', 'indexing', 'failed') GROUP BY status",
-  ).all(collectionRid) as { status: string; n: number }[];
-  const anyReady = stmt(db, "SELECT EXISTS (SELECT 1 FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND status = 'ready') AS r").get(collectionRid) as { r: number };
-  const counts: FileCounts = { pending: 0, indexing: 0, ready: anyReady.r, failed: 0 };
-  for (const r of rows) if (r.status in counts) counts[r.status as keyof FileCounts] = r.n;
-  return counts;
+    `UPDATE collections SET
+       files_pending = files_pending + (@to IS 'pending') - (@from IS 'pending'),
+       files_indexing = files_indexing + (@to IS 'indexing') - (@from IS 'indexing'),
+       files_ready = files_ready + (@to IS 'ready') - (@from IS 'ready'),
+       files_failed = files_failed + (@to IS 'failed') - (@from IS 'failed')
+     WHERE rid = @rid RETURNING files_pending + files_indexing AS busy`,
+  ).get({ rid: collectionRid, from, to }) as { busy: number } | undefined;
+  return row?.busy ?? 0;
 }
 
 /** Every collection of a namespace, deleted ones included (namespace deletion stops their work). */
@@ -120,6 +134,10 @@ export function findDeletedCollection(db: Db, namespaceRid: number, ref: string)
     | undefined;
 }
 
+/** Its files were never touched by the deletion, so its counters hold as they were. */
 export function restoreCollection(db: Db, rid: number, now: string): CollectionRow {
-  return stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as CollectionRow;
+  const before = stmt(db, 'SELECT deleted_at FROM collections WHERE rid = ?').get(rid) as { deleted_at: string | null } | undefined;
+  const restored = stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as CollectionRow;
+  if (before && before.deleted_at !== null) appendEvent(db, 'collection.updated', rid);
+  return restored;
 }

@@ -1,6 +1,98 @@
-// The outbox (src/store/migrations.ts v6): rows written by triggers, read here.
+// The outbox (src/store/migrations.ts v6, v11): one row per change of a job, file, collection or
+// research run, written here by the store function that makes the change, in its transaction (so
+// none is lost on a crash and none exists for a change that rolled back), and read here.
 import type { Db } from './db.js';
 import { stmt } from './statements.js';
+
+export type EventType =
+  | 'job.updated'
+  | 'file.updated'
+  | 'file.ready'
+  | 'file.failed'
+  | 'file.deleted'
+  | 'object.indexed'
+  | 'object.indexing_failed'
+  | 'collection.updated'
+  | 'research.updated'
+  | 'research.progress';
+
+/**
+ * A collection's status from its row and file counters (src/domain/present.ts collectionStatus says
+ * the same in TypeScript): deleted → deleting; no living files → empty; any pending or indexing →
+ * indexing; otherwise ready, degraded (some failed) or failed (all failed).
+ */
+export function collectionStatusSql(c: string): string {
+  return `CASE WHEN ${c}.deleted_at IS NOT NULL THEN 'deleting'
+    WHEN ${c}.files_pending + ${c}.files_indexing + ${c}.files_ready + ${c}.files_failed = 0 THEN 'empty'
+    WHEN ${c}.files_pending + ${c}.files_indexing > 0 THEN 'indexing'
+    WHEN ${c}.files_failed = 0 THEN 'ready'
+    WHEN ${c}.files_ready > 0 THEN 'degraded'
+    ELSE 'failed' END`;
+}
+
+const EVENT_ID = "'evt_' || lower(hex(randomblob(10)))";
+const EVENT_AT = "strftime('%Y-%m-%dT%H:%M:%fZ')";
+
+// The data of each event: the resource as its GET shows it (the workspace object.* events their own
+// fields), built from the one row that changed. The JSON is the one the v6 triggers wrote, key for key.
+const JOB_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT ${EVENT_ID}, @type, namespace_rid, collection_rid, json_object(
+    'id', id, 'type', type, 'status', status, 'namespace', namespace, 'collection', collection, 'file_id', file_id,
+    'error', CASE WHEN error_code IS NULL THEN NULL ELSE json_object('code', error_code, 'message', error_message) END,
+    'created_at', created_at, 'updated_at', updated_at), ${EVENT_AT}
+  FROM jobs WHERE rid = @rid`;
+
+const FILE_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT ${EVENT_ID}, @type, c.namespace_rid, f.collection_rid, json_object(
+    'id', f.id, 'path', f.path, 'status', f.status,
+    'source', json_patch(json_object('type', f.source_type, 'content_type', f.content_type),
+      json_object('bytes', f.bytes, 'checksum', f.checksum, 'uri', f.uri)),
+    'metadata', json(f.metadata),
+    'error', CASE WHEN f.error_code IS NULL THEN NULL ELSE json_object('code', f.error_code, 'message', f.error_message) END,
+    'created_at', f.created_at, 'updated_at', f.updated_at), ${EVENT_AT}
+  FROM files f JOIN collections c ON c.rid = f.collection_rid WHERE f.rid = @rid`;
+
+const OBJECT_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT ${EVENT_ID}, @type, c.namespace_rid, f.collection_rid,
+    json_object('workspaceId', n.id, 'bucketId', c.id, 'key', f.path, 'versionId', f.version_id, 'fileId', f.id), ${EVENT_AT}
+  FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid WHERE f.rid = @rid`;
+
+// The file counts come from the collection's counters (kept with every change of a file's status or
+// deletion, src/store/files.ts), never from a count over its files.
+const COLLECTION_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
+  SELECT ${EVENT_ID}, @type, c.namespace_rid, c.rid, json_object(
+    'id', c.id, 'namespace', n.name, 'name', c.name, 'display_name', c.display_name,
+    'status', ${collectionStatusSql('c')},
+    'processing', json(c.processing), 'access_control', c.access_control,
+    'index_generation', CASE WHEN c.files_ready > 0 THEN 'gen-' || c.generation ELSE NULL END,
+    'file_counts', json_object('pending', c.files_pending, 'indexing', c.files_indexing, 'ready', c.files_ready, 'failed', c.files_failed),
+    'created_at', c.created_at, 'updated_at', c.updated_at), ${EVENT_AT}
+  FROM collections c JOIN namespaces n ON n.rid = c.namespace_rid WHERE c.rid = @rid`;
+
+// Research events carry the key that created the run: only it (or a cluster key) may see them.
+const RESEARCH_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, owner_key_id, data, created_at)
+  SELECT ${EVENT_ID}, @type, namespace_rid, collection_rid, key_id, json_object(
+    'id', id, 'namespace', namespace, 'collection', collection, 'status', status, 'mode', mode,
+    'progress', json(progress), 'answer', answer, 'sources', json(sources), 'image_description', image_description,
+    'usage', json(usage), 'error', json(error), 'created_at', created_at, 'updated_at', updated_at, 'completed_at', completed_at), ${EVENT_AT}
+  FROM research_runs WHERE rid = @rid`;
+
+function eventSql(type: EventType): string {
+  if (type.startsWith('job.')) return JOB_EVENT_SQL;
+  if (type.startsWith('file.')) return FILE_EVENT_SQL;
+  if (type.startsWith('object.')) return OBJECT_EVENT_SQL;
+  if (type.startsWith('collection.')) return COLLECTION_EVENT_SQL;
+  return RESEARCH_EVENT_SQL;
+}
+
+/**
+ * Appends one event about the row `rid` of the table its type names (jobs, files, collections,
+ * research_runs), as that row is now. Callers are the store functions that change those rows, inside
+ * the caller's transaction; the order of calls is the order of the events.
+ */
+export function appendEvent(db: Db, type: EventType, rid: number): void {
+  stmt(db, eventSql(type)).run({ type, rid });
+}
 
 export interface EventRow {
   rid: number;

@@ -1,4 +1,6 @@
+import { moveFileCount } from './collections.js';
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
 import { stmt } from './statements.js';
 
 export type FileStatus = 'pending' | 'indexing' | 'ready' | 'failed' | 'deleting';
@@ -43,26 +45,74 @@ export interface FileVersionRow {
 
 export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message' | 'governing_rule_rid' | 'access_job_rid' | 'notes'>;
 
+/** What a status change is about: a file's status and whether it is living (deleted_at null). */
+type FileState = Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'deleted_at'>;
+
+const BUSY: ReadonlySet<string> = new Set(['pending', 'indexing']);
+
+function fileState(db: Db, rid: number): FileState | undefined {
+  return stmt(db, 'SELECT rid, collection_rid, status, deleted_at FROM files WHERE rid = ?').get(rid) as FileState | undefined;
+}
+
+/**
+ * Every write of a file's status or deleted_at ends here, in its transaction: the collection's
+ * counters move (src/store/collections.ts moveFileCount), and the change is reported in the order
+ * the v6 triggers reported it: the collection first when it starts indexing (its first busy file)
+ * or settles (its last busy file ends), then file.updated and the status's own events.
+ * `before` is null for a new file.
+ */
+function fileChanged(db: Db, before: FileState | null, after: FileState): void {
+  const from = before !== null && before.deleted_at === null ? before.status : null;
+  const to = after.deleted_at === null ? after.status : null;
+  if (before !== null && from === to && before.status === after.status) return;
+  const busy = moveFileCount(db, after.collection_rid, from, to);
+  if (before !== null && before.status === after.status) return;
+  const busyOthers = busy - (to !== null && BUSY.has(to) ? 1 : 0);
+  if (before === null) {
+    if (busyOthers === 0) appendEvent(db, 'collection.updated', after.collection_rid);
+    appendEvent(db, 'file.updated', after.rid);
+    return;
+  }
+  const rebusy = after.status === 'pending' && !BUSY.has(before.status) && busyOthers === 0;
+  const settled = !BUSY.has(after.status) && BUSY.has(before.status) && busy === 0;
+  if (rebusy || settled) appendEvent(db, 'collection.updated', after.collection_rid);
+  appendEvent(db, 'file.updated', after.rid);
+  if (after.status === 'ready') {
+    appendEvent(db, 'file.ready', after.rid);
+    appendEvent(db, 'object.indexed', after.rid);
+  } else if (after.status === 'failed') {
+    appendEvent(db, 'file.failed', after.rid);
+    appendEvent(db, 'object.indexing_failed', after.rid);
+  } else if (after.status === 'deleting') {
+    appendEvent(db, 'file.deleted', after.rid);
+  }
+}
+
 export function insertFile(db: Db, row: NewFile): FileRow {
-  return stmt(
+  const file = stmt(
     db,
     `INSERT INTO files (id, collection_rid, path, status, source_type, declared_content_type, content_type, bytes, checksum, uri, metadata, version_id, created_at, updated_at)
      VALUES (@id, @collection_rid, @path, @status, @source_type, @declared_content_type, @content_type, @bytes, @checksum, @uri, @metadata, @version_id, @created_at, @updated_at)
      RETURNING *`,
   ).get(row) as FileRow;
+  fileChanged(db, null, file);
+  return file;
 }
 
 export type SourceFields = Pick<FileRow, 'source_type' | 'declared_content_type' | 'content_type' | 'bytes' | 'checksum' | 'uri' | 'version_id'>;
 
 /** A new version of the bytes: back to pending, the old error cleared. */
 export function replaceFileSource(db: Db, rid: number, source: SourceFields, metadata: string | null, now: string): FileRow {
-  return stmt(
+  const before = fileState(db, rid);
+  const file = stmt(
     db,
     `UPDATE files SET status = 'pending', source_type = @source_type, declared_content_type = @declared_content_type, content_type = @content_type,
        bytes = @bytes, checksum = @checksum, uri = @uri, version_id = @version_id, metadata = coalesce(@metadata, metadata),
        error_code = NULL, error_message = NULL, notes = NULL, updated_at = @now
      WHERE rid = @rid RETURNING *`,
   ).get({ ...source, metadata, now, rid }) as FileRow;
+  if (before) fileChanged(db, before, file);
+  return file;
 }
 
 export function insertFileVersion(db: Db, row: FileVersionRow): void {
@@ -108,10 +158,15 @@ export function updateFileMetadata(db: Db, rid: number, metadata: string, now: s
 }
 
 export function setFileStatus(db: Db, rid: number, status: FileStatus, now: string, error: { code: string; message: string } | null = null): void {
+  const before = fileState(db, rid);
+  if (!before) return;
   stmt(db, 'UPDATE files SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ?').run(status, error?.code ?? null, error?.message ?? null, now, rid);
+  fileChanged(db, before, { ...before, status });
 }
 
 export function markFileIndexed(db: Db, rid: number, versionId: string, contentType: string, now: string, notes: string[] = []): void {
+  const before = fileState(db, rid);
+  if (!before) return;
   stmt(db, "UPDATE files SET status = 'ready', indexed_version_id = ?, content_type = ?, notes = ?, error_code = NULL, error_message = NULL, updated_at = ? WHERE rid = ?").run(
     versionId,
     contentType,
@@ -119,10 +174,14 @@ export function markFileIndexed(db: Db, rid: number, versionId: string, contentT
     now,
     rid,
   );
+  fileChanged(db, before, { ...before, status: 'ready' });
 }
 
 export function markFileDeleted(db: Db, rid: number, now: string): void {
+  const before = fileState(db, rid);
+  if (!before) return;
   stmt(db, "UPDATE files SET status = 'deleting', deleted_at = ?, updated_at = ? WHERE rid = ?").run(now, now, rid);
+  fileChanged(db, before, { ...before, status: 'deleting', deleted_at: now });
 }
 
 export function liveFileRids(db: Db, collectionRid: number, afterRid: number, limit: number): { rid: number; version_id: string }[] {
@@ -135,7 +194,18 @@ export function liveFileRids(db: Db, collectionRid: number, afterRid: number, li
 
 /** Files a dead daemon left mid-indexing go back to pending; their jobs are re-queued alongside. */
 export function resetInterruptedFiles(db: Db, now: string): number {
-  return stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE status = 'indexing' AND deleted_at IS NULL").run(now).changes;
+  return resetIndexingFiles(db, null, now);
+}
+
+/** Living files mid-indexing, of one collection (or all: null), back to pending; how many. */
+export function resetIndexingFiles(db: Db, collectionRid: number | null, now: string): number {
+  const rows = (
+    collectionRid === null
+      ? stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE status = 'indexing' AND deleted_at IS NULL RETURNING rid, collection_rid").all(now)
+      : stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE collection_rid = ? AND deleted_at IS NULL AND status = 'indexing' RETURNING rid, collection_rid").all(now, collectionRid)
+  ) as { rid: number; collection_rid: number }[];
+  for (const r of rows) fileChanged(db, { ...r, status: 'indexing', deleted_at: null }, { ...r, status: 'pending', deleted_at: null });
+  return rows.length;
 }
 
 export function getFilesByRid(db: Db, rids: number[]): FileRow[] {

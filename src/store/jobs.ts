@@ -1,5 +1,13 @@
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
+import { resetIndexingFiles } from './files.js';
 import { stmt } from './statements.js';
+
+/** Each job a statement created or moved to another status reports it (job.updated), in the statement's order. */
+function reportJobs(db: Db, rows: { rid: number }[]): number {
+  for (const r of rows) appendEvent(db, 'job.updated', r.rid);
+  return rows.length;
+}
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 export type JobType = 'index_file' | 'delete_file' | 'reindex_collection' | 'delete_collection' | 'delete_namespace' | 'apply_access_rule';
@@ -27,12 +35,14 @@ export interface JobRow {
 export type NewJob = Pick<JobRow, 'id' | 'type' | 'namespace_rid' | 'collection_rid' | 'namespace' | 'collection' | 'file_rid' | 'file_id' | 'version_id' | 'runnable' | 'created_at'>;
 
 export function insertJob(db: Db, job: NewJob): JobRow {
-  return stmt(
+  const row = stmt(
     db,
     `INSERT INTO jobs (id, type, status, namespace_rid, collection_rid, namespace, collection, file_rid, file_id, version_id, runnable, created_at, updated_at)
      VALUES (@id, @type, 'queued', @namespace_rid, @collection_rid, @namespace, @collection, @file_rid, @file_id, @version_id, @runnable, @created_at, @created_at)
      RETURNING *`,
   ).get(job) as JobRow;
+  appendEvent(db, 'job.updated', row.rid);
+  return row;
 }
 
 export function getJob(db: Db, id: string): JobRow | undefined {
@@ -61,12 +71,14 @@ export function listJobs(
 
 /** Claims up to `limit` runnable queued jobs in one statement, so two claimers never share a job. */
 export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
-  return stmt(
+  const jobs = stmt(
     db,
     `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
      WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 ORDER BY rid LIMIT ?)
      RETURNING *`,
   ).all(now, limit) as JobRow[];
+  reportJobs(db, jobs);
+  return jobs;
 }
 
 export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: string; message: string } | null = null): boolean {
@@ -78,6 +90,7 @@ export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 
     now,
     rid,
   );
+  if (r.changes === 1) appendEvent(db, 'job.updated', rid);
   return r.changes === 1;
 }
 
@@ -91,33 +104,41 @@ export function makeRunnable(db: Db, versionId: string, now: string): void {
 
 /** Jobs left running by a daemon that died go back to the queue (DESIGN.md: "Jobs are rows"). */
 export function requeueInterruptedJobs(db: Db, now: string): number {
-  return stmt(db, "UPDATE jobs SET status = 'queued', updated_at = ? WHERE status = 'running'").run(now).changes;
+  return reportJobs(db, stmt(db, "UPDATE jobs SET status = 'queued', updated_at = ? WHERE status = 'running' RETURNING rid").all(now) as { rid: number }[]);
 }
 
 /** Superseded work: a newer version or a delete makes older queued index jobs pointless. */
 export function cancelQueuedFileJobs(db: Db, fileRid: number, now: string, message: string): void {
-  stmt(db, "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = ?, updated_at = ? WHERE file_rid = ? AND type = 'index_file' AND status IN ('queued','running')").run(
-    message,
-    now,
-    fileRid,
+  reportJobs(
+    db,
+    stmt(db, "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = ?, updated_at = ? WHERE file_rid = ? AND type = 'index_file' AND status IN ('queued','running') RETURNING rid").all(
+      message,
+      now,
+      fileRid,
+    ) as { rid: number }[],
   );
 }
 
 export function cancelCollectionJobs(db: Db, collectionRid: number, now: string, exceptRid: number): void {
-  stmt(db, "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = 'The collection was deleted.', updated_at = ? WHERE collection_rid = ? AND rid != ? AND status IN ('queued','running')").run(
-    now,
-    collectionRid,
-    exceptRid,
+  reportJobs(
+    db,
+    stmt(
+      db,
+      "UPDATE jobs SET status = 'canceled', error_code = 'superseded', error_message = 'The collection was deleted.', updated_at = ? WHERE collection_rid = ? AND rid != ? AND status IN ('queued','running') RETURNING rid",
+    ).all(now, collectionRid, exceptRid) as { rid: number }[],
   );
 }
 
 
 export function failVersionJobs(db: Db, versionId: string, now: string, error: { code: string; message: string }): void {
-  stmt(db, "UPDATE jobs SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE version_id = ? AND status IN ('queued','running')").run(
-    error.code,
-    error.message,
-    now,
-    versionId,
+  reportJobs(
+    db,
+    stmt(db, "UPDATE jobs SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE version_id = ? AND status IN ('queued','running') RETURNING rid").all(
+      error.code,
+      error.message,
+      now,
+      versionId,
+    ) as { rid: number }[],
   );
 }
 
@@ -126,8 +147,10 @@ export function failVersionJobs(db: Db, versionId: string, now: string, error: {
  * canceled their jobs get a new index job each (an upload still waiting for its bytes stays unrunnable).
  */
 export function requeueCollectionFiles(db: Db, collectionRid: number, now: string): number {
-  stmt(db, "UPDATE files SET status = 'pending', updated_at = ? WHERE collection_rid = ? AND deleted_at IS NULL AND status = 'indexing'").run(now, collectionRid);
-  return stmt(
+  resetIndexingFiles(db, collectionRid, now);
+  return reportJobs(
+    db,
+    stmt(
     db,
     `INSERT INTO jobs (id, type, status, namespace_rid, collection_rid, namespace, collection, file_rid, file_id, version_id, runnable, created_at, updated_at)
      SELECT 'job_' || lower(hex(randomblob(10))), 'index_file', 'queued', c.namespace_rid, c.rid, n.name, c.name, f.rid, f.id, f.version_id,
@@ -135,6 +158,8 @@ export function requeueCollectionFiles(db: Db, collectionRid: number, now: strin
      FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid
      LEFT JOIN file_versions v ON v.id = f.version_id
      WHERE f.collection_rid = @col AND f.deleted_at IS NULL AND f.status = 'pending'
-       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.file_rid = f.rid AND j.status IN ('queued', 'running'))`,
-  ).run({ now, col: collectionRid }).changes;
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.file_rid = f.rid AND j.status IN ('queued', 'running'))
+     RETURNING rid`,
+    ).all({ now, col: collectionRid }) as { rid: number }[],
+  );
 }

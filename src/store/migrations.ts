@@ -398,6 +398,47 @@ UPDATE webhook_deliveries SET
   event_owner_key_id = (SELECT e.owner_key_id FROM events e WHERE e.id = webhook_deliveries.event_id);
 `,
   },
+  {
+    version: 11,
+    sql: `
+-- Events without the per-row tax (issue 15): the store functions that change a job, file, collection
+-- or research run write its events themselves, in the same transaction (src/store/events.ts
+-- appendEvent), so the triggers and the JSON views they read go. A collection's file counts are
+-- counters kept with every change of a file's status or deletion (src/store/files.ts), not four
+-- count(*) over its files each time one file changes.
+DROP TRIGGER events_job_insert;
+DROP TRIGGER events_job_status;
+DROP TRIGGER events_file_status;
+DROP TRIGGER events_file_insert;
+DROP TRIGGER events_collection_insert;
+DROP TRIGGER events_collection_update;
+DROP TRIGGER events_collection_settled;
+DROP TRIGGER events_collection_busy;
+DROP TRIGGER events_collection_rebusy;
+DROP TRIGGER events_research_insert;
+DROP TRIGGER events_research_status;
+DROP TRIGGER events_research_progress;
+DROP VIEW job_json;
+DROP VIEW file_json;
+DROP VIEW collection_json;
+DROP VIEW collection_counts;
+DROP VIEW research_json;
+
+-- Living files (deleted_at IS NULL) by status; 'deleting' has no counter.
+ALTER TABLE collections ADD COLUMN files_pending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE collections ADD COLUMN files_indexing INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE collections ADD COLUMN files_ready INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE collections ADD COLUMN files_failed INTEGER NOT NULL DEFAULT 0;
+UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, files_ready = k.ready, files_failed = k.failed
+  FROM (SELECT collection_rid,
+               count(*) FILTER (WHERE status = 'pending') AS pending,
+               count(*) FILTER (WHERE status = 'indexing') AS indexing,
+               count(*) FILTER (WHERE status = 'ready') AS ready,
+               count(*) FILTER (WHERE status = 'failed') AS failed
+        FROM files WHERE deleted_at IS NULL GROUP BY collection_rid) AS k
+  WHERE k.collection_rid = collections.rid;
+`,
+  },
 ];
 
 /** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */

@@ -1,6 +1,7 @@
 // What the operator channel (src/rpc) reads and keeps: cluster-wide counts for `status`, and the
 // file:// roots the operator granted at run time (kept in `meta`, so they survive restarts).
 import type { Db } from './db.js';
+import { collectionStatusSql } from './events.js';
 import { stmt } from './statements.js';
 
 export interface ClusterCounts {
@@ -26,17 +27,20 @@ export function clusterCounts(db: Db): ClusterCounts {
             count(*) FILTER (WHERE c.deleted_at IS NOT NULL OR n.deleted_at IS NOT NULL) AS deleted
      FROM collections c JOIN namespaces n ON n.rid = c.namespace_rid`,
   ).get() as { live: number; deleted: number };
+  // Both from the collections' file counters (migration v11), not a pass over every file.
   const byStatus = stmt(
     db,
-    `SELECT json_extract(j.data, '$.status') AS k, count(*) AS n FROM collection_json j
-     JOIN collections c ON c.rid = j.rid JOIN namespaces n ON n.rid = c.namespace_rid
+    `SELECT ${collectionStatusSql('c')} AS k, count(*) AS n FROM collections c JOIN namespaces n ON n.rid = c.namespace_rid
      WHERE c.deleted_at IS NULL AND n.deleted_at IS NULL GROUP BY k`,
   ).all() as { k: string; n: number }[];
-  const files = stmt(
+  const fileTotals = stmt(
     db,
-    `SELECT f.status AS k, count(*) AS n FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid
-     WHERE f.deleted_at IS NULL AND c.deleted_at IS NULL AND n.deleted_at IS NULL GROUP BY f.status`,
-  ).all() as { k: string; n: number }[];
+    `SELECT coalesce(sum(c.files_failed), 0) AS failed, coalesce(sum(c.files_indexing), 0) AS indexing, coalesce(sum(c.files_pending), 0) AS pending, coalesce(sum(c.files_ready), 0) AS ready
+     FROM collections c JOIN namespaces n ON n.rid = c.namespace_rid WHERE c.deleted_at IS NULL AND n.deleted_at IS NULL`,
+  ).get() as Record<string, number>;
+  const files = Object.entries(fileTotals)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => ({ k, n }));
   const jobs = stmt(db, 'SELECT status AS k, count(*) AS n FROM jobs GROUP BY status').all() as { k: string; n: number }[];
   const queued = stmt(db, "SELECT type AS k, count(*) AS n FROM jobs WHERE status = 'queued' GROUP BY type").all() as { k: string; n: number }[];
   const research = stmt(db, 'SELECT status AS k, count(*) AS n FROM research_runs GROUP BY status').all() as { k: string; n: number }[];

@@ -2,6 +2,7 @@
 // index of a collection, and a namespace once its collections are gone.
 import { bumpVectorVersion } from './vectors.js';
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
 import { ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';
 
@@ -58,7 +59,9 @@ export function liveNamespaceNamed(db: Db, name: string): boolean {
 /** Undeletes a namespace and the collections its deletion took with it (same deletion time); returns those collections. */
 export function undeleteNamespace(db: Db, rid: number, deletedAt: string, now: string): number[] {
   const cols = (stmt(db, 'SELECT rid FROM collections WHERE namespace_rid = ? AND deleted_at = ?').all(rid, deletedAt) as { rid: number }[]).map((r) => r.rid);
-  stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE namespace_rid = ? AND deleted_at = ?').run(now, rid, deletedAt);
+  // Their files were never touched by the deletion: the counters hold; each collection reports its return.
+  const restored = stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE namespace_rid = ? AND deleted_at = ? RETURNING rid').all(now, rid, deletedAt) as { rid: number }[];
+  for (const r of restored) appendEvent(db, 'collection.updated', r.rid);
   stmt(db, 'UPDATE namespaces SET deleted_at = NULL, updated_at = ? WHERE rid = ?').run(now, rid);
   return cols;
 }

@@ -1,5 +1,6 @@
 // Research runs (see src/domain/answer/research.ts).
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
 import { stmt } from './statements.js';
 
 export type ResearchStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
@@ -36,12 +37,14 @@ export type NewResearch = Pick<
 >;
 
 export function insertResearch(db: Db, row: NewResearch): ResearchRow {
-  return stmt(
+  const run = stmt(
     db,
     `INSERT INTO research_runs (id, namespace_rid, collection_rid, namespace, collection, key_id, idempotency_key, body_hash, request, status, mode, image_description, image_text, deadline_at, created_at, updated_at)
      VALUES (@id, @namespace_rid, @collection_rid, @namespace, @collection, @key_id, @idempotency_key, @body_hash, @request, 'queued', @mode, @image_description, @image_text, @deadline_at, @created_at, @created_at)
      RETURNING *`,
   ).get(row) as ResearchRow;
+  appendEvent(db, 'research.updated', run.rid);
+  return run;
 }
 
 export function findResearchByIdempotency(db: Db, keyId: string, idempotencyKey: string): ResearchRow | undefined {
@@ -71,14 +74,20 @@ export function listResearch(db: Db, opts: { collectionRid: number; beforeRid: n
 
 /** The next queued run, marked running; undefined when none waits. */
 export function claimResearch(db: Db, now: string): ResearchRow | undefined {
-  return stmt(
+  const run = stmt(
     db,
     `UPDATE research_runs SET status = 'running', updated_at = ? WHERE rid = (SELECT rid FROM research_runs WHERE status = 'queued' ORDER BY rid LIMIT 1) RETURNING *`,
   ).get(now) as ResearchRow | undefined;
+  if (run) appendEvent(db, 'research.updated', run.rid);
+  return run;
 }
 
+/** Each new stage is reported (research.progress); the same progress again is not. */
 export function setResearchProgress(db: Db, rid: number, progress: string, now: string): boolean {
-  return stmt(db, "UPDATE research_runs SET progress = ?, updated_at = ? WHERE rid = ? AND status = 'running'").run(progress, now, rid).changes === 1;
+  const before = stmt(db, 'SELECT progress FROM research_runs WHERE rid = ?').get(rid) as { progress: string | null } | undefined;
+  const changed = stmt(db, "UPDATE research_runs SET progress = ?, updated_at = ? WHERE rid = ? AND status = 'running'").run(progress, now, rid).changes === 1;
+  if (changed && before?.progress !== progress) appendEvent(db, 'research.progress', rid);
+  return changed;
 }
 
 /** Ends a run that is still unfinished; a run already ended (canceled meanwhile) stays as it is. */
@@ -87,16 +96,19 @@ export function finishResearch(
   rid: number,
   fields: { status: 'succeeded' | 'failed' | 'canceled'; answer?: string | null; sources?: string | null; usage?: string | null; error?: string | null; now: string },
 ): boolean {
-  return (
+  const changed =
     stmt(
       db,
       `UPDATE research_runs SET status = @status, answer = @answer, sources = @sources, usage = @usage, error = @error, updated_at = @now, completed_at = @now
        WHERE rid = @rid AND status IN ('queued', 'running')`,
-    ).run({ rid, status: fields.status, answer: fields.answer ?? null, sources: fields.sources ?? null, usage: fields.usage ?? null, error: fields.error ?? null, now: fields.now }).changes === 1
-  );
+    ).run({ rid, status: fields.status, answer: fields.answer ?? null, sources: fields.sources ?? null, usage: fields.usage ?? null, error: fields.error ?? null, now: fields.now }).changes === 1;
+  if (changed) appendEvent(db, 'research.updated', rid);
+  return changed;
 }
 
 /** After a restart: runs left running start over (their deadline still holds). */
 export function requeueInterruptedResearch(db: Db, now: string): number {
-  return stmt(db, "UPDATE research_runs SET status = 'queued', progress = NULL, updated_at = ? WHERE status = 'running'").run(now).changes;
+  const rows = stmt(db, "UPDATE research_runs SET status = 'queued', progress = NULL, updated_at = ? WHERE status = 'running' RETURNING rid").all(now) as { rid: number }[];
+  for (const r of rows) appendEvent(db, 'research.updated', r.rid);
+  return rows.length;
 }

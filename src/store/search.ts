@@ -200,6 +200,6 @@ export function selectedFilesFragment(db: Db, collectionRid: number, filter: Sql
     collectionRid,
     ...filter.params,
   ) as { rid: number }[];
-  const ready = (stmt(db, "SELECT count(*) AS n FROM files WHERE collection_rid = ? AND status = 'ready' AND deleted_at IS NULL").get(collectionRid) as { n: number }).n;
+  const ready = (stmt(db, 'SELECT files_ready AS n FROM collections WHERE rid = ?').get(collectionRid) as { n: number } | undefined)?.n ?? 0;
   return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(rows.map((r) => r.rid))], selectivity: ready === 0 ? 0 : rows.length / ready };
 }

@@ -348,7 +348,7 @@ export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number)
 /**
  * Ends a version that was waiting for its upload and will never get it (its URL expired, or its
  * bytes were rejected): its job fails and, if it is still the file's version, the file fails with
- * the same error (the files.status triggers report file.failed and object.indexing_failed). Runs
+ * the same error (setFileStatus reports file.failed and object.indexing_failed). Runs
  * inside the caller's transaction; false when the version was no longer waiting.
  */
 export function failWaitingUpload(db: Db, versionId: string, fileRid: number, state: 'expired' | 'rejected', error: { code: string; message: string }, now: string): boolean {

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
-import { fileStatesForSearch, type CollectionRow } from '../../store/collections.js';
+import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFilesByRid, type FileRow } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
@@ -51,8 +51,8 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const warnings: Warning[] = [];
   if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
 
-  // Only which states are present (and how many files are not ready, for warnings): no O(files) count.
-  const counts = fileStatesForSearch(s.db, col.rid);
+  // The collection's file counters: no O(files) count.
+  const counts = fileCounts(s.db, col.rid);
   const status = collectionStatus(col, counts);
   const stages: ('keyword' | 'semantic')[] = [];
   const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
