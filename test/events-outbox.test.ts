@@ -2,7 +2,9 @@
 // research run writes the same events, in the same order, with the same data and columns, whoever
 // writes them (once triggers over JSON views, now the store functions that make the change). Each
 // step's events are compared with test/golden/events-outbox.json, recorded from the trigger
-// implementation (ids and timestamps normalized); TROVE_WRITE_GOLDEN=1 records it again.
+// implementation (ids and timestamps normalized); TROVE_WRITE_GOLDEN=1 records it again. One
+// change since, on purpose: an indexing transaction bumps its collection's generation once, after
+// its files and jobs (it was once per file), so that `collection.updated` now follows `job.updated`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
