@@ -1,0 +1,148 @@
+// One writer per data dir (issue 15, item 1): the HTTP thread waits for the write token without
+// blocking, so /health and reads go on while another thread holds a long write; queued writes
+// commit together; a write that bypasses the writer fails at once instead of taking the lock.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import t from 'tap';
+import { openDatabase } from '../src/store/db.js';
+import { WriteGate } from '../src/store/write-gate.js';
+import { Writer } from '../src/store/writer.js';
+import { startFixture } from './helpers/trove.js';
+
+const dbModule = new URL('../src/store/db.js', import.meta.url).href;
+const gateModule = new URL('../src/store/write-gate.js', import.meta.url).href;
+
+/**
+ * Stands in for the indexing worker in the middle of a long transaction: takes the token, begins a
+ * write, says so (ctl[0] = 1), and holds SQLite's write lock until the test says commit (ctl[0] = 2).
+ * It blocks its own thread while it holds, as a long synchronous batch of inserts would.
+ */
+const HOLDER_SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+(async () => {
+  const { openDatabase } = await import(workerData.dbModule);
+  const { WriteGate } = await import(workerData.gateModule);
+  const gate = new WriteGate(workerData.gate);
+  const ctl = new Int32Array(workerData.ctl);
+  const db = openDatabase(workerData.dbFile);
+  await gate.acquire('worker');
+  db.exec('BEGIN IMMEDIATE');
+  db.prepare("INSERT INTO meta (key, value) VALUES ('held-by-worker', 'yes')").run();
+  Atomics.store(ctl, 0, 1);
+  Atomics.notify(ctl, 0);
+  Atomics.wait(ctl, 0, 1, 30000);
+  db.exec('COMMIT');
+  Atomics.store(ctl, 0, 3);
+  gate.release('worker');
+  db.close();
+  parentPort.postMessage('committed');
+})().catch((err) => parentPort.postMessage('error: ' + (err && err.stack || err)));
+`;
+
+t.test('the HTTP thread answers /health and reads while the worker holds a long write; its own write waits and then commits', async (t) => {
+  const f = await startFixture({ indexer: false, webhookDispatcher: false, researchRunner: false });
+  t.teardown(() => f.close());
+  const ctl = new Int32Array(new SharedArrayBuffer(4));
+  const holder = new Worker(HOLDER_SOURCE, {
+    eval: true,
+    workerData: { dbModule, gateModule, gate: f.rt.writeGate.buffer, ctl: ctl.buffer, dbFile: join(f.rt.dataDir, 'trove.db') },
+  });
+  const order: string[] = [];
+  const committed = new Promise<string>((resolve) => holder.on('message', (m: string) => resolve(m)));
+  const workerState = () => ['begun', 'holding', 'told to commit', 'committed'][Atomics.load(ctl, 0)];
+
+  // Wait (without blocking) until the worker holds the token and SQLite's write lock.
+  while (Atomics.load(ctl, 0) !== 1) await Atomics.waitAsync(ctl, 0, 0, 1000).value;
+  t.equal(f.rt.writeGate.holder(), 'worker', 'the worker holds the write token');
+
+  let writeSettled = false;
+  const write = f.call('POST', '/namespaces', { name: 'made-during-the-write' }).then((r) => {
+    writeSettled = true;
+    order.push(`write answered, worker ${workerState()}`);
+    return r;
+  });
+  const health = await f.call('GET', '/health');
+  order.push(`health answered, worker ${workerState()}`);
+  t.equal(health.status, 200, '/health answers');
+  const list = await f.call('GET', '/namespaces');
+  t.equal(list.status, 200, 'a read answers');
+  t.notOk(writeSettled, 'while the write is still waiting for the token');
+  t.equal(f.rt.writeGate.holder(), 'worker', 'and the worker still holds its transaction');
+  t.notOk((list.body.items as { name: string }[]).some((n) => n.name === 'made-during-the-write'), 'the waiting write is not visible yet');
+
+  // The worker commits; the waiting write goes through.
+  Atomics.store(ctl, 0, 2);
+  Atomics.notify(ctl, 0);
+  t.equal(await committed, 'committed');
+  const made = await write;
+  t.equal(made.status, 201, 'the write committed once the token was free');
+  t.same(order, ['health answered, worker holding', 'write answered, worker committed'], '/health during the worker\'s write; the waiting write after it');
+  t.equal((await f.call('GET', '/namespaces/made-during-the-write')).status, 200);
+  t.equal(f.rt.writeGate.holder(), null, 'the token is free again');
+  await holder.terminate();
+});
+
+t.test('the writer', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'trove-writer-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  const gate = new WriteGate();
+  const writer = new Writer(db, gate, 'main');
+  const put = (key: string) => db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(key, 'v');
+  const has = (key: string) => db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key) !== undefined;
+
+  t.throws(() => put('bypass'), /readonly/, 'a write that does not come through the writer fails at once');
+  t.notOk(has('bypass'));
+
+  await writer.write(() => put('alone'));
+  t.ok(has('alone'), 'with the token free, a change commits');
+  t.equal(gate.holder(), null, 'and the token is let go');
+
+  // Another thread holds the token: changes queue, then commit together; one failing change is undone alone.
+  t.ok(gate.tryAcquire('worker'));
+  const settled: string[] = [];
+  const a = writer.write(() => put('a')).then(() => settled.push('a'));
+  const bad = writer.write(() => {
+    put('b');
+    throw new Error('this change fails');
+  });
+  const c = writer.write(() => (put('c'), 'c result'));
+  await new Promise((r) => setTimeout(r, 30));
+  t.same(settled, [], 'nothing commits while another thread holds the token');
+  t.notOk(has('a'));
+  gate.release('worker');
+  await a;
+  await t.rejects(bad, /this change fails/, 'the failing change rejects');
+  t.equal(await c, 'c result', 'the others resolve with their results');
+  t.ok(has('a') && has('c'), 'and are committed');
+  t.notOk(has('b'), "the failing change's own write was rolled back");
+
+  let inner: Promise<number> | undefined;
+  await writer.write(() => {
+    inner = writer.write(() => 1);
+  });
+  await t.rejects(inner!, /inside a change/, 'a change cannot call write itself');
+
+  // The worker lets the HTTP thread's waiting writes go first.
+  t.ok(gate.tryAcquire('worker'));
+  const mainWrite = writer.write(() => put('main-first'));
+  await new Promise((r) => setImmediate(r));
+  gate.release('worker');
+  t.notOk(gate.tryAcquire('worker'), 'with a main-thread write waiting, the worker does not take the token');
+  await mainWrite;
+  t.ok(gate.tryAcquire('worker'), 'once it committed, the worker can');
+  gate.release('worker');
+  t.ok(has('main-first'));
+});
+
+t.test('a worker that died holding the token does not keep it', async (t) => {
+  const gate = new WriteGate();
+  t.ok(gate.tryAcquire('worker'));
+  t.equal(gate.releaseAbandoned('main'), false, 'only the holder named is freed');
+  t.equal(gate.releaseAbandoned('worker'), true);
+  t.equal(gate.holder(), null);
+  t.throws(() => gate.release('worker'), /not held/);
+});
