@@ -138,15 +138,17 @@ const EXISTING_PATHS = ['/a.md', '/b.md', '/victim.md', '/o.md', '/up.txt', '/re
 // A namespace key of `other` with only `read`: demo is outside its scope (404), and any action
 // beyond read in `other` is forbidden (403). No key route exists yet, so it goes in through the store.
 const scoped = mintSecret();
-insertKey(f.rt.db, {
-  id: newId('key'),
-  name: 'fuzz-other-reader',
-  prefix: scoped.prefix,
-  secret_hash: hashSecret(scoped.secret),
-  scope: JSON.stringify({ kind: 'namespace', namespace_id: W.otherNsId, actions: ['read'] }),
-  created_by: null,
-  created_at: nowIso(),
-});
+await f.rt.services.write(() =>
+  insertKey(f.rt.db, {
+    id: newId('key'),
+    name: 'fuzz-other-reader',
+    prefix: scoped.prefix,
+    secret_hash: hashSecret(scoped.secret),
+    scope: JSON.stringify({ kind: 'namespace', namespace_id: W.otherNsId, actions: ['read'] }),
+    created_by: null,
+    created_at: nowIso(),
+  }),
+);
 const SCOPED_AUTH = { authorization: `Bearer ${scoped.secret}` };
 must(await f.call('GET', '/namespaces/other', undefined, SCOPED_AUTH), 200, 'scoped key reads its namespace');
 

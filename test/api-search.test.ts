@@ -175,15 +175,18 @@ t.test('search cursors page through results and are bound to key and request', a
 
   // A second key with search rights: the same request with its cursor is another key's.
   const secret = 'second-key-for-cursor-binding-test';
-  insertKey(f.rt.db, {
-    id: newId('key'),
-    name: 'other',
-    prefix: (await import('../src/domain/keys.js')).prefixOf(secret),
-    secret_hash: hashSecret(secret),
-    scope: JSON.stringify({ kind: 'cluster' }),
-    created_by: null,
-    created_at: nowIso(),
-  });
+  const { prefixOf } = await import('../src/domain/keys.js');
+  await f.rt.services.write(() =>
+    insertKey(f.rt.db, {
+      id: newId('key'),
+      name: 'other',
+      prefix: prefixOf(secret),
+      secret_hash: hashSecret(secret),
+      scope: JSON.stringify({ kind: 'cluster' }),
+      created_by: null,
+      created_at: nowIso(),
+    }),
+  );
   const otherKey = await f.call('POST', `${base}:search`, { query: 'kiwi', mode: 'keyword', limit: 5, cursor: c }, { authorization: `Bearer ${secret}` });
   t.equal(otherKey.body.error.code, 'invalid_cursor', 'a cursor is bound to its key');
 });
