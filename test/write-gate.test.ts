@@ -120,11 +120,14 @@ t.test('the writer', async (t) => {
   t.ok(has('a') && has('c'), 'and are committed');
   t.notOk(has('b'), "the failing change's own write was rolled back");
 
-  let inner: Promise<number> | undefined;
+  let inner: Promise<unknown> = Promise.resolve();
   await writer.write(() => {
-    inner = writer.write(() => 1);
+    inner = writer.write(() => 1).then(
+      () => 'resolved',
+      (err: Error) => err.message,
+    );
   });
-  await t.rejects(inner!, /inside a change/, 'a change cannot call write itself');
+  t.match(await inner, /inside a change/, 'a change cannot call write itself');
 
   // The worker lets the HTTP thread's waiting writes go first.
   t.ok(gate.tryAcquire('worker'));

@@ -9,6 +9,8 @@
 const HOLDER = 0;
 /** How many writes the HTTP thread has waiting: the worker lets them go first (its writes can wait). */
 const MAIN_WAITING = 1;
+/** Threads waiting for the token: a release with none waiting skips the notify. */
+const WAITERS = 2;
 
 export type GateHolder = 'main' | 'worker';
 const CODE: Record<GateHolder, number> = { main: 1, worker: 2 };
@@ -23,7 +25,7 @@ export class WriteGate {
 
   /** A new gate, or (in a worker thread) the daemon's gate from the buffer it was handed. */
   constructor(buffer?: SharedArrayBuffer) {
-    this.buffer = buffer ?? new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+    this.buffer = buffer ?? new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
     this.cells = new Int32Array(this.buffer);
   }
 
@@ -53,7 +55,15 @@ export class WriteGate {
         }
         if (Atomics.compareExchange(this.cells, HOLDER, FREE, CODE[holder]) === FREE) return;
         const current = Atomics.load(this.cells, HOLDER);
-        if (current !== FREE) await Atomics.waitAsync(this.cells, HOLDER, current, RECHECK_MS).value;
+        if (current === FREE) continue;
+        // Counted before waiting: a release that sees no waiter has already freed the token, and
+        // then waitAsync finds HOLDER changed and returns at once.
+        Atomics.add(this.cells, WAITERS, 1);
+        try {
+          await Atomics.waitAsync(this.cells, HOLDER, current, RECHECK_MS).value;
+        } finally {
+          Atomics.sub(this.cells, WAITERS, 1);
+        }
       }
     } finally {
       if (holder === 'main') {
@@ -67,7 +77,7 @@ export class WriteGate {
     if (Atomics.compareExchange(this.cells, HOLDER, CODE[holder], FREE) !== CODE[holder]) {
       throw new Error(`the write gate is not held by the ${holder} thread`);
     }
-    Atomics.notify(this.cells, HOLDER);
+    if (Atomics.load(this.cells, WAITERS) > 0) Atomics.notify(this.cells, HOLDER);
   }
 
   /**

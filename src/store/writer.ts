@@ -2,7 +2,9 @@
 // token (write-gate.ts), run the change in a transaction, let the token go.
 //
 // - When the token is free, the change runs at once, in the caller's tick: what the caller read
-//   just before is still true when it writes.
+//   just before is still true when it writes. The transaction it opens stays open until the
+//   event loop's check phase (setImmediate), so the changes of every request handled in the same
+//   turn commit together (group commit without waiting); each resolves after that COMMIT.
 // - When another thread holds it, the change waits in a queue (a promise; the event loop goes on),
 //   and everything queued meanwhile commits in ONE transaction (group commit), each change in its
 //   own savepoint so that one change's error undoes only that change and rejects only its promise.
@@ -30,6 +32,8 @@ export class Writer {
   private readonly queue: Queued[] = [];
   private flushing = false;
   private writing = false;
+  /** The transaction opened by a change that found the token free, committed at setImmediate. */
+  private open: { settle: ((error: unknown) => void)[] } | null = null;
   private idle: Promise<void> = Promise.resolve();
 
   constructor(
@@ -46,14 +50,25 @@ export class Writer {
    */
   write<T>(change: () => T): Promise<T> {
     if (this.writing) return Promise.reject(new Error('Writer.write was called inside a change; call the store functions directly instead.'));
-    if (this.queue.length === 0 && !this.flushing && this.gate.tryAcquire(this.holder)) {
+    if (!this.open && this.queue.length === 0 && !this.flushing && this.gate.tryAcquire(this.holder)) {
       try {
-        return Promise.resolve(this.runAlone(change));
+        this.begin();
       } catch (err) {
         return Promise.reject(err);
-      } finally {
-        this.gate.release(this.holder);
       }
+    }
+    if (this.open) {
+      const open = this.open;
+      return new Promise<T>((resolve, reject) => {
+        let value: T;
+        try {
+          value = this.inSavepoint(change);
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        open.settle.push((error) => (error === undefined ? resolve(value) : reject(error)));
+      });
     }
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ change, resolve: resolve as (value: unknown) => void, reject });
@@ -75,14 +90,56 @@ export class Writer {
     this.db.pragma('query_only = OFF');
   }
 
-  private runAlone<T>(change: () => T): T {
-    this.unlock();
-    this.writing = true;
+  /** Opens the turn's transaction (the token is held) and schedules its COMMIT. */
+  private begin(): void {
     try {
-      return this.db.transaction(change).immediate();
+      this.unlock();
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      this.lock();
+      this.gate.release(this.holder);
+      throw err;
+    }
+    const open = { settle: [] as ((error: unknown) => void)[] };
+    this.open = open;
+    let done!: () => void;
+    const committed = new Promise<void>((resolve) => (done = resolve));
+    const before = this.idle;
+    this.idle = before.then(() => committed);
+    setImmediate(() => {
+      let error: unknown;
+      try {
+        this.db.exec('COMMIT');
+      } catch (err) {
+        // Nothing of the turn was written: every change in it fails.
+        error = err ?? new Error('COMMIT failed');
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      } finally {
+        this.open = null;
+        this.lock();
+        this.gate.release(this.holder);
+      }
+      for (const settle of open.settle) settle(error);
+      done();
+      // Changes that queued behind this turn (none can, while it is open; kept for safety).
+      if (this.queue.length > 0 && !this.flushing) this.idle = this.flush();
+    });
+  }
+
+  /** One change in its own savepoint: its error undoes only its own writes. */
+  private inSavepoint<T>(change: () => T): T {
+    this.writing = true;
+    this.db.exec('SAVEPOINT trove_change');
+    try {
+      const value = change();
+      this.db.exec('RELEASE trove_change');
+      return value;
+    } catch (err) {
+      this.db.exec('ROLLBACK TO trove_change');
+      this.db.exec('RELEASE trove_change');
+      throw err;
     } finally {
       this.writing = false;
-      this.lock();
     }
   }
 
@@ -95,17 +152,11 @@ export class Writer {
         let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
           this.unlock();
-          this.writing = true;
           this.db.exec('BEGIN IMMEDIATE');
           for (const item of group) {
-            this.db.exec('SAVEPOINT trove_change');
             try {
-              const value = item.change();
-              this.db.exec('RELEASE trove_change');
-              outcomes.push({ ok: true, value });
+              outcomes.push({ ok: true, value: this.inSavepoint(item.change) });
             } catch (error) {
-              this.db.exec('ROLLBACK TO trove_change');
-              this.db.exec('RELEASE trove_change');
               outcomes.push({ ok: false, error });
             }
           }
@@ -115,7 +166,6 @@ export class Writer {
           if (this.db.inTransaction) this.db.exec('ROLLBACK');
           outcomes = group.map(() => ({ ok: false, error }));
         } finally {
-          this.writing = false;
           this.lock();
           this.gate.release(this.holder);
         }

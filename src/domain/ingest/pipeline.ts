@@ -170,16 +170,17 @@ function commitIndexed(db: Db, col: CollectionRow, fileRid: number, result: Extr
   }
 }
 
-/** Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly. */
-export async function startIndexJobs(db: Db, write: WriteFn, jobs: JobRow[]): Promise<void> {
+/**
+ * Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly.
+ * Runs inside the claiming transaction.
+ */
+export function markIndexing(db: Db, jobs: JobRow[]): void {
   const now = nowIso();
-  await write(() => {
-    for (const job of jobs) {
-      if (job.type !== 'index_file' || job.file_rid === null) continue;
-      const file = getFileByRid(db, job.file_rid);
-      if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
-    }
-  });
+  for (const job of jobs) {
+    if (job.type !== 'index_file' || job.file_rid === null) continue;
+    const file = getFileByRid(db, job.file_rid);
+    if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
+  }
 }
 
 /**

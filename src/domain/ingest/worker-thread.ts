@@ -9,7 +9,7 @@ import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
-import { expireUploads, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, startIndexJobs, type Embedding, type PipelineConfig } from './pipeline.js';
+import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type Embedding, type PipelineConfig } from './pipeline.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
@@ -67,15 +67,32 @@ const isCanceled = (id: string) => canceled.has(id);
 // The model loads on first need (the builtin one converts its package once, then reads a cache).
 const embedding: Embedding = lazyEmbedding(init.embedding);
 
+/**
+ * While files stream in (the last claim found work but not a full batch), the next claim waits this
+ * long for more to queue: each batch costs a few transactions whatever its size, so a stream of
+ * one-file batches spent most of its time starting and committing them (issue 15). A file added to
+ * an idle daemon is claimed at once.
+ */
+const LINGER_MS = 20;
+
 async function loop(): Promise<void> {
   let lastExpiry = 0;
+  let lastClaimed = 0;
   while (!stopping) {
     if (Date.now() - lastExpiry > Math.min(init.uploadTtlMs / 4, 60_000)) {
       lastExpiry = Date.now();
       await expireUploads(db, write, init.uploadTtlMs);
     }
+    if (lastClaimed > 0 && lastClaimed < init.batchSize) await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
     drainMessages();
-    const jobs = await write(() => claimJobs(db, init.batchSize, nowIso()));
+    if (stopping) break;
+    // Claiming and marking the files `indexing` is one transaction.
+    const jobs = await write(() => {
+      const claimed = claimJobs(db, init.batchSize, nowIso());
+      markIndexing(db, claimed);
+      return claimed;
+    });
+    lastClaimed = jobs.length;
     if (jobs.length === 0) {
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
@@ -83,7 +100,6 @@ async function loop(): Promise<void> {
     }
     const indexJobs = jobs.filter((j) => j.type === 'index_file');
     if (indexJobs.length > 0) {
-      await startIndexJobs(db, write, indexJobs);
       await runIndexJobs(db, write, init, indexJobs, isCanceled, embedding);
     }
     for (const job of jobs) {
