@@ -163,9 +163,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       chmodSync(clusterKeyFile, 0o600);
     }
 
-    const cursorSecret = getOrCreateSecret(db, 'cursor_secret');
-    const urlSecret = getOrCreateSecret(db, 'url_secret');
-    // From here on every write of this thread goes through the writer (the connection turns query_only).
+    const { cursorSecret, urlSecret } = db.transaction(() => ({ cursorSecret: getOrCreateSecret(db!, 'cursor_secret'), urlSecret: getOrCreateSecret(db!, 'url_secret') })).immediate();
+    // From here on every write of this thread goes through the writer.
     const writeGate = new WriteGate();
     const writer = new Writer(db, writeGate, 'main');
 

@@ -10,9 +10,11 @@
 //   own savepoint so that one change's error undoes only that change and rejects only its promise.
 // - A promise resolves only after COMMIT: a 202 sent after `await write(...)` is for a committed row.
 //
-// Outside a write the connection is `query_only`: a write that does not come through here fails
-// at once ("attempt to write a readonly database") instead of taking SQLite's lock behind the
-// token's back, so a forgotten call site shows in the tests, not as a stall in production.
+// A store statement that writes outside a transaction fails at once (src/store/statements.ts)
+// instead of taking SQLite's lock behind the token's back, so a forgotten call site shows in the
+// tests, not as a stall in production. (PRAGMA query_only toggled around each write would say the
+// same, but costs every cached statement a re-prepare: it halved the ingest rate.)
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import type { GateHolder, WriteGate } from './write-gate.js';
 
@@ -36,12 +38,22 @@ export class Writer {
   private open: { settle: ((error: unknown) => void)[] } | null = null;
   private idle: Promise<void> = Promise.resolve();
 
+  private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
+
   constructor(
     private readonly db: Db,
     private readonly gate: WriteGate,
     private readonly holder: GateHolder,
   ) {
-    this.lock();
+    // Prepared once: db.exec compiles its SQL on every call, and these run several times per write.
+    this.sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT trove_change'),
+      release: db.prepare('RELEASE trove_change'),
+      rollbackTo: db.prepare('ROLLBACK TO trove_change'),
+    };
   }
 
   /**
@@ -81,22 +93,11 @@ export class Writer {
     return this.idle;
   }
 
-  /** Writes before the daemon serves (migrations, recovery) run without the token; after this they cannot. */
-  private lock(): void {
-    this.db.pragma('query_only = ON');
-  }
-
-  private unlock(): void {
-    this.db.pragma('query_only = OFF');
-  }
-
   /** Opens the turn's transaction (the token is held) and schedules its COMMIT. */
   private begin(): void {
     try {
-      this.unlock();
-      this.db.exec('BEGIN IMMEDIATE');
+      this.sql.begin.run();
     } catch (err) {
-      this.lock();
       this.gate.release(this.holder);
       throw err;
     }
@@ -109,14 +110,13 @@ export class Writer {
     setImmediate(() => {
       let error: unknown;
       try {
-        this.db.exec('COMMIT');
+        this.sql.commit.run();
       } catch (err) {
         // Nothing of the turn was written: every change in it fails.
         error = err ?? new Error('COMMIT failed');
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.inTransaction) this.sql.rollback.run();
       } finally {
         this.open = null;
-        this.lock();
         this.gate.release(this.holder);
       }
       for (const settle of open.settle) settle(error);
@@ -129,14 +129,14 @@ export class Writer {
   /** One change in its own savepoint: its error undoes only its own writes. */
   private inSavepoint<T>(change: () => T): T {
     this.writing = true;
-    this.db.exec('SAVEPOINT trove_change');
+    this.sql.savepoint.run();
     try {
       const value = change();
-      this.db.exec('RELEASE trove_change');
+      this.sql.release.run();
       return value;
     } catch (err) {
-      this.db.exec('ROLLBACK TO trove_change');
-      this.db.exec('RELEASE trove_change');
+      this.sql.rollbackTo.run();
+      this.sql.release.run();
       throw err;
     } finally {
       this.writing = false;
@@ -151,8 +151,7 @@ export class Writer {
         const group = this.queue.splice(0, GROUP_LIMIT);
         let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
-          this.unlock();
-          this.db.exec('BEGIN IMMEDIATE');
+          this.sql.begin.run();
           for (const item of group) {
             try {
               outcomes.push({ ok: true, value: this.inSavepoint(item.change) });
@@ -160,13 +159,12 @@ export class Writer {
               outcomes.push({ ok: false, error });
             }
           }
-          this.db.exec('COMMIT');
+          this.sql.commit.run();
         } catch (error) {
           // BEGIN or COMMIT itself failed: nothing of the group was written.
-          if (this.db.inTransaction) this.db.exec('ROLLBACK');
+          if (this.db.inTransaction) this.sql.rollback.run();
           outcomes = group.map(() => ({ ok: false, error }));
         } finally {
-          this.lock();
           this.gate.release(this.holder);
         }
         group.forEach((item, i) => {
