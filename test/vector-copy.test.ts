@@ -75,25 +75,27 @@ const allShards = (db: Db, collectionRid: number, query: Float32Array, limit: nu
 
 // Near-duplicates a hair apart: their float32 order is well defined, but far finer than an int8
 // step, so the int8 scan alone orders them almost at random. The re-scored shortlist must not.
-function nearDuplicates(seed: number): { vectors: Float32Array[]; queries: Float32Array[] } {
+function nearDuplicates(seed: number, far = 600): { vectors: Float32Array[]; queries: Float32Array[] } {
   let x = seed;
   const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
   const base = unit(Float32Array.from({ length: 100 }, rand));
   const vectors: Float32Array[] = [];
-  for (let i = 0; i < 600; i++) vectors.push(unit(Float32Array.from({ length: 100 }, rand)));
+  for (let i = 0; i < far; i++) vectors.push(unit(Float32Array.from({ length: 100 }, rand)));
   for (let i = 0; i < 400; i++) vectors.push(unit(base.map((b) => b + rand() * 0.004)));
   const queries = Array.from({ length: 5 }, () => unit(base.map((b) => b + rand() * 0.01)));
   return { vectors, queries };
 }
 
 t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where int8 alone would not', async (t) => {
-  const { vectors, queries } = nearDuplicates(7);
+  // Enough rows that a wide window (limit 200: 800 rows a shard) takes the histogram path.
+  const { vectors, queries } = nearDuplicates(7, 3000);
   const { db } = syntheticDb(t, 1, () => vectors);
   const filter = { sql: "json_extract(f.metadata, '$.group') = ?", params: [1] };
-  const viaTable = queries.map((q) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100)]);
+  const ask = (q: Float32Array) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100), allShards(db, 1, q, 200, filter)];
+  const viaTable = queries.map(ask);
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, 1, shard, BUDGET);
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.ok(hasCurrentVectorCopy(db, 1, shard), `shard ${shard} is scanned from memory`);
-  const viaCopy = queries.map((q) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100)]);
+  const viaCopy = queries.map(ask);
   t.same(viaCopy, viaTable, 'the same passages, order and similarities as the exact table scan, filtered or not');
 
   // What the int8 scores alone would have returned: a different top 10, so the re-scoring is what makes it exact.
@@ -104,6 +106,7 @@ t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where i
     const approx = scanner.scan(q);
     const int8Top = Array.from(approx.keys()).sort((a, b) => approx[b]! - approx[a]! || a - b).slice(0, 10);
     const exactTop = viaTable[i]![0]!.map((h) => h.passageRid - 1);
+    t.ok(exactTop.every((r) => r >= 3000), 'the top 10 are near-duplicates');
     if (int8Top.join() !== exactTop.join()) differs++;
   }
   t.ok(differs >= 3, `the int8 order alone differs from the float32 one in ${differs} of ${queries.length} queries`);

@@ -123,48 +123,77 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
   const bound = cached.scanner.errorBound(opts.query);
   const n = scores.length;
   const exact = new Map<number, DenseHit>();
-  let scored = 0;
-  const score = (window: number[]) => {
-    const rids = window.slice(scored).map((i) => cached.rids[i]!);
-    scored = window.length;
+  const scored = new Set<number>();
+  const score = (indices: number[]) => {
+    const fresh = indices.filter((i) => !scored.has(i));
+    if (fresh.length === 0) return;
+    for (const i of fresh) scored.add(i);
     const rows = stmt(
       db,
       `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
        FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
        WHERE v.rid IN (SELECT value FROM json_each(?)) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
-    ).all(q, JSON.stringify(rids), ...filterParams) as { pid: number; fr: number; d: number | null }[];
+    ).all(q, JSON.stringify(fresh.map((i) => cached.rids[i]!)), ...filterParams) as { pid: number; fr: number; d: number | null }[];
     for (const r of rows) if (r.d !== null) exact.set(r.pid, hitOf(r));
   };
-  for (let k = Math.min(n, firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64))); ; ) {
-    // One row past the window: the best int8 score left outside it. Each window extends the last
-    // (the same order, ties by index), so only its new rows are scored.
-    const ordered = topIndices(scores, Math.min(n, k + 1));
-    score(ordered.slice(0, k));
+  // `inside`: rows to score exactly; `outside`: the best int8 score of any other row.
+  let k = Math.min(n, firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64)));
+  let { inside, outside } = topWindow(scores, k);
+  for (;;) {
+    score(inside);
     const best = [...exact.values()].sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid);
-    if (k >= n) return best.slice(0, opts.limit);
-    const outside = scores[ordered[k]!]! + bound;
+    if (outside === -Infinity) return best.slice(0, opts.limit);
     if (best.length >= opts.limit) {
       const kth = best[opts.limit - 1]!.similarity;
-      if (outside < kth) return best.slice(0, opts.limit);
-      // Only a row whose int8 score is at least kth - bound can still beat the limit-th.
-      let could = 0;
-      for (let i = 0; i < n; i++) if (scores[i]! >= kth - bound) could++;
-      k = Math.min(n, Math.max(could, k + 1));
-    } else k = Math.min(n, k * 8);
+      if (outside + bound < kth) return best.slice(0, opts.limit);
+      // Only a row whose int8 score is at least kth - bound can still beat the limit-th; once
+      // those are scored, every other row is below it (and the limit-th only rises).
+      ({ inside, outside } = atLeast(scores, kth - bound));
+    } else ({ inside, outside } = topWindow(scores, (k = Math.min(n, k * 8))));
   }
 }
 
 const hitOf = (r: { pid: number; fr: number; d: number | null }): DenseHit => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - (r.d! * r.d!) / 2 });
 
+/** The `k` best rows by int8 score and the best score among the rest (-Infinity when none is left). */
+function topWindow(scores: Float32Array, k: number): { inside: number[]; outside: number } {
+  const ordered = topIndices(scores, Math.min(scores.length, k + 1));
+  return { inside: ordered.slice(0, k), outside: ordered.length > k ? scores[ordered[k]!]! : -Infinity };
+}
+
+/** Every row scoring at least `floor`, and the best score among the rest. */
+function atLeast(scores: Float32Array, floor: number): { inside: number[]; outside: number } {
+  const inside: number[] = [];
+  let outside = -Infinity;
+  for (let i = 0; i < scores.length; i++) {
+    const s = scores[i]!;
+    if (s >= floor) inside.push(i);
+    else if (s > outside) outside = s;
+  }
+  return { inside, outside };
+}
+
 /** Indices of the `k` highest scores, highest first (ties: lower index first). */
 function topIndices(scores: Float32Array, k: number): number[] {
   const byScore = (a: number, b: number) => scores[b]! - scores[a]! || a - b;
   if (k >= scores.length) return Array.from(scores.keys()).sort(byScore);
-  if (k > 256) {
-    // Insertion into a sorted buffer costs O(k) a row: for a wide window, find the k-th score first.
-    const cut = Float32Array.from(scores).sort()[scores.length - k]!;
+  if (k > 512) {
+    // Insertion into a sorted buffer costs O(k) a row: for a wide window, a histogram finds a
+    // score that at least k rows reach, and only those are sorted.
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const s of scores) {
+      if (s < lo) lo = s;
+      if (s > hi) hi = s;
+    }
+    const buckets = 4096;
+    const width = (hi - lo) / buckets || 1;
+    const counts = new Uint32Array(buckets);
+    for (const s of scores) counts[Math.min(buckets - 1, Math.floor((s - lo) / width))]!++;
+    let bucket = buckets - 1;
+    for (let seen = counts[bucket]!; seen < k; seen += counts[--bucket]!);
     const keep: number[] = [];
-    for (let i = 0; i < scores.length; i++) if (scores[i]! >= cut) keep.push(i);
+    for (let i = 0; i < scores.length; i++) if (Math.min(buckets - 1, Math.floor((scores[i]! - lo) / width)) >= bucket) keep.push(i);
     return keep.sort(byScore).slice(0, k);
   }
   // A threshold pass: keep a sorted buffer of the best k; most rows fail the first comparison.
