@@ -2,7 +2,7 @@
 // dense stage keeps each collection's vectors in memory (src/store/vectors.ts) and scans them here:
 // a brute-force scan of 100,000 100-dimension vectors takes a few ms this way, against 20-27 ms
 // for sqlite-vec's scan on the same machine (bench: semantic-scale). Rows are int8 with one float
-// scale each (a quarter of float32's memory, so a million passages need about 120 MB, not 400);
+// scale each (a quarter of float32's memory, so a million passages need about 128 MB, not 400);
 // the scan only shortlists, and `errorBound` says by how much its scores can be off, so the
 // caller can re-score a shortlist that provably holds the exact top-k (see denseHits).
 //

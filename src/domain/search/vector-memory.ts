@@ -7,8 +7,9 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * The default share of RAM. A copy costs about 124 bytes a 100-dimension vector (int8 plus a scale
- * and a rid), so a quarter of even an 8 GB machine holds some 16 million passages; the rest is left
+ * The default share of RAM. A copy costs about 128 bytes a 100-dimension vector (int8 padded to
+ * 112, a scale, a score slot and a rid), so a quarter of even an 8 GB machine holds some 16 million
+ * passages; the rest is left
  * to what the copies save reading from: SQLite's page cache and the OS file cache over the FTS5
  * index and the vectors table (re-scoring and a shard without a copy read it), the indexing
  * worker's model and batches, and the other programs of a machine trove shares.
