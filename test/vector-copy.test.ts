@@ -142,6 +142,8 @@ t.test('the memory budget: the least recently used copy goes, a copy that cannot
   const { db: other } = syntheticDb(t, 1, () => sets[0]!.vectors);
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, { budgetBytes: 1024 });
   t.equal(vectorCopyBytes(other), 0, 'a budget smaller than one copy keeps none');
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, BUDGET);
+  t.ok(vectorCopyBytes(other) > 0, 'a larger budget copies it');
   t.same(sets[0]!.queries.map((q) => allShards(other, 1, q, 10)), exact[0], 'and the table scan ranks the same');
 });
 

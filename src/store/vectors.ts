@@ -231,6 +231,8 @@ interface CopyState {
   /** The latest version seen, and since when. */
   seenVersion?: number;
   seenSince?: number;
+  /** A version whose copy exceeds the whole budget: not measured again (a full read) until the vectors or the budget change. */
+  tooLarge?: { version: number; budgetBytes: number };
 }
 
 const copies = new WeakMap<Db, Map<string, CopyState>>();
@@ -284,6 +286,7 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
   const state = copyState(db, collectionRid, shard);
   const current = vectorVersion(db, collectionRid);
   if (state.copy?.version === current) return;
+  if (state.tooLarge?.version === current && state.tooLarge.budgetBytes === options.budgetBytes) return;
   if (state.seenVersion !== current) {
     state.seenVersion = current;
     state.seenSince = now;
@@ -297,7 +300,10 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
     const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ?`).get(shard) as { n: number; bytes: number | null };
     if (shape.n === 0 || !shape.bytes) return null;
     const needed = copyBytes(shape.n, shape.bytes / 4);
-    if (needed > options.budgetBytes) return null;
+    if (needed > options.budgetBytes) {
+      state.tooLarge = { version: at, budgetBytes: options.budgetBytes };
+      return null;
+    }
     // Room first, so the old copies and the new one never exceed the budget together.
     evictCopies(db, options.budgetBytes - needed);
     const scanner = new Int8Scanner(shape.n, shape.bytes / 4);
