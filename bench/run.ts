@@ -197,8 +197,8 @@ async function benchBeir(): Promise<void> {
 
 /**
  * A generated collection of ~200,000 passages (20,000 files of ten 60-word paragraphs, chunked at 64
- * tokens), built through the HTTP API; then semantic and keyword search latency as a client sees it,
- * and the daemon's RSS.
+ * tokens; TROVE_BENCH_FILES sets the count), built through the HTTP API; then semantic and keyword
+ * search latency as a client sees it, the daemon's RSS, and where the data dir's bytes go.
  */
 async function benchSemanticScale(): Promise<void> {
   const corpusFile = join(args.data!, 'corpus.jsonl');
