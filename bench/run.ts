@@ -14,7 +14,9 @@ import { chunkDocument } from '../src/domain/ingest/chunk.js';
 import { extractDocument, extractTextDocument } from '../src/domain/ingest/extract.js';
 import { detectContentType } from '../src/domain/ingest/detect.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { openDatabase } from '../src/store/db.js';
+import { footprint } from '../src/store/footprint.js';
 import { tmpdir } from 'node:os';
 import { benchSearchFloor } from './search-floor.js';
 import { benchIngestFloor } from './ingest-floor.js';
@@ -91,6 +93,7 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 interface Started {
   url: string;
+  dataDir: string;
   pid: number;
   stop(): Promise<void>;
   startedMs: number;
@@ -103,12 +106,15 @@ async function startDaemon(env: Record<string, string> = {}, argv = [join(root, 
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((resolveUrl, reject) => {
+  const { url, dataDir } = await new Promise<{ url: string; dataDir: string }>((resolveUrl, reject) => {
     let buf = '';
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
       const line = buf.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolveUrl((JSON.parse(line) as { url: string }).url);
+      if (line) {
+        const event = JSON.parse(line) as { url: string; data_dir: string };
+        resolveUrl({ url: event.url, dataDir: event.data_dir });
+      }
     });
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
   });
@@ -117,6 +123,7 @@ async function startDaemon(env: Record<string, string> = {}, argv = [join(root, 
   const startedMs = performance.now() - t0;
   return {
     url,
+    dataDir,
     pid: child.pid!,
     startedMs,
     stop: () =>
@@ -201,8 +208,8 @@ async function benchBeir(): Promise<void> {
 
 /**
  * A generated collection of ~200,000 passages (20,000 files of ten 60-word paragraphs, chunked at 64
- * tokens), built through the HTTP API; then semantic and keyword search latency as a client sees it,
- * and the daemon's RSS.
+ * tokens; TROVE_BENCH_FILES sets the count), built through the HTTP API; then semantic and keyword
+ * search latency as a client sees it, the daemon's RSS, and where the data dir's bytes go.
  */
 async function benchSemanticScale(): Promise<void> {
   const corpusFile = join(args.data!, 'corpus.jsonl');
@@ -260,6 +267,7 @@ async function benchSemanticScale(): Promise<void> {
     const semanticFiltered = await measure((q) => ({ query: q, limit: 10, filter: { field: 'metadata.group', op: 'eq', value: 3 } }));
     const keyword = await measure((q) => ({ query: q, mode: 'keyword', limit: 10 }));
     const rssKb = Number(readFileSync(`/proc/${d.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+    const disk = diskFootprint(d.dataDir);
     console.log(
       JSON.stringify({
         bench: 'semantic-scale',
@@ -271,10 +279,50 @@ async function benchSemanticScale(): Promise<void> {
         semantic_filtered: semanticFiltered,
         keyword,
         daemon_rss_mb: Math.round(rssKb / 1024),
+        disk,
       }),
     );
   } finally {
     await d.stop();
+  }
+}
+
+const mb = (bytes: number) => round(bytes / 2 ** 20);
+
+/**
+ * The data dir on disk against two floors, the FTS5 index or the passages' text, each plus one
+ * float32 copy of each vector (issue 15's target: at most 2×). Read through a second, read-only connection while the daemon
+ * runs (an ephemeral data dir is gone once it stops); the WAL is counted as it stands.
+ */
+function diskFootprint(dataDir: string): Record<string, unknown> {
+  const sizeOf = (path: string): number => {
+    const st = statSync(path);
+    return st.isDirectory() ? readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0) : st.blocks * 512;
+  };
+  const db = openDatabase(join(dataDir, 'trove.db'), { readonly: true });
+  try {
+    const f = footprint(db);
+    const dirBytes = sizeOf(dataDir);
+    return {
+      data_dir_mb: mb(dirBytes),
+      db_pages_mb: mb(f.fileBytes),
+      fts_mb: mb(f.ftsBytes),
+      passages_mb: mb(f.passagesBytes),
+      file_text_mb: mb(f.fileVersionsBytes),
+      vectors_mb: mb(f.vectorBytes),
+      vec0_mb: mb(f.vec0Bytes),
+      other_mb: mb(f.otherBytes),
+      largest_other_mb: Object.fromEntries(Object.entries(f.largestOther).map(([name, bytes]) => [name, mb(bytes)])),
+      passages: f.passages,
+      bytes_per_passage: f.passages ? Math.round(dirBytes / f.passages) : null,
+      raw_mb: mb(f.rawBytes),
+      ratio_to_raw: round(dirBytes / f.rawBytes, 2),
+      raw_text_mb: mb(f.rawTextBytes),
+      ratio_to_raw_text: round(dirBytes / f.rawTextBytes, 2),
+      target_ratio: 2,
+    };
+  } finally {
+    db.close();
   }
 }
 

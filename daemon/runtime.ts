@@ -23,6 +23,7 @@ import { parseRetryScale } from '../src/domain/webhooks/config.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
+import { resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
 import { workerExecArgv } from '../src/domain/threads.js';
 import { lazyEmbedding, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
@@ -47,6 +48,8 @@ export interface RuntimeOptions {
   allowPrivateSources?: boolean;
   /** The embedding provider; default from `<data-dir>/config.json` and TROVE_EMBEDDING_* (src/domain/embed/config.ts). */
   embedding?: EmbeddingConfig;
+  /** The in-memory vector copies' budget; default from `<data-dir>/config.json` and TROVE_VECTOR_MEMORY (src/domain/search/vector-memory.ts). */
+  vectorMemory?: VectorMemory;
   /** Lifetime of signed upload URLs (default one hour); tests shorten it. */
   uploadTtlMs?: number;
   /** false: open without the indexing worker, so queued jobs stay queued (tests of in-between states). */
@@ -174,7 +177,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
     const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
 
-    const dense = new DenseSearcher(dbFile);
+    const vectorMemory = options.vectorMemory ?? resolveVectorMemory(dataDir);
+    const dense = new DenseSearcher(dbFile, { vectorMemoryBytes: vectorMemory.bytes });
     const generation = options.generation ?? resolveGenerationConfig(dataDir);
     let generator: Generator | undefined;
     let research: ResearchRunner | undefined;

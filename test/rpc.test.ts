@@ -258,6 +258,8 @@ t.test('config.get / config.set: validated keys and values, secrets masked, rest
   t.match(await op.client.config.set.mutate({ key: 'embedding.model', value: 'nomic-embed-text' }), { changed: false, restart_required: false }, 'same value: nothing to restart');
   t.match(await op.client.config.set.mutate({ key: 'embedding.dimensions', value: '768' }), { value: 768 }, 'numbers from text');
   t.match(await op.client.config.set.mutate({ key: 'generation.vision', value: 'yes' }), { value: true }, 'booleans from text');
+  t.match(await op.client.config.set.mutate({ key: 'vectors.memory', value: '2GB' }), { value: '2GB', changed: true }, 'a memory size');
+  t.match(await op.client.config.set.mutate({ key: 'vectors.memory', value: null }), { previous: '2GB', changed: true });
   t.same((await op.client.config.get.query({ key: 'embedding.dimensions' })).entries, [{ key: 'embedding.dimensions', value: 768, overridden_by: null, description: 'vector dimensions of a remote embedding model' }]);
   t.match(await op.client.config.set.mutate({ key: 'embedding.dimensions', value: null }), { value: null, previous: 768, changed: true }, 'null removes a key');
   t.same(JSON.parse(readFileSync(file, 'utf8')), { embedding: { model: 'nomic-embed-text' }, generation: { vision: true } });
@@ -272,6 +274,7 @@ t.test('config.get / config.set: validated keys and values, secrets masked, rest
     ['generation.apiKeyEnv', 'sk-live-123', /environment variable/, 'an API key where its variable name goes'],
     ['generation.apiKey', 'sk-live-123', /never stores API keys in config.json/, 'a secret'],
     ['generation.vision', 'maybe', /must be true or false/, 'a bad boolean'],
+    ['vectors.memory', '150%', /is 150%, more than all of the machine's memory: give bytes/, 'a share of RAM over 100%'],
   ] as const) {
     const f = await failure(op.client.config.set.mutate({ key, value }));
     t.equal(f.code, 'invalid_request', why);

@@ -1,31 +1,196 @@
-// The dense stage scans an in-memory copy of each shard's vectors (WebAssembly SIMD) when the copy
-// matches the stored vectors, and sqlite-vec otherwise. Both must rank alike, and a stale copy must
-// never be used: a deleted passage never comes back.
+// The dense stage scans an in-memory int8 copy of each shard's vectors (WebAssembly SIMD) when the
+// copy matches the stored vectors, re-scoring its shortlist from the float32 table, and scans the
+// table otherwise. Both must rank exactly alike, whatever the memory budget keeps, and a stale copy
+// must never be used: a deleted passage never comes back.
 import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../src/store/db.js';
-import { DotScanner } from '../src/store/simd-scan.js';
-import { denseHits, hasCurrentVectorCopy, refreshVectorCopy, VECTOR_SHARDS } from '../src/store/vectors.js';
+import { parseVectorMemory, resolveVectorMemory } from '../src/domain/search/vector-memory.js';
+import { migrate, openDatabase, type Db } from '../src/store/db.js';
+import { Int8Scanner } from '../src/store/simd-scan.js';
+import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/vectors.js';
+import { runCli } from './helpers/cli.js';
 import { startFixture, seedCollection } from './helpers/trove.js';
 
-t.test('the SIMD kernel computes dot products, any dimension count', async (t) => {
-  for (const dimensions of [1, 3, 4, 5, 100, 257]) {
+const BUDGET = { budgetBytes: 256 * 2 ** 20 };
+
+const unit = (v: Float32Array) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+
+t.test('the int8 kernel is within its error bound of the float32 dot product, any dimension count', async (t) => {
+  for (const dimensions of [1, 3, 15, 16, 17, 100, 257]) {
     const rows = 37;
-    const scanner = new DotScanner(rows, dimensions);
-    const vectors = Array.from({ length: rows }, (_, r) => Float32Array.from({ length: dimensions }, (_, j) => Math.sin(r * 7 + j)));
+    const scanner = new Int8Scanner(rows, dimensions);
+    const vectors = Array.from({ length: rows }, (_, r) => unit(Float32Array.from({ length: dimensions }, (_, j) => Math.sin(r * 7 + j) + (j === r % dimensions ? 3 : 0))));
     vectors.forEach((v, r) => scanner.setBytes(r, new Uint8Array(v.buffer)));
-    const query = Float32Array.from({ length: dimensions }, (_, j) => Math.cos(j));
+    const query = unit(Float32Array.from({ length: dimensions }, (_, j) => Math.cos(j)));
     const got = scanner.scan(query);
+    const bound = scanner.errorBound(query);
     let worst = 0;
     vectors.forEach((v, r) => {
       const want = v.reduce((sum, x, j) => sum + x * query[j]!, 0);
       worst = Math.max(worst, Math.abs(got[r]! - want));
     });
-    t.ok(worst < 1e-3, `${dimensions} dimensions: max error ${worst}`);
+    t.ok(worst <= bound, `${dimensions} dimensions: max error ${worst.toExponential(2)} within the bound ${bound.toExponential(2)}`);
+    t.ok(bound < 0.05, 'and the bound is small enough to shortlist with');
   }
 });
 
-t.test('in-memory copy vs sqlite-vec, and staleness', async (t) => {
+/** A migrated database with `collections` collections of ready files, one passage each, all with vectors. */
+function syntheticDb(t: { teardown(fn: () => void): void }, collections: number, vectorsOf: (collection: number) => Float32Array[]): { db: Db; rids: number[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'trove-vec-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  const now = new Date().toISOString();
+  db.prepare("INSERT INTO namespaces (rid, id, name, created_at, updated_at) VALUES (1, 'ns_1', 'n', ?, ?)").run(now, now);
+  const rids: number[] = [];
+  for (let c = 1; c <= collections; c++) {
+    db.prepare("INSERT INTO collections (rid, id, namespace_rid, name, processing, access_control, created_at, updated_at) VALUES (?, ?, 1, ?, '{}', '{}', ?, ?)").run(c, `col_${c}`, `c${c}`, now, now);
+    const vectors = vectorsOf(c);
+    db.transaction(() => {
+      vectors.forEach((embedding, i) => {
+        const file = db
+          .prepare("INSERT INTO files (id, collection_rid, path, status, source_type, content_type, metadata, version_id, created_at, updated_at) VALUES (?, ?, ?, 'ready', 'inline', 'text/plain', ?, 'v', ?, ?)")
+          .run(`file_${c}_${i}`, c, `/${i}.txt`, JSON.stringify({ group: i % 3 }), now, now);
+        const passage = db
+          .prepare("INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end) VALUES (?, 0, 'text', '', 'x', 0, 1)")
+          .run(file.lastInsertRowid);
+        insertVectors(db, c, [{ passageRid: Number(passage.lastInsertRowid), textHash: `h${i}`, embedding }]);
+      });
+    })();
+    rids.push(c);
+  }
+  return { db, rids };
+}
+
+const allShards = (db: Db, collectionRid: number, query: Float32Array, limit: number, filter: { sql: string; params: unknown[] } | null = null) =>
+  Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid, query, filter, limit, shard }))
+    .flat()
+    .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
+    .slice(0, limit);
+
+// Near-duplicates a hair apart: their float32 order is well defined, but far finer than an int8
+// step, so the int8 scan alone orders them almost at random. The re-scored shortlist must not.
+function nearDuplicates(seed: number, far = 600): { vectors: Float32Array[]; queries: Float32Array[] } {
+  let x = seed;
+  const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
+  const base = unit(Float32Array.from({ length: 100 }, rand));
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < far; i++) vectors.push(unit(Float32Array.from({ length: 100 }, rand)));
+  for (let i = 0; i < 400; i++) vectors.push(unit(base.map((b) => b + rand() * 0.004)));
+  const queries = Array.from({ length: 5 }, () => unit(base.map((b) => b + rand() * 0.01)));
+  return { vectors, queries };
+}
+
+t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where int8 alone would not', async (t) => {
+  // Enough rows that a wide window (limit 200: 800 rows a shard) takes the histogram path.
+  const { vectors, queries } = nearDuplicates(7, 3000);
+  const { db } = syntheticDb(t, 1, () => vectors);
+  const filter = { sql: "json_extract(f.metadata, '$.group') = ?", params: [1] };
+  const ask = (q: Float32Array) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100), allShards(db, 1, q, 200, filter)];
+  const viaTable = queries.map(ask);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, 1, shard, BUDGET);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.ok(hasCurrentVectorCopy(db, 1, shard), `shard ${shard} is scanned from memory`);
+  const viaCopy = queries.map(ask);
+  t.same(viaCopy, viaTable, 'the same passages, order and similarities as the exact table scan, filtered or not');
+
+  // What the int8 scores alone would have returned: a different top 10, so the re-scoring is what makes it exact.
+  const scanner = new Int8Scanner(vectors.length, 100);
+  vectors.forEach((v, r) => scanner.setBytes(r, new Uint8Array(v.buffer)));
+  let differs = 0;
+  for (const [i, q] of queries.entries()) {
+    const approx = scanner.scan(q);
+    const int8Top = Array.from(approx.keys()).sort((a, b) => approx[b]! - approx[a]! || a - b).slice(0, 10);
+    const exactTop = viaTable[i]![0]!.map((h) => h.passageRid - 1);
+    t.ok(exactTop.every((r) => r >= 3000), 'the top 10 are near-duplicates');
+    if (int8Top.join() !== exactTop.join()) differs++;
+  }
+  t.ok(differs >= 3, `the int8 order alone differs from the float32 one in ${differs} of ${queries.length} queries`);
+});
+
+t.test('the memory budget: the least recently used copy goes, a copy that cannot fit is not made, the ranking never changes', async (t) => {
+  const sets = [nearDuplicates(11), nearDuplicates(13), nearDuplicates(17)];
+  const { db } = syntheticDb(t, 3, (c) => sets[c - 1]!.vectors);
+  const ask = () => sets.map((set, c) => set.queries.map((q) => allShards(db, c + 1, q, 10)));
+  const exact = ask();
+  const refresh = (collection: number, budgetBytes: number) => {
+    for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, collection, shard, { budgetBytes });
+  };
+  const held = (collection: number) => Array.from({ length: VECTOR_SHARDS }, (_, shard) => hasCurrentVectorCopy(db, collection, shard)).every(Boolean);
+
+  refresh(1, BUDGET.budgetBytes);
+  const perCollection = vectorCopyBytes(db);
+  t.ok(perCollection > 0, `one collection's copies hold ${perCollection} bytes`);
+  // Room for two collections' copies, not three.
+  const budget = Math.floor(perCollection * 2.5);
+  refresh(2, budget);
+  t.ok(held(1) && held(2), 'two collections fit');
+  allShards(db, 1, sets[0]!.queries[0]!, 10); // collection 1 is now used more recently than 2
+  refresh(3, budget);
+  t.ok(held(1) && held(3), 'the recently used copies stay');
+  t.notOk(held(2), 'the least recently used collection lost its copies');
+  t.ok(vectorCopyBytes(db) <= budget, `within the budget (${vectorCopyBytes(db)} ≤ ${budget} bytes)`);
+  t.same(ask(), exact, 'with and without copies, every collection ranks exactly the same');
+  // The next use of collection 2 brings its copy back, pushing out the least recently used one.
+  refresh(2, budget);
+  t.ok(held(2) && vectorCopyBytes(db) <= budget, 'collection 2 is copied again on its next use, within the budget');
+
+  const { db: other } = syntheticDb(t, 1, () => sets[0]!.vectors);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, { budgetBytes: 1024 });
+  t.equal(vectorCopyBytes(other), 0, 'a budget smaller than one copy keeps none');
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, BUDGET);
+  t.ok(vectorCopyBytes(other) > 0, 'a larger budget copies it');
+  t.same(sets[0]!.queries.map((q) => allShards(other, 1, q, 10)), exact[0], 'and the table scan ranks the same');
+});
+
+t.test('the budget setting: bytes, sizes, shares of RAM; bad values say what is wrong', async (t) => {
+  const gb = 2 ** 30;
+  t.equal(parseVectorMemory('25%', 24 * gb), 6 * gb);
+  t.equal(parseVectorMemory('512MB'), 512 * 2 ** 20);
+  t.equal(parseVectorMemory('1.5GiB'), 1.5 * gb);
+  t.equal(parseVectorMemory('2g'), 2 * gb);
+  t.equal(parseVectorMemory(536870912), 536870912);
+  t.equal(parseVectorMemory('0'), 0, '0 keeps no copies');
+  for (const bad of ['lots', '150%', '-1', '12XB', '', '1e9']) {
+    const got = parseVectorMemory(bad);
+    t.ok(got instanceof Error && /vectors\.memory \(TROVE_VECTOR_MEMORY\).*give bytes/.test(got.message), `'${bad}' is refused: ${(got as Error).message}`);
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'trove-vm-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.same(resolveVectorMemory(dir, {}, 8 * gb), { setting: '25%', bytes: 2 * gb }, 'default: a quarter of RAM');
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ vectors: { memory: '1GB' } }));
+  t.same(resolveVectorMemory(dir, {}, 8 * gb), { setting: '1GB', bytes: gb }, 'config.json');
+  t.same(resolveVectorMemory(dir, { TROVE_VECTOR_MEMORY: '10%' }, 8 * gb).bytes, Math.floor(0.8 * gb), 'the environment wins');
+
+  const run = await runCli(['daemon', 'start', '--ephemeral', '--port', '0'], { env: { TROVE_VECTOR_MEMORY: 'lots' } });
+  t.equal(run.code, 1, 'the daemon does not start');
+  t.match(run.stderr, /^trove: vectors\.memory \(TROVE_VECTOR_MEMORY\) 'lots' is not a size/m, 'and says why, without a stack trace');
+  t.notMatch(run.stderr, /\n\s+at /, 'no stack trace');
+});
+
+t.test('migration 12 drops the vec0 copies and keeps the vectors', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'trove-m12-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  // A database as version 11 left it: a collection's vectors in a vec0 table and in its _data table.
+  db.prepare('DELETE FROM schema_migrations WHERE version >= 12').run();
+  db.exec('CREATE VIRTUAL TABLE vec_5 USING vec0(shard integer partition key, embedding float[4])');
+  db.exec('CREATE TABLE vec_5_data (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)');
+  const v = Buffer.from(new Float32Array([1, 0, 0, 0]).buffer);
+  db.prepare('INSERT INTO vec_5 (rowid, shard, embedding) VALUES (1, 1, ?)').run(v);
+  db.prepare("INSERT INTO vec_5_data VALUES (1, 'h', ?)").run(v);
+  migrate(db);
+  const names = (db.prepare("SELECT name FROM sqlite_master WHERE name GLOB 'vec_5*'").all() as { name: string }[]).map((r) => r.name);
+  t.same(names, ['vec_5_data'], 'the vec0 table and its shadow tables are gone');
+  t.equal((db.prepare('SELECT count(*) AS n FROM vec_5_data').get() as { n: number }).n, 1, 'the vectors stay');
+});
+
+t.test('in-memory copy vs the table scan, and staleness', async (t) => {
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base } = await seedCollection(f, 'demo', 'dense');
@@ -47,23 +212,24 @@ t.test('in-memory copy vs sqlite-vec, and staleness', async (t) => {
     Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid: col.rid, query, filter: withFilter ? filter : null, limit: 15, shard })).flat();
 
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(hasCurrentVectorCopy(db, col.rid, shard), 'no copy before the first refresh');
-  const viaSqlite = queries.map((q) => [run(q!, false), run(q!, true)]);
+  const viaTable = queries.map((q) => [run(q!, false), run(q!, true)]);
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) {
-    refreshVectorCopy(db, col.rid, shard);
+    refreshVectorCopy(db, col.rid, shard, BUDGET);
     t.ok(hasCurrentVectorCopy(db, col.rid, shard), `shard ${shard} has a current copy`);
   }
   const viaCopy = queries.map((q) => [run(q!, false), run(q!, true)]);
   for (let i = 0; i < queries.length; i++) {
     for (const j of [0, 1]) {
-      const a = viaSqlite[i]![j]!;
+      const a = viaTable[i]![j]!;
       const b = viaCopy[i]![j]!;
       t.same(
         b.map((h) => h.passageRid),
         a.map((h) => h.passageRid),
         `query ${i}${j ? ' (filtered)' : ''}: same passages in the same order`,
       );
-      t.ok(
-        a.every((h, k) => Math.abs(h.similarity - b[k]!.similarity) < 1e-4),
+      t.same(
+        b.map((h) => h.similarity),
+        a.map((h) => h.similarity),
         'same similarities',
       );
     }
@@ -88,10 +254,10 @@ t.test('in-memory copy vs sqlite-vec, and staleness', async (t) => {
   );
   // Right after a change the copy waits for the vectors to settle; later it is rebuilt.
   const now = Date.now();
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, now);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, { ...BUDGET, now });
   t.notOk(hasCurrentVectorCopy(db, col.rid, 0), 'not rebuilt while the vectors may still be changing');
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, now + 5000);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, { ...BUDGET, now: now + 5000 });
   t.ok(hasCurrentVectorCopy(db, col.rid, 0), 'rebuilt once settled');
   const rebuilt = run(queries[0]!, false).map((h) => h.passageRid);
-  t.same(rebuilt, after, 'the rebuilt copy ranks as sqlite-vec does');
+  t.same(rebuilt, after, 'the rebuilt copy ranks as the table scan does');
 });

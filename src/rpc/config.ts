@@ -1,11 +1,13 @@
 // `<data-dir>/config.json` as the operator reads and edits it (config.get / config.set). The daemon
-// reads the file once at start (src/domain/embed/config.ts, src/domain/answer/config.ts), so every
+// reads the file once at start (src/domain/embed/config.ts, src/domain/answer/config.ts,
+// src/domain/search/vector-memory.ts), so every
 // change here applies at the next start. TROVE_* variables of the daemon override the file.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { issuesSentence } from '../contract/issues.js';
+import { parseVectorMemory } from '../domain/search/vector-memory.js';
 
 export const CONFIG_FILE = 'config.json';
 
@@ -39,6 +41,14 @@ export const CONFIG_KEYS: Record<string, KeySpec> = {
   'embedding.apiKeyEnv': { schema: envName, description: 'name of the environment variable holding the embedding API key' },
   'embedding.dimensions': { schema: positiveInt, description: 'vector dimensions of a remote embedding model', env: 'TROVE_EMBEDDING_DIMENSIONS' },
   'embedding.cacheDir': { schema: z.string().refine(isAbsolute, 'must be an absolute path'), description: "where the builtin model's cache lives", env: 'TROVE_CACHE_DIR' },
+  'vectors.memory': {
+    schema: z.union([z.string(), z.number()], { error: 'must be a size' }).superRefine((value, ctx) => {
+      const parsed = parseVectorMemory(value);
+      if (parsed instanceof Error) ctx.addIssue({ code: 'custom', message: parsed.message });
+    }),
+    description: 'memory for the in-memory vector copies: bytes, a size (512MB) or a share of RAM (25%)',
+    env: 'TROVE_VECTOR_MEMORY',
+  },
   'generation.provider': { schema: z.enum(['extractive', 'openai'], { error: 'must be one of extractive, openai' }), description: 'answer generator', env: 'TROVE_GENERATION_PROVIDER' },
   'generation.model': { schema: z.string({ error: 'must be a text value' }).min(1, 'must not be empty'), description: 'generation model name', env: 'TROVE_GENERATION_MODEL' },
   'generation.url': { schema: httpUrl, description: 'OpenAI-compatible chat completions base URL', env: 'TROVE_GENERATION_URL' },

@@ -1,8 +1,11 @@
 // Versioned schema migrations. Append new versions; never edit one that has shipped.
+import type { Db } from './db.js';
 import { WEBHOOK_MIGRATION_SQL } from './webhooks.js';
 export interface Migration {
   version: number;
   sql: string;
+  /** After `sql`, in the same transaction: for changes SQL cannot name up front (per-collection tables). */
+  run?: (db: Db) => void;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -439,9 +442,21 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
   WHERE k.collection_rid = collections.rid;
 `,
   },
+  {
+    version: 12,
+    sql: '',
+    // Each collection kept its vectors twice: a sqlite-vec vec0 table for scans and vec_N_data for
+    // lookups. Scans now run on an in-memory int8 copy re-scored from vec_N_data
+    // (src/store/vectors.ts), so the vec0 tables go (their shadow tables with them). The freed
+    // pages are reused by later writes; VACUUM returns them to the file system.
+    run: (db) => {
+      const vec0 = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%USING vec0%'").all() as { name: string }[];
+      for (const { name } of vec0) db.exec(`DROP TABLE "${name}"`);
+    },
+  },
 ];
 
-/** Passage vectors of one collection (a sqlite-vec vec0 table; see src/store/vectors.ts). */
+/** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */
 export function vectorTableName(collectionRid: number): string {
   if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
   return `vec_${collectionRid}`;

@@ -22,7 +22,6 @@ export function collectionRidsOf(db: Db, namespaceRid: number): number[] {
 export function purgeCollection(db: Db, collectionRid: number): string[] {
   const blobs = (stmt(db, 'SELECT DISTINCT v.blob_sha256 AS b FROM file_versions v JOIN files f ON f.rid = v.file_rid WHERE f.collection_rid = ? AND v.blob_sha256 IS NOT NULL').all(collectionRid) as { b: string }[]).map((r) => r.b);
   db.exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
-  db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}`);
   db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
   bumpVectorVersion(db, collectionRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);

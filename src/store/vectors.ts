@@ -1,13 +1,14 @@
-// Passage vectors, per collection, in two tables created when the first vectors arrive (their
-// length fixes the dimensions) and dropped when a reindex moves the collection to another model:
-// a sqlite-vec `vec0` table for nearest-neighbour scans, split into VECTOR_SHARDS partitions so
-// that one query's scan runs on several threads at once, and a plain table keyed by passage rid
-// for point lookups (vec0 answers those by scanning). Every stored vector is unit length, so the
-// scan ranks by L2 distance (cheaper than cosine, same order) and cos = 1 - d²/2.
+// Passage vectors, per collection, in one plain table keyed by passage rid (float32 blobs), created
+// when the first vectors arrive (their length fixes the dimensions) and dropped when a reindex
+// moves the collection to another model. Nearest-neighbour scans run on an in-memory int8 copy of
+// it (src/store/simd-scan.ts), split into VECTOR_SHARDS by rid so that one query's scan runs on
+// several threads at once; the copy shortlists and this table scores the shortlist exactly. Until
+// migration 12 a sqlite-vec vec0 table held every vector a second time for scans; the copy made it
+// redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
 import type { Db } from './db.js';
 import { vectorTableName } from './migrations.js';
 import { firstWindow, type SqlFragment } from './search.js';
-import { DotScanner } from './simd-scan.js';
+import { Int8Scanner } from './simd-scan.js';
 import { stmt } from './statements.js';
 
 export interface NewVector {
@@ -16,9 +17,8 @@ export interface NewVector {
   embedding: Float32Array;
 }
 
-/** Partitions of each collection's scan table; one helper thread scans each (src/domain/search/dense-pool.ts). */
+/** Partitions of each collection's vectors (rid % VECTOR_SHARDS); one helper thread scans each (src/domain/search/dense-pool.ts). */
 export const VECTOR_SHARDS = 2;
-const shardOf = (passageRid: number) => passageRid % VECTOR_SHARDS;
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const isZero = (v: Float32Array) => v.every((x) => x === 0);
@@ -31,7 +31,6 @@ export function hasVectorTable(db: Db, collectionRid: number): boolean {
 
 function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {
   if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
-  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vectorTableName(collectionRid)} USING vec0(shard integer partition key, embedding float[${dimensions}])`);
   db.exec(`CREATE TABLE IF NOT EXISTS ${dataTable(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`);
 }
 
@@ -40,10 +39,8 @@ export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[
   const usable = vectors.filter((v) => !isZero(v.embedding));
   if (usable.length === 0) return;
   ensureVectorTable(db, collectionRid, usable[0]!.embedding.length);
-  const insertKnn = stmt(db, `INSERT INTO ${vectorTableName(collectionRid)} (rowid, shard, embedding) VALUES (?, ?, ?)`);
   const insertData = stmt(db, `INSERT INTO ${dataTable(collectionRid)} (rid, text_hash, embedding) VALUES (?, ?, ?)`);
   for (const v of usable) {
-    insertKnn.run(BigInt(v.passageRid), BigInt(shardOf(v.passageRid)), blob(v.embedding));
     insertData.run(v.passageRid, v.textHash, blob(v.embedding));
   }
   bumpVectorVersion(db, collectionRid);
@@ -75,10 +72,8 @@ export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): M
 export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number): void {
   if (!hasVectorTable(db, collectionRid)) return;
   const rids = stmt(db, `SELECT rid FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as { rid: number }[];
-  const delKnn = stmt(db, `DELETE FROM ${vectorTableName(collectionRid)} WHERE rowid = ?`);
   const delData = stmt(db, `DELETE FROM ${dataTable(collectionRid)} WHERE rid = ?`);
   for (const { rid } of rids) {
-    delKnn.run(BigInt(rid));
     delData.run(rid);
   }
   if (rids.length > 0) bumpVectorVersion(db, collectionRid);
@@ -86,7 +81,6 @@ export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number
 
 /** A reindex under another model starts from an empty dense index (its dimensions may differ). */
 export function dropVectors(db: Db, collectionRid: number): void {
-  db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}`);
   db.exec(`DROP TABLE IF EXISTS ${dataTable(collectionRid)}`);
   bumpVectorVersion(db, collectionRid);
 }
@@ -98,64 +92,110 @@ export interface DenseHit {
   similarity: number;
 }
 
-/** sqlite-vec's largest k. */
-const MAX_KNN = 4096;
-
 /**
  * Exact nearest passages of one shard over ready files that the filter selects, best first (the
- * caller merges shards). A window of the shard's nearest rows is ranked first (a fast scan: the
- * in-memory copy when it is current, else sqlite-vec); the join drops rows of files that are not
- * ready or not selected; when that leaves fewer than `limit` while the window was full, the window
- * grows, ending in a full scan that filters before it ranks. Filtering never happens after the cut.
+ * caller merges shards). With a current in-memory copy, its int8 scan orders the shard and a
+ * window of the best rows is scored exactly from the vectors table, in the same statement that
+ * drops rows of files that are not ready or not selected. The int8 scores are off by at most
+ * `bound` (Int8Scanner.errorBound), so once the window's limit-th exact score beats the best
+ * score any row outside it could have, the answer is the exact one; otherwise the window grows to
+ * every row that could (or by 8× while too few rows survive the filter). Without a current copy
+ * the table is scanned exactly, filter first. Either way the ranking is the float32 one, and
+ * filtering never happens after the cut.
  */
 export function denseHits(db: Db, opts: { collectionRid: number; query: Float32Array; filter: SqlFragment | null; limit: number; shard: number }): DenseHit[] {
   if (!hasVectorTable(db, opts.collectionRid)) return [];
-  const vec = vectorTableName(opts.collectionRid);
   const where = opts.filter ? `AND (${opts.filter.sql})` : '';
   const filterParams = opts.filter?.params ?? [];
   const q = blob(opts.query);
   const cached = currentCopy(db, opts.collectionRid, opts.shard);
-  const scores = cached && cached.scanner.dimensions === opts.query.length ? cached.scanner.scan(opts.query) : null;
-  const keptOf = (rids: number[]) =>
-    stmt(
+  if (!cached || cached.scanner.dimensions !== opts.query.length) {
+    const rows = stmt(
       db,
-      `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
-       WHERE p.rid IN (SELECT value FROM json_each(?)) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
-    ).all(JSON.stringify(rids), ...filterParams) as { pid: number; fr: number }[];
-  const maxWindow = scores ? cached!.rids.length : MAX_KNN;
-  for (let k = firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64)); ; k *= 8) {
-    let similarity: Map<number, number>;
-    let windowFull: boolean;
-    if (scores) {
-      const top = topIndices(scores, Math.min(k, maxWindow));
-      similarity = new Map(top.map((i) => [cached!.rids[i]!, scores[i]!]));
-      windowFull = k < maxWindow;
-    } else {
-      if (k > MAX_KNN) break;
-      const knn = stmt(db, `SELECT rowid AS rid, distance AS d FROM ${vec} WHERE embedding MATCH ? AND k = ? AND shard = ?`).all(q, k, opts.shard) as { rid: number | bigint; d: number | null }[];
-      similarity = new Map(knn.filter((r) => r.d !== null).map((r) => [Number(r.rid), 1 - (r.d! * r.d!) / 2]));
-      windowFull = knn.length >= k;
-    }
-    const rows = keptOf([...similarity.keys()])
-      .map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: similarity.get(r.pid)! }))
-      .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
-      .slice(0, opts.limit);
-    // Enough survivors, or the window already held every vector: the answer is exact.
-    if (rows.length >= opts.limit || !windowFull) return rows;
+      `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
+       FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
+       WHERE v.rid % ${VECTOR_SHARDS} = ? AND f.status = 'ready' AND f.deleted_at IS NULL ${where}
+       ORDER BY d ASC, p.rid ASC LIMIT ?`,
+    ).all(q, opts.shard, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
+    return rows.filter((r) => r.d !== null).map(hitOf);
   }
-  const rows = stmt(
-    db,
-    `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
-     FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
-     WHERE v.rid % ${VECTOR_SHARDS} = ? AND f.status = 'ready' AND f.deleted_at IS NULL ${where}
-     ORDER BY d ASC, p.rid ASC LIMIT ?`,
-  ).all(q, opts.shard, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
-  return rows.filter((r) => r.d !== null).map((r) => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - (r.d! * r.d!) / 2 }));
+  const scores = cached.scanner.scan(opts.query);
+  const bound = cached.scanner.errorBound(opts.query);
+  const n = scores.length;
+  const exact = new Map<number, DenseHit>();
+  const scored = new Set<number>();
+  const score = (indices: number[]) => {
+    const fresh = indices.filter((i) => !scored.has(i));
+    if (fresh.length === 0) return;
+    for (const i of fresh) scored.add(i);
+    const rows = stmt(
+      db,
+      `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
+       FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
+       WHERE v.rid IN (SELECT value FROM json_each(?)) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
+    ).all(q, JSON.stringify(fresh.map((i) => cached.rids[i]!)), ...filterParams) as { pid: number; fr: number; d: number | null }[];
+    for (const r of rows) if (r.d !== null) exact.set(r.pid, hitOf(r));
+  };
+  // `inside`: rows to score exactly; `outside`: the best int8 score of any other row.
+  let k = Math.min(n, firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64)));
+  let { inside, outside } = topWindow(scores, k);
+  for (;;) {
+    score(inside);
+    const best = [...exact.values()].sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid);
+    if (outside === -Infinity) return best.slice(0, opts.limit);
+    if (best.length >= opts.limit) {
+      const kth = best[opts.limit - 1]!.similarity;
+      if (outside + bound < kth) return best.slice(0, opts.limit);
+      // Only a row whose int8 score is at least kth - bound can still beat the limit-th; once
+      // those are scored, every other row is below it (and the limit-th only rises).
+      ({ inside, outside } = atLeast(scores, kth - bound));
+    } else ({ inside, outside } = topWindow(scores, (k = Math.min(n, k * 8))));
+  }
+}
+
+const hitOf = (r: { pid: number; fr: number; d: number | null }): DenseHit => ({ passageRid: r.pid, fileRid: r.fr, similarity: 1 - (r.d! * r.d!) / 2 });
+
+/** The `k` best rows by int8 score and the best score among the rest (-Infinity when none is left). */
+function topWindow(scores: Float32Array, k: number): { inside: number[]; outside: number } {
+  const ordered = topIndices(scores, Math.min(scores.length, k + 1));
+  return { inside: ordered.slice(0, k), outside: ordered.length > k ? scores[ordered[k]!]! : -Infinity };
+}
+
+/** Every row scoring at least `floor`, and the best score among the rest. */
+function atLeast(scores: Float32Array, floor: number): { inside: number[]; outside: number } {
+  const inside: number[] = [];
+  let outside = -Infinity;
+  for (let i = 0; i < scores.length; i++) {
+    const s = scores[i]!;
+    if (s >= floor) inside.push(i);
+    else if (s > outside) outside = s;
+  }
+  return { inside, outside };
 }
 
 /** Indices of the `k` highest scores, highest first (ties: lower index first). */
 function topIndices(scores: Float32Array, k: number): number[] {
-  if (k >= scores.length) return Array.from(scores.keys()).sort((a, b) => scores[b]! - scores[a]! || a - b);
+  const byScore = (a: number, b: number) => scores[b]! - scores[a]! || a - b;
+  if (k >= scores.length) return Array.from(scores.keys()).sort(byScore);
+  if (k > 512) {
+    // Insertion into a sorted buffer costs O(k) a row: for a wide window, a histogram finds a
+    // score that at least k rows reach, and only those are sorted.
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const s of scores) {
+      if (s < lo) lo = s;
+      if (s > hi) hi = s;
+    }
+    const buckets = 4096;
+    const width = (hi - lo) / buckets || 1;
+    const counts = new Uint32Array(buckets);
+    for (const s of scores) counts[Math.min(buckets - 1, Math.floor((s - lo) / width))]!++;
+    let bucket = buckets - 1;
+    for (let seen = counts[bucket]!; seen < k; seen += counts[--bucket]!);
+    const keep: number[] = [];
+    for (let i = 0; i < scores.length; i++) if (Math.min(buckets - 1, Math.floor((scores[i]! - lo) / width)) >= bucket) keep.push(i);
+    return keep.sort(byScore).slice(0, k);
+  }
   // A threshold pass: keep a sorted buffer of the best k; most rows fail the first comparison.
   const best: number[] = [];
   let floor = -Infinity;
@@ -173,23 +213,26 @@ function topIndices(scores: Float32Array, k: number): number[] {
 
 // ---- In-memory copies of a collection's vectors (one per shard, in the helper thread that scans it).
 
-/** Vector bytes one thread keeps in memory at most; the least recently used copies go first. */
-const COPY_BUDGET_BYTES = 256 * 1024 * 1024;
 /** A copy is rebuilt once the vectors stopped changing for this long (or at once, the first time). */
 const SETTLE_MS = 1000;
 
 interface VectorCopy {
   version: number;
   rids: Float64Array;
-  scanner: DotScanner;
+  scanner: Int8Scanner;
   usedAt: number;
 }
+
+/** What a copy of `rows` vectors of `dimensions` costs in memory (its scanner and its rid index). */
+const copyBytes = (rows: number, dimensions: number) => Int8Scanner.bytesFor(rows, dimensions) + rows * 8;
 
 interface CopyState {
   copy?: VectorCopy;
   /** The latest version seen, and since when. */
   seenVersion?: number;
   seenSince?: number;
+  /** A version whose copy exceeds the whole budget: not measured again (a full read) until the vectors or the budget change. */
+  tooLarge?: { version: number; budgetBytes: number };
 }
 
 const copies = new WeakMap<Db, Map<string, CopyState>>();
@@ -203,7 +246,7 @@ function copyState(db: Db, collectionRid: number, shard: number): CopyState {
   return state;
 }
 
-/** The in-memory copy of a shard if it matches the stored vectors now, else null (use sqlite-vec). */
+/** The in-memory copy of a shard if it matches the stored vectors now, else null (scan the table). */
 function currentCopy(db: Db, collectionRid: number, shard: number): VectorCopy | null {
   const state = copyState(db, collectionRid, shard);
   if (!state.copy || state.copy.version !== vectorVersion(db, collectionRid)) return null;
@@ -216,16 +259,34 @@ export function hasCurrentVectorCopy(db: Db, collectionRid: number, shard: numbe
   return currentCopy(db, collectionRid, shard) !== null;
 }
 
+/** Bytes the in-memory copies made through this connection hold now. */
+export function vectorCopyBytes(db: Db): number {
+  let total = 0;
+  for (const state of copies.get(db)?.values() ?? []) if (state.copy) total += copyBytes(state.copy.rids.length, state.copy.scanner.dimensions);
+  return total;
+}
+
+export interface RefreshOptions {
+  /** Bytes all copies of this connection may hold together (src/domain/search/vector-memory.ts). */
+  budgetBytes: number;
+  now?: number;
+}
+
 /**
  * Brings a shard's in-memory copy up to date when that is worth it: at once if it never had one,
  * otherwise once the vectors have settled (an ingest in progress would make every rebuild stale at
  * once). The helper thread calls this after answering a query, so no query waits for a rebuild.
+ * Copies share `budgetBytes`: the least recently used ones are dropped to make room, and a shard
+ * whose copy alone would not fit gets none. A shard without a copy is scanned from the vectors
+ * table, exactly, so the budget changes speed, never ranking.
  */
-export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, now = Date.now()): void {
+export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, options: RefreshOptions): void {
   if (!hasVectorTable(db, collectionRid)) return;
+  const now = options.now ?? Date.now();
   const state = copyState(db, collectionRid, shard);
   const current = vectorVersion(db, collectionRid);
   if (state.copy?.version === current) return;
+  if (state.tooLarge?.version === current && state.tooLarge.budgetBytes === options.budgetBytes) return;
   if (state.seenVersion !== current) {
     state.seenVersion = current;
     state.seenSince = now;
@@ -237,10 +298,17 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
     const table = dataTable(collectionRid);
     const at = vectorVersion(db, collectionRid);
     const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ?`).get(shard) as { n: number; bytes: number | null };
-    if (shape.n === 0 || !shape.bytes || shape.n * shape.bytes > COPY_BUDGET_BYTES) return null;
-    const scanner = new DotScanner(shape.n, shape.bytes / 4);
+    if (shape.n === 0 || !shape.bytes) return null;
+    const needed = copyBytes(shape.n, shape.bytes / 4);
+    if (needed > options.budgetBytes) {
+      state.tooLarge = { version: at, budgetBytes: options.budgetBytes };
+      return null;
+    }
+    // Room first, so the old copies and the new one never exceed the budget together.
+    evictCopies(db, options.budgetBytes - needed);
+    const scanner = new Int8Scanner(shape.n, shape.bytes / 4);
     const rids = new Float64Array(shape.n);
-    // Streamed row by row: holding every row's Buffer at once would double the memory a copy needs.
+    // Streamed row by row: holding every row's Buffer at once would need the float32 size again.
     let row = 0;
     for (const r of stmt(db, `SELECT rid, embedding AS e FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ? ORDER BY rid`).iterate(shard) as IterableIterator<{ rid: number; e: Buffer }>) {
       rids[row] = r.rid;
@@ -249,17 +317,15 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
     return { version: at, scanner, rids };
   })();
   if (!built) return;
-  const { scanner, rids } = built;
-  const version = built.version;
-  evictCopies(db, COPY_BUDGET_BYTES - scanner.bytes);
-  state.copy = { version, rids, scanner, usedAt: now };
+  state.copy = { version: built.version, rids: built.rids, scanner: built.scanner, usedAt: now };
 }
 
+/** Drops the least recently used copies until the rest hold at most `budget` bytes. */
 function evictCopies(db: Db, budget: number): void {
   const held = [...(copies.get(db)?.values() ?? [])].filter((s) => s.copy).sort((a, b) => b.copy!.usedAt - a.copy!.usedAt);
   let total = 0;
   for (const state of held) {
-    total += state.copy!.scanner.bytes;
+    total += copyBytes(state.copy!.rids.length, state.copy!.scanner.dimensions);
     if (total > budget) delete state.copy;
   }
 }

@@ -1,19 +1,21 @@
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '../threads.js';
 import { VECTOR_SHARDS, type DenseHit } from '../../store/vectors.js';
-import type { DenseReply, DenseRequest } from './dense-worker.js';
+import type { DenseReply, DenseRequest, DenseWorkerData } from './dense-worker.js';
 
 export type DenseQuery = Omit<DenseRequest, 'id' | 'shard'>;
 
 /**
- * Nearest-neighbour scans on helper threads, one per shard of the vector table, all at once; the
- * shards' exact top-k lists merge into the exact top-k.
+ * Nearest-neighbour scans on helper threads, one per shard of the vectors, all at once; the
+ * shards' exact top-k lists merge into the exact top-k. Each thread keeps its shard's in-memory
+ * copies, so each gets an equal part of the copies' memory budget (shards are equal by rid).
  */
 export class DenseSearcher {
   private readonly shards: ShardThread[];
 
-  constructor(dbFile: string) {
-    this.shards = Array.from({ length: VECTOR_SHARDS }, () => new ShardThread(dbFile));
+  constructor(dbFile: string, options: { vectorMemoryBytes: number }) {
+    const budgetBytes = Math.floor(options.vectorMemoryBytes / VECTOR_SHARDS);
+    this.shards = Array.from({ length: VECTOR_SHARDS }, () => new ShardThread({ dbFile, budgetBytes }));
   }
 
   async search(query: DenseQuery): Promise<DenseHit[]> {
@@ -36,11 +38,11 @@ class ShardThread {
   private readonly pending = new Map<number, { resolve: (hits: DenseHit[]) => void; reject: (err: Error) => void }>();
   private closed = false;
 
-  constructor(private readonly dbFile: string) {}
+  constructor(private readonly data: DenseWorkerData) {}
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: { dbFile: this.dbFile }, execArgv: workerExecArgv() });
+    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: this.data, execArgv: workerExecArgv() });
     worker.on('message', (reply: DenseReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;

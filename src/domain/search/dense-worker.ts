@@ -14,9 +14,16 @@ export interface DenseRequest {
   shard: number;
 }
 
+export interface DenseWorkerData {
+  dbFile: string;
+  /** Bytes this thread's in-memory vector copies may hold together. */
+  budgetBytes: number;
+}
+
 export type DenseReply = { id: number; hits: DenseHit[] } | { id: number; error: string };
 
-const db = openDatabase((workerData as { dbFile: string }).dbFile);
+const { dbFile, budgetBytes } = workerData as DenseWorkerData;
+const db = openDatabase(dbFile);
 const port = parentPort!;
 port.on('message', (msg: DenseRequest | 'close') => {
   if (msg === 'close') {
@@ -29,9 +36,9 @@ port.on('message', (msg: DenseRequest | 'close') => {
   } catch (err) {
     port.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) } satisfies DenseReply);
   }
-  // After the reply, so no query waits for a rebuild; a failed rebuild leaves sqlite-vec in charge.
+  // After the reply, so no query waits for a rebuild; a failed rebuild leaves the table scan in charge.
   try {
-    refreshVectorCopy(db, msg.collectionRid, msg.shard);
+    refreshVectorCopy(db, msg.collectionRid, msg.shard, { budgetBytes });
   } catch {
     // The next query tries again.
   }
