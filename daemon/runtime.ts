@@ -32,7 +32,7 @@ import { withMcp } from '../src/mcp/http.js';
 import { packageVersion } from '../src/contract/version.js';
 import { FileRoots } from '../src/rpc/roots.js';
 import type { Logger } from '../src/http/router.js';
-import { openDatabase, type Db } from '../src/store/db.js';
+import { openDatabase, type SqliteDb } from '../src/store/db.js';
 import { resetInterruptedFiles } from '../src/store/files.js';
 import { requeueInterruptedJobs } from '../src/store/jobs.js';
 import { getOrCreateSecret } from '../src/store/meta.js';
@@ -70,7 +70,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   app: App;
   services: Services;
-  db: Db;
+  /** The daemon's SQLite connection (tests read it; the domain gets Services.db, a handle without SQL). */
+  db: SqliteDb;
   dataDir: string;
   clusterKeyFile: string;
   /** The file:// roots: the start-up ones and those the operator grants while it runs. */
@@ -132,7 +133,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const releaseLock = acquireLock(dataDir);
-  let db: Db | undefined;
+  let db: SqliteDb | undefined;
   try {
     // mkdirSync's mode applies only to a folder it creates: an existing data dir (an older version's,
     // or one made by hand) may be open to other users, and so may what is in it.

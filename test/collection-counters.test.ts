@@ -4,7 +4,7 @@
 import t from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
 import { fileCounts, insertCollection, markCollectionDeleted, restoreCollection, type FileCounts } from '../src/store/collections.js';
-import { migrate, openDatabase, type Db } from '../src/store/db.js';
+import { migrate, openDatabase, type SqliteDb } from '../src/store/db.js';
 import { insertFile, markFileDeleted, markFileIndexed, replaceFileSource, resetInterruptedFiles, setFileStatus, type FileRow } from '../src/store/files.js';
 import { requeueCollectionFiles } from '../src/store/jobs.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
@@ -12,7 +12,7 @@ import { insertNamespace, markNamespaceDeleted } from '../src/store/namespaces.j
 import { purgeCollection, undeleteNamespace } from '../src/store/purge.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
-function counted(db: Db, collectionRid: number): FileCounts {
+function counted(db: SqliteDb, collectionRid: number): FileCounts {
   const rows = db.prepare('SELECT status, count(*) AS n FROM files WHERE collection_rid = ? AND deleted_at IS NULL GROUP BY status').all(collectionRid) as { status: string; n: number }[];
   const out: FileCounts = { pending: 0, indexing: 0, ready: 0, failed: 0 };
   for (const r of rows) if (r.status in out) out[r.status as keyof FileCounts] = r.n;
@@ -36,10 +36,13 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
   t.teardown(() => db.close());
   let seq = 0;
   const now = () => new Date(Date.UTC(2025, 0, 1) + seq++ * 1000).toISOString();
-  const ns = insertNamespace(db, { id: 'ns_c', name: 'c', display_name: null, created_at: now(), updated_at: now() });
-  const cols = ['a', 'b', 'c'].map((name) =>
-    insertCollection(db, { id: `col_${name}`, namespace_rid: ns.rid, name, display_name: null, processing: '{}', access_control: 'off', embedding_model: null, created_at: now(), updated_at: now() }),
-  );
+  const { ns, cols } = db.transaction(() => {
+    const ns = insertNamespace(db, { id: 'ns_c', name: 'c', display_name: null, created_at: now(), updated_at: now() });
+    const cols = ['a', 'b', 'c'].map((name) =>
+      insertCollection(db, { id: `col_${name}`, namespace_rid: ns.rid, name, display_name: null, processing: '{}', access_control: 'off', embedding_model: null, created_at: now(), updated_at: now() }),
+    );
+    return { ns, cols };
+  })();
   const file = (colRid: number, path: string, n: number) => ({
     id: `fil_${n}`,
     collection_rid: colRid,

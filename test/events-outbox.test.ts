@@ -155,7 +155,7 @@ t.test('the main flows write the same events as before', async (t) => {
   await f.call('DELETE', `/namespaces/${ns}`, { force: true });
   await quiet(f);
   rec.step(t, 'delete the namespace');
-  restoreWorkspace(f.rt.services, ns);
+  await restoreWorkspace(f.rt.services, ns);
   await quiet(f);
   rec.step(t, 'restore the namespace');
 });

@@ -48,7 +48,7 @@ t.test('a page is the head of a larger window, and cursors page through it exact
   const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
   // Through the store, as the indexer does: the collection's file counters follow (migration v11).
   const setStatus = (status: 'indexing' | 'ready') => {
-    const db = f.rt.services.db;
+    const db = f.rt.db;
     const rids = db.prepare(`SELECT rid FROM files WHERE deleted_at IS NULL AND path IN (${hidden.map(() => '?').join(',')})`).all(...hidden) as { rid: number }[];
     return f.rt.services.write(() => rids.forEach((r) => setFileStatus(db, r.rid, status, new Date().toISOString())));
   };

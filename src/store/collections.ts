@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
@@ -24,7 +24,7 @@ export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'delet
     `INSERT INTO collections (id, namespace_rid, name, display_name, processing, access_control, embedding_model, created_at, updated_at)
      VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
   ).get(row) as CollectionRow;
-  db.exec(createFtsTableSql(created.rid));
+  sqlite(db).exec(createFtsTableSql(created.rid));
   appendEvent(db, 'collection.updated', created.rid);
   return created;
 }

@@ -4,7 +4,23 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { MIGRATIONS } from './migrations.js';
 
-export type Db = Database.Database;
+/** A SQLite connection, as only src/store (and the daemon that opens it) handles it. */
+export type SqliteDb = Database.Database;
+
+/**
+ * A store connection as the layers above the store see it (issue 15, item 6): a handle to pass
+ * back to store functions, with nothing to query. The domain never sees SQL or better-sqlite3's
+ * API, so a second engine (PostgreSQL is planned) can stand behind the same functions. A
+ * better-sqlite3 connection is one (the daemon and tests hand theirs straight in).
+ */
+export interface Db {
+  readonly open: boolean;
+}
+
+/** The SQLite connection behind a store handle: for src/store's own use. */
+export function sqlite(db: Db): SqliteDb {
+  return db as SqliteDb;
+}
 
 export interface OpenOptions {
   /** Run migrations (the daemon's main connection); worker connections only open. */
@@ -12,7 +28,7 @@ export interface OpenOptions {
   readonly?: boolean;
 }
 
-export function openDatabase(file: string, options: OpenOptions = {}): Db {
+export function openDatabase(file: string, options: OpenOptions = {}): SqliteDb {
   if (!options.readonly && file !== '' && file !== ':memory:') createPrivately(file);
   const db = new Database(file, { readonly: options.readonly ?? false });
   db.pragma('journal_mode = WAL');
@@ -49,14 +65,14 @@ function createPrivately(file: string): void {
   }
 }
 
-export function schemaVersion(db: Db): number {
+export function schemaVersion(db: SqliteDb): number {
   const row = db.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name='schema_migrations'").get();
   if (!row) return 0;
   const v = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
   return v.v ?? 0;
 }
 
-export function migrate(db: Db): void {
+export function migrate(db: SqliteDb): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
   const current = schemaVersion(db);
   for (const migration of MIGRATIONS) {
@@ -69,7 +85,7 @@ export function migrate(db: Db): void {
   }
 }
 
-export function integrityCheck(db: Db): string {
+export function integrityCheck(db: SqliteDb): string {
   const rows = db.pragma('integrity_check') as { integrity_check: string }[];
   return rows.map((r) => r.integrity_check).join('; ');
 }

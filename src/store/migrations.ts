@@ -1,5 +1,5 @@
 // Versioned schema migrations. Append new versions; never edit one that has shipped.
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 import { WEBHOOK_MIGRATION_SQL } from './webhooks.js';
 export interface Migration {
   version: number;
@@ -450,8 +450,8 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
     // (src/store/vectors.ts), so the vec0 tables go (their shadow tables with them). The freed
     // pages are reused by later writes; VACUUM returns them to the file system.
     run: (db) => {
-      const vec0 = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%USING vec0%'").all() as { name: string }[];
-      for (const { name } of vec0) db.exec(`DROP TABLE "${name}"`);
+      const vec0 = sqlite(db).prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%USING vec0%'").all() as { name: string }[];
+      for (const { name } of vec0) sqlite(db).exec(`DROP TABLE "${name}"`);
     },
   },
 ];

@@ -1,7 +1,7 @@
 // Purging what was deleted once its recovery window has passed (decisions.md §5): every row and
 // index of a collection, and a namespace once its collections are gone.
 import { bumpVectorVersion } from './vectors.js';
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 import { appendEvent } from './events.js';
 import { ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';
@@ -21,8 +21,8 @@ export function collectionRidsOf(db: Db, namespaceRid: number): number[] {
 /** Removes a collection and everything in it; returns the blob hashes its file versions used. */
 export function purgeCollection(db: Db, collectionRid: number): string[] {
   const blobs = (stmt(db, 'SELECT DISTINCT v.blob_sha256 AS b FROM file_versions v JOIN files f ON f.rid = v.file_rid WHERE f.collection_rid = ? AND v.blob_sha256 IS NOT NULL').all(collectionRid) as { b: string }[]).map((r) => r.b);
-  db.exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
-  db.exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
+  sqlite(db).exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
+  sqlite(db).exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
   bumpVectorVersion(db, collectionRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM file_versions WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 
 const caches = new WeakMap<Db, Map<string, Statement>>();
 
@@ -19,10 +19,10 @@ export function stmt(db: Db, sql: string): Statement {
   }
   let s = cache.get(sql);
   if (!s) {
-    s = db.prepare(sql);
+    s = sqlite(db).prepare(sql);
     cache.set(sql, s);
   }
-  if (!s.readonly && !db.inTransaction) {
+  if (!s.readonly && !sqlite(db).inTransaction) {
     throw new Error(`A store write outside a write transaction (go through the Writer: Services.write): ${sql.slice(0, 80)}`);
   }
   return s;

@@ -5,7 +5,7 @@
 // several threads at once; the copy shortlists and this table scores the shortlist exactly. Until
 // migration 12 a sqlite-vec vec0 table held every vector a second time for scans; the copy made it
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 import { vectorTableName } from './migrations.js';
 import { firstWindow, type SqlFragment } from './search.js';
 import { Int8Scanner } from './simd-scan.js';
@@ -31,7 +31,7 @@ export function hasVectorTable(db: Db, collectionRid: number): boolean {
 
 function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {
   if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
-  db.exec(`CREATE TABLE IF NOT EXISTS ${dataTable(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`);
+  sqlite(db).exec(`CREATE TABLE IF NOT EXISTS ${dataTable(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`);
 }
 
 export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
@@ -81,7 +81,7 @@ export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number
 
 /** A reindex under another model starts from an empty dense index (its dimensions may differ). */
 export function dropVectors(db: Db, collectionRid: number): void {
-  db.exec(`DROP TABLE IF EXISTS ${dataTable(collectionRid)}`);
+  sqlite(db).exec(`DROP TABLE IF EXISTS ${dataTable(collectionRid)}`);
   bumpVectorVersion(db, collectionRid);
 }
 
@@ -294,7 +294,7 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
   } else if (state.copy && now - state.seenSince! < SETTLE_MS) return;
   delete state.copy;
   // One read transaction: the version, the count and the rows all come from the same snapshot.
-  const built = db.transaction(() => {
+  const built = sqlite(db).transaction(() => {
     const table = dataTable(collectionRid);
     const at = vectorVersion(db, collectionRid);
     const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ?`).get(shard) as { n: number; bytes: number | null };

@@ -15,7 +15,7 @@
 // tests, not as a stall in production. (PRAGMA query_only toggled around each write would say the
 // same, but costs every cached statement a re-prepare: it halved the ingest rate.)
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { sqlite, type Db } from './db.js';
 import type { GateHolder, WriteGate } from './write-gate.js';
 
 interface Queued {
@@ -47,12 +47,12 @@ export class Writer {
   ) {
     // Prepared once: db.exec compiles its SQL on every call, and these run several times per write.
     this.sql = {
-      begin: db.prepare('BEGIN IMMEDIATE'),
-      commit: db.prepare('COMMIT'),
-      rollback: db.prepare('ROLLBACK'),
-      savepoint: db.prepare('SAVEPOINT trove_change'),
-      release: db.prepare('RELEASE trove_change'),
-      rollbackTo: db.prepare('ROLLBACK TO trove_change'),
+      begin: sqlite(db).prepare('BEGIN IMMEDIATE'),
+      commit: sqlite(db).prepare('COMMIT'),
+      rollback: sqlite(db).prepare('ROLLBACK'),
+      savepoint: sqlite(db).prepare('SAVEPOINT trove_change'),
+      release: sqlite(db).prepare('RELEASE trove_change'),
+      rollbackTo: sqlite(db).prepare('ROLLBACK TO trove_change'),
     };
   }
 
@@ -114,7 +114,7 @@ export class Writer {
       } catch (err) {
         // Nothing of the turn was written: every change in it fails.
         error = err ?? new Error('COMMIT failed');
-        if (this.db.inTransaction) this.sql.rollback.run();
+        if (sqlite(this.db).inTransaction) this.sql.rollback.run();
       } finally {
         this.open = null;
         this.gate.release(this.holder);
@@ -162,7 +162,7 @@ export class Writer {
           this.sql.commit.run();
         } catch (error) {
           // BEGIN or COMMIT itself failed: nothing of the group was written.
-          if (this.db.inTransaction) this.sql.rollback.run();
+          if (sqlite(this.db).inTransaction) this.sql.rollback.run();
           outcomes = group.map(() => ({ ok: false, error }));
         } finally {
           this.gate.release(this.holder);

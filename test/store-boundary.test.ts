@@ -1,0 +1,52 @@
+// The store's boundary (issue 15, item 6): only src/store speaks SQL. The layers above hold a store
+// handle (Db) with nothing to query and call store functions, so a second engine (PostgreSQL is
+// planned) can stand behind the same functions. This reads the sources: a layer above that imports
+// better-sqlite3, sqlite-vec, the store's SQLite accessors or its statement cache fails here.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const ABOVE_THE_STORE = ['src/domain', 'src/http', 'src/rpc', 'src/mcp', 'src/cli', 'src/tui', 'src/client', 'src/contract', 'src/testing'];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return /\.tsx?$/.test(name) ? [path] : [];
+  });
+}
+
+const FORBIDDEN: { pattern: RegExp; why: string }[] = [
+  { pattern: /from ['"]better-sqlite3['"]/, why: 'imports better-sqlite3' },
+  { pattern: /from ['"]sqlite-vec['"]/, why: 'imports sqlite-vec' },
+  { pattern: /from ['"][./]*store\/statements\.js['"]/, why: "imports the store's statement cache" },
+  { pattern: /import[^;]*\b(sqlite|SqliteDb)\b[^;]*from ['"][./]*store\/db\.js['"]/, why: "imports the store's SQLite accessor" },
+];
+
+t.test('no layer above the store reaches SQLite', async (t) => {
+  const offences: string[] = [];
+  let files = 0;
+  for (const dir of ABOVE_THE_STORE) {
+    for (const file of sources(join(root, dir))) {
+      files++;
+      const text = readFileSync(file, 'utf8');
+      for (const { pattern, why } of FORBIDDEN) if (pattern.test(text)) offences.push(`${relative(root, file)} ${why}`);
+    }
+  }
+  t.ok(files > 100, `read the sources (${files} files)`);
+  t.same(offences, [], 'every layer above src/store talks to it through store functions only');
+});
+
+t.test('the checks catch what they are meant to', async (t) => {
+  const samples = [
+    "import Database from 'better-sqlite3';",
+    "import * as vec from 'sqlite-vec';",
+    "import { stmt } from '../../store/statements.js';",
+    "import { sqlite, type Db } from '../store/db.js';",
+    "import type { SqliteDb } from '../../store/db.js';",
+  ];
+  for (const sample of samples) t.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)), sample);
+  t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/db.js';")), 'the store handle itself is allowed');
+});
