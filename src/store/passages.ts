@@ -19,22 +19,27 @@ export interface PassageRow extends NewPassage {
   file_rid: number;
 }
 
-/** Replaces a file's passages, their FTS rows and vectors; call inside a transaction. Returns the new rids in order. */
-export function replacePassages(db: Db, collectionRid: number, fileRid: number, passages: NewPassage[]): number[] {
-  deletePassages(db, collectionRid, fileRid);
-  const fts = ftsTableName(collectionRid);
+/**
+ * Replacing many files' passages, first half in one transaction: their old passages (rows,
+ * FTS rows, vectors) go and the new rows are written, without their FTS rows; returns each file's
+ * new rids in order. The caller writes what else it has (vectors, …) and then indexPassageText,
+ * last: every write statement after an FTS5 insert in the same transaction makes FTS5 flush its
+ * pending terms into a new segment (its savepoint hook), so interleaving them cost ~70 µs per
+ * file and grew with the index (issue 15's ingest profile).
+ */
+export function replacePassageRows(db: Db, collectionRid: number, files: { fileRid: number; passages: readonly NewPassage[] }[]): number[][] {
+  for (const f of files) deletePassages(db, collectionRid, f.fileRid);
   const insertPassage = stmt(
     db,
     'INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid',
   );
-  const insertFts = stmt(db, `INSERT INTO ${fts} (rowid, heading, body) VALUES (?, ?, ?)`);
-  const rids: number[] = [];
-  for (const p of passages) {
-    const { rid } = insertPassage.get(fileRid, p.ordinal, p.evidence_kind, p.heading, p.text, p.char_start, p.char_end, p.location) as { rid: number };
-    insertFts.run(rid, p.heading, p.text);
-    rids.push(rid);
-  }
-  return rids;
+  return files.map((f) => f.passages.map((p) => (insertPassage.get(f.fileRid, p.ordinal, p.evidence_kind, p.heading, p.text, p.char_start, p.char_end, p.location) as { rid: number }).rid));
+}
+
+/** The passages' text into the collection's FTS5 table: the last write of its transaction (see replacePassageRows). */
+export function indexPassageText(db: Db, collectionRid: number, rows: readonly { rid: number; heading: string; text: string }[]): void {
+  const insertFts = stmt(db, `INSERT INTO ${ftsTableName(collectionRid)} (rowid, heading, body) VALUES (?, ?, ?)`);
+  for (const r of rows) insertFts.run(r.rid, r.heading, r.text);
 }
 
 export function deletePassages(db: Db, collectionRid: number, fileRid: number): void {

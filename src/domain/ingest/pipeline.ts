@@ -10,7 +10,7 @@ import type { EmbeddingProvider } from '../embed/provider.js';
 import { createHash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow } from '../../store/files.js';
 import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
-import { deletePassages, replacePassages, type NewPassage } from '../../store/passages.js';
+import { deletePassages, indexPassageText, replacePassageRows, type NewPassage } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
@@ -161,13 +161,30 @@ function processingOf(col: CollectionRow): Processing {
   return JSON.parse(col.processing) as Processing;
 }
 
-/** Writes an indexed version: passages, FTS rows and vectors, recording the model on first use. */
-function commitIndexed(db: Db, col: CollectionRow, fileRid: number, result: Extract<Indexed, { ok: true }>, embedding: Embedding | null): void {
-  const rids = replacePassages(db, col.rid, fileRid, result.passages);
-  if (result.vectors && embedding) {
-    insertVectors(db, col.rid, result.vectors.map((v, i) => ({ passageRid: rids[i]!, textHash: v.textHash, embedding: v.embedding })));
-    if (col.embedding_model !== embedding.modelId) setEmbeddingModel(db, col.rid, embedding.modelId);
+type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexed, { ok: true }> };
+
+/**
+ * Writes indexed versions: passages, vectors and FTS rows, recording the model on first use. Runs
+ * after the transaction's status and event writes, and writes the FTS rows last
+ * (src/store/passages.ts replacePassageRows says why).
+ */
+function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null): void {
+  const byCollection = new Map<number, IndexedFile[]>();
+  for (const f of files) byCollection.set(f.col.rid, [...(byCollection.get(f.col.rid) ?? []), f]);
+  const text: { collectionRid: number; rows: { rid: number; heading: string; text: string }[] }[] = [];
+  for (const [collectionRid, group] of byCollection) {
+    const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages })));
+    const rows: { rid: number; heading: string; text: string }[] = [];
+    group.forEach((f, k) => {
+      const fileRids = rids[k]!;
+      if (f.result.vectors && embedding) insertVectors(db, collectionRid, f.result.vectors.map((v, i) => ({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding })));
+      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: p.heading, text: p.text }));
+    });
+    const col = group[0]!.col;
+    if (embedding && group.some((f) => f.result.vectors) && col.embedding_model !== embedding.modelId) setEmbeddingModel(db, collectionRid, embedding.modelId);
+    text.push({ collectionRid, rows });
   }
+  for (const t of text) indexPassageText(db, t.collectionRid, t.rows);
 }
 
 /**
@@ -225,6 +242,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
     const now = nowIso();
     await write(() => {
       const bumped = new Set<number>();
+      const indexed: IndexedFile[] = [];
       for (const { job, file, result } of group) {
         if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
         const fresh = file ? getFileByRid(db, file.rid) : undefined;
@@ -234,7 +252,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
         }
         const col = getCollectionByRid(db, fresh.collection_rid)!;
         if (result.ok) {
-          commitIndexed(db, col, fresh.rid, result, embedding);
+          indexed.push({ col, fileRid: fresh.rid, result });
           markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
           bumped.add(fresh.collection_rid);
           finishJob(db, job.rid, 'succeeded', now);
@@ -247,6 +265,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
       }
       // One new index generation per collection per transaction, not per file.
       for (const rid of bumped) bumpGeneration(db, rid);
+      commitIndexed(db, indexed, embedding);
     });
   }
 }
@@ -297,11 +316,12 @@ export async function runReindexJob(
     }
     const now = nowIso();
     await write(() => {
+      const indexed: IndexedFile[] = [];
       for (const { rid, versionId, result } of results) {
         const fresh = getFileByRid(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         if (result.ok) {
-          commitIndexed(db, col, rid, result, embedding);
+          indexed.push({ col, fileRid: rid, result });
           markFileIndexed(db, rid, versionId, result.contentType, now, result.notes);
         } else {
           deletePassages(db, col.rid, rid);
@@ -309,6 +329,7 @@ export async function runReindexJob(
         }
       }
       bumpGeneration(db, col.rid);
+      commitIndexed(db, indexed, embedding);
     });
   }
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
