@@ -5,7 +5,7 @@ import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '..
 import type { Db } from '../../store/db.js';
 import type { WriteFn } from '../../store/writer.js';
 import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
-import { dropVectors, insertVectors, vectorsByHash } from '../../store/vectors.js';
+import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { createHash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow } from '../../store/files.js';
@@ -175,11 +175,14 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
   for (const [collectionRid, group] of byCollection) {
     const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages })));
     const rows: { rid: number; heading: string; text: string }[] = [];
+    const vectors: NewVector[] = [];
     group.forEach((f, k) => {
       const fileRids = rids[k]!;
-      if (f.result.vectors && embedding) insertVectors(db, collectionRid, f.result.vectors.map((v, i) => ({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding })));
+      f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
       f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: p.heading, text: p.text }));
     });
+    // One call per collection: the table check and the vector-version bump once, not per file.
+    if (embedding && vectors.length > 0) insertVectors(db, collectionRid, vectors);
     const col = group[0]!.col;
     if (embedding && group.some((f) => f.result.vectors) && col.embedding_model !== embedding.modelId) setEmbeddingModel(db, collectionRid, embedding.modelId);
     text.push({ collectionRid, rows });
