@@ -23,6 +23,7 @@ const FORBIDDEN: { pattern: RegExp; why: string }[] = [
   { pattern: /from ['"]sqlite-vec['"]/, why: 'imports sqlite-vec' },
   { pattern: /from ['"][./]*store\/statements\.js['"]/, why: "imports the store's statement cache" },
   { pattern: /import[^;]*\b(sqlite|SqliteDb)\b[^;]*from ['"][./]*store\/db\.js['"]/, why: "imports the store's SQLite accessor" },
+  { pattern: /from ['"][./]*store\/sqlite\.js['"]/, why: "imports the store's SQLite accessor" },
 ];
 
 t.test('no layer above the store reaches SQLite', async (t) => {
@@ -46,6 +47,7 @@ t.test('the checks catch what they are meant to', async (t) => {
     "import { stmt } from '../../store/statements.js';",
     "import { sqlite, type Db } from '../store/db.js';",
     "import type { SqliteDb } from '../../store/db.js';",
+    "import { type Db } from '../store/sqlite.js';",
   ];
   for (const sample of samples) t.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)), sample);
   t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/db.js';")), 'the store handle itself is allowed');

@@ -1,4 +1,4 @@
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';

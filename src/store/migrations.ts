@@ -1,5 +1,5 @@
 // Versioned schema migrations. Append new versions; never edit one that has shipped.
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 import { WEBHOOK_MIGRATION_SQL } from './webhooks.js';
 export interface Migration {
   version: number;

@@ -1,7 +1,7 @@
 // Purging what was deleted once its recovery window has passed (decisions.md §5): every row and
 // index of a collection, and a namespace once its collections are gone.
 import { bumpVectorVersion } from './vectors.js';
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
 import { ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 
 const caches = new WeakMap<Db, Map<string, Statement>>();
 

@@ -5,7 +5,7 @@
 // several threads at once; the copy shortlists and this table scores the shortlist exactly. Until
 // migration 12 a sqlite-vec vec0 table held every vector a second time for scans; the copy made it
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 import { vectorTableName } from './migrations.js';
 import { firstWindow, type SqlFragment } from './search.js';
 import { Int8Scanner } from './simd-scan.js';

@@ -15,7 +15,7 @@
 // tests, not as a stall in production. (PRAGMA query_only toggled around each write would say the
 // same, but costs every cached statement a re-prepare: it halved the ingest rate.)
 import type { Statement } from 'better-sqlite3';
-import { sqlite, type Db } from './db.js';
+import { sqlite, type Db } from './sqlite.js';
 import type { GateHolder, WriteGate } from './write-gate.js';
 
 interface Queued {
