@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
+import type { EventRow } from '../src/store/events.js';
 import { claimJobs, requeueInterruptedJobs } from '../src/store/jobs.js';
 import { resetInterruptedFiles, setFileStatus } from '../src/store/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
@@ -17,16 +18,8 @@ const writing = process.env.TROVE_WRITE_GOLDEN === '1';
 const golden: Record<string, string[]> = writing ? {} : (JSON.parse(readFileSync(GOLDEN, 'utf8')) as Record<string, string[]>);
 const recorded: Record<string, string[]> = {};
 
-interface Row {
-  rid: number;
-  id: string;
-  type: string;
-  namespace_rid: number | null;
-  collection_rid: number | null;
-  owner_key_id: string | null;
-  data: string;
-  created_at: string;
-}
+/** An outbox row as the table holds it (the store's EventRow joins the collection's ID in). */
+type Row = Omit<EventRow, 'collection_id'>;
 
 /** Reads the events a step wrote and names each ID by its order of appearance, so runs compare. */
 class Recorder {
