@@ -151,3 +151,33 @@ t.test('a worker that died holding the token does not keep it', async (t) => {
   t.equal(gate.holder(), null);
   t.throws(() => gate.release('worker'), /not held/);
 });
+
+t.test('writes that waited for the token check that what their route found still exists', async (t) => {
+  const f = await startFixture({ indexer: false, webhookDispatcher: false, researchRunner: false });
+  t.teardown(() => f.close());
+  const base = '/namespaces/race/collections/docs';
+  t.equal((await f.call('POST', '/namespaces', { name: 'race' })).status, 201);
+  t.equal((await f.call('POST', '/namespaces/race/collections', { name: 'docs' })).status, 201);
+  t.equal((await f.call('POST', `${base}/files`, { path: '/a.md', source: { type: 'inline', text: 'alpha' } })).status, 202);
+  t.equal((await f.call('POST', '/namespaces/race/collections', { name: 'other' })).status, 201);
+
+  // The worker holds the token: every write below resolves its target now and waits to change it.
+  t.ok(f.rt.writeGate.tryAcquire('worker'));
+  const del = f.call('DELETE', `${base}/files/%2Fa.md`);
+  const patch = f.call('PATCH', `${base}/files/%2Fa.md`, { source: { type: 'inline', text: 'beta' } });
+  const meta = f.call('PATCH', `${base}/files/%2Fa.md`, { metadata: { k: 1 } });
+  const dropOther = f.call('DELETE', '/namespaces/race/collections/other');
+  const addToOther = f.call('POST', '/namespaces/race/collections/other/files', { path: '/b.md', source: { type: 'inline', text: 'gamma' } });
+  await new Promise((r) => setTimeout(r, 20));
+  f.rt.writeGate.release('worker');
+
+  t.equal((await del).status, 202, 'the delete that came first goes through');
+  const patched = await patch;
+  t.equal(patched.status, 404, 'a new version of the file deleted meanwhile is refused');
+  t.equal(patched.body.error.code, 'not_found');
+  t.equal((await meta).status, 404, 'and so is a metadata change');
+  t.equal((await dropOther).status, 202);
+  t.equal((await addToOther).status, 404, 'a file is not added to a collection deleted meanwhile');
+  const files = await f.call('GET', `${base}/files`);
+  t.same(files.body.items, [], 'nothing came back to life');
+});

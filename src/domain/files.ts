@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
-import type { CollectionRow } from '../store/collections.js';
+import { getCollectionByRid, type CollectionRow } from '../store/collections.js';
 import {
   findLiveFileByPath,
   getFileByRid,
@@ -127,6 +127,16 @@ function newVersion(s: Services, ns: NamespaceRow, col: CollectionRow, file: Fil
 }
 
 /**
+ * A write that had to wait for the write token (the indexing worker was committing) runs after
+ * other requests' writes: the file its route found may have been deleted meanwhile. Checked inside
+ * the change, so the answer is the 404 a later request would get, not a change to a deleted file.
+ */
+function stillLive(s: Services, file: FileRow): void {
+  const now = getFileByRid(s.db, file.rid);
+  if (!now || now.deleted_at) throw new TroveError('not_found', `File '${file.id}' not found.`);
+}
+
+/**
  * Adds a file, or a new version of the living file at that path (docs/decisions.md: adding to a
  * taken path replaces its source and metadata, keeping the file ID).
  */
@@ -138,6 +148,8 @@ export async function addFile(
 ): Promise<{ file: FileResource; job: JobRow; upload?: UploadInstructions }> {
   const prepared = prepareSource(s, body.source, body.path);
   const result = await s.write(() => {
+    const live = getCollectionByRid(s.db, col.rid);
+    if (!live || live.deleted_at) throw new TroveError('not_found', `Collection '${col.name}' not found.`);
     const now = nowIso();
     const versionId = newId('ver');
     const existing = findLiveFileByPath(s.db, col.rid, body.path);
@@ -195,11 +207,15 @@ export async function patchFile(
   body: z.output<typeof UpdateFileRequest>,
 ): Promise<{ file: FileResource; job: JobRow | null; upload?: UploadInstructions }> {
   if (!body.source) {
-    const updated = await s.write(() => updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso()));
+    const updated = await s.write(() => {
+      stillLive(s, file);
+      return updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso());
+    });
     return { file: presentFile(s.db, updated), job: null };
   }
   const prepared = prepareSource(s, body.source, file.path);
   const result = await s.write(() => {
+    stillLive(s, file);
     const now = nowIso();
     cancelQueuedFileJobs(s.db, file.rid, now, 'A newer version of the file was added.');
     const updated = replaceFileSource(s.db, file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata === undefined ? null : JSON.stringify(body.metadata), now);
@@ -213,6 +229,7 @@ export async function patchFile(
 
 export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): Promise<JobRow> {
   const job = await s.write(() => {
+    stillLive(s, file);
     const now = nowIso();
     cancelQueuedFileJobs(s.db, file.rid, now, 'The file was deleted.');
     markFileDeleted(s.db, file.rid, now);
