@@ -1,7 +1,7 @@
 import { moveFileCount } from './collections.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
-import { stmt } from './statements.js';
+import { rowsByRid, stmt } from './statements.js';
 
 export type FileStatus = 'pending' | 'indexing' | 'ready' | 'failed' | 'deleting';
 
@@ -209,8 +209,7 @@ export function resetIndexingFiles(db: Db, collectionRid: number | null, now: st
 }
 
 export function getFilesByRid(db: Db, rids: number[]): FileRow[] {
-  if (rids.length === 0) return [];
-  return stmt(db, 'SELECT * FROM files WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as FileRow[];
+  return rowsByRid<FileRow>(db, 'files', rids);
 }
 
 /** Versions whose signed upload URL expired before the bytes arrived. */

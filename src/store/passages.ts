@@ -1,7 +1,7 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
 import { deleteFileVectors } from './vectors.js';
-import { stmt } from './statements.js';
+import { rowsByRid, stmt } from './statements.js';
 
 export interface NewPassage {
   ordinal: number;
@@ -50,6 +50,5 @@ export function deletePassages(db: Db, collectionRid: number, fileRid: number): 
 }
 
 export function getPassages(db: Db, rids: number[]): PassageRow[] {
-  if (rids.length === 0) return [];
-  return stmt(db, 'SELECT * FROM passages WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as PassageRow[];
+  return rowsByRid<PassageRow>(db, 'passages', rids);
 }

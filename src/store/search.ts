@@ -1,6 +1,6 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
-import { stmt } from './statements.js';
+import { IN_BLOCK, stmt } from './statements.js';
 
 export interface SqlFragment {
   sql: string;
@@ -69,8 +69,6 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
   }
 }
 
-/** IN lists are bound in blocks of this many (unused slots bound to NULL): a handful of cached statements serve every window. */
-const IN_BLOCK = 64;
 
 /**
  * Of a ranked window, the passages whose file is ready, live and selected (passage rid → file rid).

@@ -30,8 +30,12 @@ export function bestSnippet(text: string, terms: readonly string[], maxChars = M
   const endOf = (i: number) => (i + 1 < starts.length ? starts[i + 1]! : text.length);
   // Substring tests per sentence are an order of magnitude cheaper than tokenising every word, and
   // good enough to choose which sentences to show.
+  // Lower-cased once, not per sentence (most of the cost at a hundred results); when lower-casing
+  // changes the length (a few non-ASCII letters), offsets would shift, so then per sentence.
+  const lower = text.toLowerCase();
+  const sameOffsets = lower.length === text.length;
   const hits = starts.map((from, i) => {
-    const sentence = text.slice(from, endOf(i)).toLowerCase();
+    const sentence = sameOffsets ? lower.slice(from, endOf(i)) : text.slice(from, endOf(i)).toLowerCase();
     let n = 0;
     for (const key of keys) if (sentence.includes(key)) n++;
     return n;
