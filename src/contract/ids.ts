@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-// Prefixed, random, opaque IDs (DESIGN.md: "Prefix IDs are random").
+// Prefixed, opaque IDs: creation time then random characters (newId says why); an ID grants nothing,
+// and its random part cannot be guessed from another's (DESIGN.md: "Prefix IDs are random").
 export const ID_PREFIXES = ['ns', 'col', 'fil', 'job', 'acr', 'key', 'rsr', 'evt', 'ver', 'whk', 'dlv'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
