@@ -43,6 +43,8 @@ export function indexPassageText(db: Db, collectionRid: number, rows: readonly {
 }
 
 export function deletePassages(db: Db, collectionRid: number, fileRid: number): void {
+  // A new file has none: one lookup instead of a vector, an FTS and a passage delete per file.
+  if (!stmt(db, 'SELECT 1 FROM passages WHERE file_rid = ? LIMIT 1').get(fileRid)) return;
   const fts = ftsTableName(collectionRid);
   deleteFileVectors(db, collectionRid, fileRid);
   stmt(db, `DELETE FROM ${fts} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
