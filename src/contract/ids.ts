@@ -19,6 +19,11 @@ function randomBlock(n: number): Buffer {
   return pool.subarray(poolOffset - n, poolOffset);
 }
 
+/** `bytes` random bytes as hex, from the same blocks (request ids: one per request). */
+export function randomHex(bytes: number): string {
+  return randomBlock(bytes).toString('hex');
+}
+
 /**
  * 20 base-36 characters: the creation time in ms (8, fixed width, so IDs sort by time until 2059)
  * then 12 random ones (~62 bits). Random IDs put every new row at a random place in its unique

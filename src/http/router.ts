@@ -2,7 +2,7 @@
 // resolve the namespace/collection in the path (404 outside the key's scope) → authorize (403) →
 // read and validate the body and query → handler. Transport-free: `handle` takes and returns plain
 // objects, so tests run requests in-process without opening a port.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../contract/ids.js';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { asTroveError, TroveError } from '../contract/errors.js';
@@ -155,7 +155,7 @@ function checkJsonShape(value: unknown): void {
 const REQUEST_ID_SHAPE = /^[\x21-\x7e]{1,200}$/;
 
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
+  return `req_${randomHex(12)}`;
 }
 
 /**
