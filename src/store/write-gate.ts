@@ -53,7 +53,7 @@ export class WriteGate {
             continue;
           }
         }
-        if (Atomics.compareExchange(this.cells, HOLDER, FREE, CODE[holder]) === FREE) return;
+        if (this.tryAcquire(holder)) return;
         const current = Atomics.load(this.cells, HOLDER);
         if (current === FREE) continue;
         // Counted before waiting: a release that sees no waiter has already freed the token, and
@@ -74,19 +74,17 @@ export class WriteGate {
   }
 
   release(holder: GateHolder): void {
-    if (Atomics.compareExchange(this.cells, HOLDER, CODE[holder], FREE) !== CODE[holder]) {
-      throw new Error(`the write gate is not held by the ${holder} thread`);
-    }
-    if (Atomics.load(this.cells, WAITERS) > 0) Atomics.notify(this.cells, HOLDER);
+    if (!this.releaseAbandoned(holder)) throw new Error(`the write gate is not held by the ${holder} thread`);
   }
 
   /**
-   * Frees the token a thread died holding (the indexing worker crashed mid-write: SQLite rolled its
-   * transaction back when its connection went away); false if that holder did not hold it.
+   * Frees the token if this holder has it; false if not. Also how the runtime frees the token a
+   * thread died holding (the indexing worker crashed mid-write: SQLite rolled its transaction back
+   * when its connection went away).
    */
   releaseAbandoned(holder: GateHolder): boolean {
-    const freed = Atomics.compareExchange(this.cells, HOLDER, CODE[holder], FREE) === CODE[holder];
-    if (freed) Atomics.notify(this.cells, HOLDER);
-    return freed;
+    if (Atomics.compareExchange(this.cells, HOLDER, CODE[holder], FREE) !== CODE[holder]) return false;
+    if (Atomics.load(this.cells, WAITERS) > 0) Atomics.notify(this.cells, HOLDER);
+    return true;
   }
 }

@@ -108,22 +108,24 @@ export class Writer {
     const before = this.idle;
     this.idle = before.then(() => committed);
     setImmediate(() => {
-      let error: unknown;
-      try {
-        this.sql.commit.run();
-      } catch (err) {
-        // Nothing of the turn was written: every change in it fails.
-        error = err ?? new Error('COMMIT failed');
-        if (sqlite(this.db).inTransaction) this.sql.rollback.run();
-      } finally {
-        this.open = null;
-        this.gate.release(this.holder);
-      }
+      this.open = null;
+      const error = this.commitAndRelease();
       for (const settle of open.settle) settle(error);
       done();
-      // Changes that queued behind this turn (none can, while it is open; kept for safety).
-      if (this.queue.length > 0 && !this.flushing) this.idle = this.flush();
     });
+  }
+
+  /** Commits the open transaction and lets the token go; the error if COMMIT failed (then nothing of it was written). */
+  private commitAndRelease(): unknown {
+    try {
+      this.sql.commit.run();
+      return undefined;
+    } catch (err) {
+      if (sqlite(this.db).inTransaction) this.sql.rollback.run();
+      return err ?? new Error('COMMIT failed');
+    } finally {
+      this.gate.release(this.holder);
+    }
   }
 
   /** One change in its own savepoint: its error undoes only its own writes. */
@@ -149,27 +151,26 @@ export class Writer {
       while (this.queue.length > 0) {
         await this.gate.acquire(this.holder);
         const group = this.queue.splice(0, GROUP_LIMIT);
-        let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
           this.sql.begin.run();
-          for (const item of group) {
-            try {
-              outcomes.push({ ok: true, value: this.inSavepoint(item.change) });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
-          }
-          this.sql.commit.run();
         } catch (error) {
-          // BEGIN or COMMIT itself failed: nothing of the group was written.
-          if (sqlite(this.db).inTransaction) this.sql.rollback.run();
-          outcomes = group.map(() => ({ ok: false, error }));
-        } finally {
           this.gate.release(this.holder);
+          for (const item of group) item.reject(error);
+          continue;
         }
+        const outcomes = group.map((item): { ok: true; value: unknown } | { ok: false; error: unknown } => {
+          try {
+            return { ok: true, value: this.inSavepoint(item.change) };
+          } catch (error) {
+            return { ok: false, error };
+          }
+        });
+        // A failed COMMIT wrote nothing of the group: every change in it fails.
+        const failed = this.commitAndRelease();
         group.forEach((item, i) => {
           const outcome = outcomes[i]!;
-          if (outcome.ok) item.resolve(outcome.value);
+          if (failed !== undefined) item.reject(failed);
+          else if (outcome.ok) item.resolve(outcome.value);
           else item.reject(outcome.error);
         });
       }
