@@ -72,7 +72,7 @@ export function updateCollection(db: Db, rid: number, fields: { display_name: st
 }
 
 export function markCollectionDeleted(db: Db, rid: number, now: string): void {
-  const before = stmt(db, 'SELECT deleted_at FROM collections WHERE rid = ?').get(rid) as { deleted_at: string | null } | undefined;
+  const before = getCollectionByRid(db, rid);
   stmt(db, 'UPDATE collections SET deleted_at = ?, updated_at = ? WHERE rid = ?').run(now, now, rid);
   if (before && before.deleted_at !== now) appendEvent(db, 'collection.updated', rid);
 }
@@ -136,7 +136,7 @@ export function findDeletedCollection(db: Db, namespaceRid: number, ref: string)
 
 /** Its files were never touched by the deletion, so its counters hold as they were. */
 export function restoreCollection(db: Db, rid: number, now: string): CollectionRow {
-  const before = stmt(db, 'SELECT deleted_at FROM collections WHERE rid = ?').get(rid) as { deleted_at: string | null } | undefined;
+  const before = getCollectionByRid(db, rid);
   const restored = stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as CollectionRow;
   if (before && before.deleted_at !== null) appendEvent(db, 'collection.updated', rid);
   return restored;

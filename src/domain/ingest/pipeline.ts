@@ -170,7 +170,11 @@ type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexe
  */
 function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null): void {
   const byCollection = new Map<number, IndexedFile[]>();
-  for (const f of files) byCollection.set(f.col.rid, [...(byCollection.get(f.col.rid) ?? []), f]);
+  for (const f of files) {
+    const group = byCollection.get(f.col.rid);
+    if (group) group.push(f);
+    else byCollection.set(f.col.rid, [f]);
+  }
   const text: { collectionRid: number; rows: { rid: number; heading: string; text: string }[] }[] = [];
   for (const [collectionRid, group] of byCollection) {
     const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages })));
@@ -182,9 +186,10 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
       f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: p.heading, text: p.text }));
     });
     // One call per collection: the table check and the vector-version bump once, not per file.
-    if (embedding && vectors.length > 0) insertVectors(db, collectionRid, vectors);
-    const col = group[0]!.col;
-    if (embedding && group.some((f) => f.result.vectors) && col.embedding_model !== embedding.modelId) setEmbeddingModel(db, collectionRid, embedding.modelId);
+    if (embedding && group.some((f) => f.result.vectors)) {
+      insertVectors(db, collectionRid, vectors);
+      if (group[0]!.col.embedding_model !== embedding.modelId) setEmbeddingModel(db, collectionRid, embedding.modelId);
+    }
     text.push({ collectionRid, rows });
   }
   for (const t of text) indexPassageText(db, t.collectionRid, t.rows);
@@ -211,7 +216,7 @@ export function markIndexing(db: Db, jobs: JobRow[]): void {
 const PASSAGES_PER_COMMIT = 2_000;
 
 /** Splits results into runs of whole files of at most PASSAGES_PER_COMMIT passages (a bigger file alone). */
-export function commitGroups<T>(items: T[], passagesOf: (item: T) => number, limit = PASSAGES_PER_COMMIT): T[][] {
+function commitGroups<T>(items: T[], passagesOf: (item: T) => number, limit = PASSAGES_PER_COMMIT): T[][] {
   const groups: T[][] = [];
   let current: T[] = [];
   let size = 0;
