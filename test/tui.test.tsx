@@ -1,6 +1,6 @@
 // The TUI in-process: ink-testing-library renders <App> against a fake backend whose event stream
 // the test drives, so every live update, key and failure is under the test's control.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { CliApiError, CliError } from '../src/cli/client.js';
 import type { TuiBackend } from '../src/tui/backend.js';
 import type { ChannelState, CollectionItem, CollectionRef, FileItem, JobItem, NamespaceItem, ResearchMode, ResearchRun, SearchRequest, SearchResponse, TroveEvent } from '../src/tui/types.js';
@@ -211,6 +211,16 @@ async function start(backend: FakeBackend, size?: { columns: number; rows: numbe
   return { instance, frame, raw, until, press };
 }
 
+/** Starts the UI and opens the search of demo/notes (formats is first in name order: one down from it). */
+async function openNotesSearch(t: Test, backend: FakeBackend) {
+  const ui = await start(backend);
+  t.teardown(() => ui.instance.unmount());
+  await ui.until('notes');
+  await ui.press(KEYS.down, KEYS.enter);
+  await ui.until('Search demo/notes');
+  return ui;
+}
+
 t.test('the collections view shows each collection with its counts and jobs', async (t) => {
   const backend = new FakeBackend();
   backend.jobs.demo = [{ id: 'job_1', type: 'index_file', status: 'running', namespace: 'demo', collection: 'formats', file_id: 'fil_x' }];
@@ -291,12 +301,7 @@ t.test('a failed re-fetch shows in the status line and the next event recovers',
 
 t.test('search: type a query, see results with the terms highlighted, open details, go back', async (t) => {
   const backend = new FakeBackend();
-  const ui = await start(backend);
-  t.teardown(() => ui.instance.unmount());
-  await ui.until('notes');
-  // formats is first in name order: move down to notes.
-  await ui.press(KEYS.down, KEYS.enter);
-  await ui.until('Search demo/notes');
+  const ui = await openNotesSearch(t, backend);
   await ui.press('cats purr');
   await ui.until('Query › cats purr');
   await ui.press(KEYS.enter);
@@ -621,11 +626,7 @@ t.test('several keys in one read are all applied, in order', async (t) => {
 
 t.test('Ctrl-U clears the input line, Ctrl-W a word', async (t) => {
   const backend = new FakeBackend();
-  const ui = await start(backend);
-  t.teardown(() => ui.instance.unmount());
-  await ui.until('notes');
-  await ui.press(KEYS.down, KEYS.enter);
-  await ui.until('Search demo/notes');
+  const ui = await openNotesSearch(t, backend);
   await ui.press('something long');
   await ui.until('Query › something long');
   await ui.press('\u0017');
