@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { nowIso } from '../src/contract/ids.js';
+import { entryFile } from '../src/contract/package-files.js';
 import { defaultDataDir } from './paths.js';
 import { isAlive, readListeningRecord } from './listening.js';
 import { tightenDataDir } from './private.js';
@@ -308,7 +309,7 @@ function startWorker(init: WorkerInit, gate: WriteGate, log: NonNullable<Runtime
   let respawn: NodeJS.Timeout | null = null;
   const spawn = () => {
     respawn = null;
-    worker = new Worker(new URL('../src/domain/ingest/worker-thread.js', import.meta.url), { workerData: init, execArgv: workerExecArgv() });
+    worker = new Worker(entryFile('ingest-worker'), { workerData: init, execArgv: workerExecArgv() });
     running = true;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });

@@ -88,6 +88,13 @@ t.test('start-up loads no format library; the first PDF and XLSX load theirs', a
   const atStart = loadedPackages();
   t.ok(atStart.has('better-sqlite3'), 'the hook records package loads (better-sqlite3 seen)');
   for (const pkg of HEAVY) t.notOk(atStart.has(pkg), `${pkg} is not loaded before a file of its format arrives`);
+  // bin/trove runs the bundle (scripts/build.mjs): our code and the packages on the request paths come
+  // from a few files in dist/bundle, not from hundreds of modules (zod alone is 95).
+  const urls = readFileSync(log, 'utf8').split('\n');
+  t.same(urls.filter((u) => u.includes('/dist/src/') || u.includes('/dist/daemon/')), [], 'no tsc-built module is loaded: the daemon and its worker run from dist/bundle');
+  for (const pkg of ['zod', '@trpc/server', 'ws', 'commander', 'yaml']) t.notOk(atStart.has(pkg), `${pkg} is bundled, not loaded from node_modules`);
+  const bundleFiles = new Set(urls.filter((u) => u.includes('/dist/bundle/')));
+  t.ok(bundleFiles.size > 0 && bundleFiles.size < 60, `both threads load ${bundleFiles.size} bundle files`);
 
   const pdf = await call('POST', '/namespaces/lazy/collections/c/files', { path: '/report.pdf', source: { type: 'uri', uri: pathToFileURL(join(formats, 'report.pdf')).href } });
   t.equal((await waitJob(pdf.job.id)).status, 'succeeded', 'a PDF indexes');

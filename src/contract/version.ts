@@ -1,11 +1,11 @@
 // The package version, read from package.json at run time so that `trove --version` can never
 // disagree with what npm installed (a hard-coded copy would drift at the next release).
 import { readFileSync } from 'node:fs';
+import { packageFile } from './package-files.js';
 
-/** package.json sits three levels above this module both in the repo (dist/src/contract) and in an installed package. */
-const PACKAGE_JSON = new URL('../../../package.json', import.meta.url);
+const PACKAGE_JSON = packageFile('package.json');
 
-export function packageVersion(manifest: URL = PACKAGE_JSON): string {
+export function packageVersion(manifest: string | URL = PACKAGE_JSON): string {
   try {
     const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown };
     if (typeof parsed.version === 'string' && parsed.version !== '') return parsed.version;

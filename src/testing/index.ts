@@ -10,6 +10,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SeedObject } from '../contract/seed.js';
+import { packageFile } from '../contract/package-files.js';
 
 export type { SeedObject } from '../contract/seed.js';
 
@@ -39,7 +40,8 @@ export interface TroveFixture {
   stop(): Promise<void>;
 }
 
-const CLI = fileURLToPath(new URL('../cli/run.js', import.meta.url));
+// What a user runs: bin/trove, which loads the bundled CLI (src/contract/package-files.ts).
+const CLI = packageFile('bin/trove');
 const DEFAULT_TIMEOUT_MS = 60_000;
 const KILL_AFTER_MS = 10_000;
 /** How much of the daemon's stderr is kept for error messages. */

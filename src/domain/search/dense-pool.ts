@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '../threads.js';
+import { entryFile } from '../../contract/package-files.js';
 import { VECTOR_SHARDS, type DenseHit } from '../../store/vectors.js';
 import type { DenseReply, DenseRequest, DenseWorkerData } from './dense-worker.js';
 
@@ -42,7 +43,7 @@ class ShardThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./dense-worker.js', import.meta.url), { workerData: this.data, execArgv: workerExecArgv() });
+    const worker = new Worker(entryFile('dense-worker'), { workerData: this.data, execArgv: workerExecArgv() });
     worker.on('message', (reply: DenseReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
