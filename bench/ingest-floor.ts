@@ -23,6 +23,12 @@ export type Call = (method: string, path: string, body?: unknown) => Promise<Rec
 
 export const BENCH_KEY = 'bench-cluster-key-0123456789';
 export const CLIENTS = 16;
+/**
+ * Searches are measured on a settled index: once no job has run for a second, the indexing worker
+ * merges the collection's keyword index into one segment (src/domain/ingest/worker-thread.ts), as
+ * the floor's table, written in one transaction, already is. This is that second and the merge.
+ */
+export const SETTLE_MS = 2000;
 const POLL_MS = 50;
 const READY_TIMEOUT_MS = 15 * 60_000;
 

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { api, BENCH_KEY, CLIENTS, ingestTrove, jsonl, pct, round, type Call, type Doc, type Ingested, type StartDaemon } from './ingest-floor.js';
+import { api, BENCH_KEY, CLIENTS, SETTLE_MS, ingestTrove, jsonl, pct, round, type Call, type Doc, type Ingested, type StartDaemon } from './ingest-floor.js';
 
 const HEALTH_EVERY_MS = 10;
 
@@ -73,6 +73,7 @@ export async function benchIngestLoad(opts: { data: string; startDaemon: StartDa
       await call('POST', '/namespaces/load/collections/a:search', { query: q, mode: 'keyword', limit: 10 });
       return performance.now() - t;
     };
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const q of queries.slice(0, 20)) await search(q); // warm-up, unmeasured
 
     // IDLE: each query once.

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { buildMatchPhrases } from '../src/domain/search/query-text.js';
+import { SETTLE_MS } from './ingest-floor.js';
 
 interface Doc {
   _id: string;
@@ -86,6 +87,7 @@ export async function benchSearchFloor(opts: { data: string; startDaemon: (env: 
       if (col.file_counts.pending! + col.file_counts.indexing! === 0) break;
       await new Promise((r) => setTimeout(r, 250));
     }
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     const askFloor = async (q: string, limit: number) => {
       const match = floorMatch(q);
       const res = await fetch(floor.url, { method: 'POST', body: JSON.stringify({ match, limit }) });

@@ -1,5 +1,5 @@
 // API keys: secrets, hashing, verification, and the one permission check every route goes through.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
@@ -25,7 +25,8 @@ export const CLUSTER_KEY_NAME = 'cluster';
 const SECRET_SHAPE = /^trove_([a-z0-9]{8,32})_[A-Za-z0-9_-]{20,}$/;
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // One-shot: a Hash object per request cost more than the digest itself (issue 15).
+  return hash('sha256', secret, 'buffer');
 }
 
 /**
@@ -33,10 +34,10 @@ export function hashSecret(secret: string): Buffer {
  * `trove_<prefix>_<random>`); a secret supplied through TROVE_CLUSTER_KEY may be any string, so its
  * prefix is derived from its hash.
  */
-export function prefixOf(secret: string): string {
+export function prefixOf(secret: string, secretHash: Buffer = hashSecret(secret)): string {
   const m = SECRET_SHAPE.exec(secret);
   if (m?.[1]) return m[1];
-  return 'h' + hashSecret(secret).toString('hex').slice(0, 11);
+  return 'h' + secretHash.toString('hex', 0, 6).slice(0, 11);
 }
 
 /** Length of the random part of a minted secret: 32 random bytes in base64url (decisions.md §1). */
@@ -105,8 +106,8 @@ export function mintSecret(): { secret: string; prefix: string } {
 
 export function authenticate(db: Db, secret: string | undefined): AuthenticatedKey {
   if (!secret) throw new TroveError('unauthenticated', 'Send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>".');
-  const row = findKeyByPrefix(db, prefixOf(secret));
   const presented = hashSecret(secret);
+  const row = findKeyByPrefix(db, prefixOf(secret, presented));
   // Compare even when no row matched, so timing does not reveal which prefixes exist.
   const expected = row?.secret_hash ?? Buffer.alloc(presented.length);
   const matches = expected.length === presented.length && timingSafeEqual(expected, presented);

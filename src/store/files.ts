@@ -208,8 +208,12 @@ export function resetIndexingFiles(db: Db, collectionRid: number | null, now: st
   return rows.length;
 }
 
-export function getFilesByRid(db: Db, rids: number[]): FileRow[] {
-  return rowsByRid<FileRow>(db, 'files', rids);
+/** What a search result shows of its file and may sort by. */
+export type FileCard = Pick<FileRow, 'rid' | 'id' | 'path' | 'content_type' | 'bytes' | 'created_at' | 'updated_at'>;
+
+/** Only a result's columns: whole rows (metadata, notes, …) cost more to read than the lookups (issue 15). */
+export function getFileCardsByRid(db: Db, rids: number[]): FileCard[] {
+  return rowsByRid<FileCard>(db, 'files', rids, 'rid, id, path, content_type, bytes, created_at, updated_at');
 }
 
 /** Versions whose signed upload URL expired before the bytes arrived. */

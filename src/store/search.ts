@@ -1,6 +1,6 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
-import { IN_BLOCK, stmt } from './statements.js';
+import { IN_BLOCK, IN_BLOCK_PLACEHOLDERS, stmt } from './statements.js';
 
 export interface SqlFragment {
   sql: string;
@@ -9,10 +9,19 @@ export interface SqlFragment {
   selectivity?: number;
 }
 
-/** The first candidate window: big enough that, at the filter's selectivity, `limit` rows survive. */
+/**
+ * The first candidate window: big enough that, at the filter's selectivity, `limit` rows survive.
+ * Without a filter only passages of files not ready drop out, which is rare: a small margin, since
+ * every windowed row is joined afterwards and a short window only costs a second, wider try.
+ */
 export function firstWindow(limit: number, filter: SqlFragment | null, floor: number): number {
-  const keep = filter?.selectivity ?? 1;
-  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(keep, 1e-6)));
+  if (!filter) return Math.max(floor, Math.ceil(limit * 1.1));
+  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(filter.selectivity ?? 1, 1e-6)));
+}
+
+/** Passages in a collection's keyword index (FTS5's own row count), or null when it cannot be read. */
+export function keywordPassageCount(db: Db, collectionRid: number): number | null {
+  return ftsRowCount(db, ftsTableName(collectionRid));
 }
 
 export interface PassageHit {
@@ -77,18 +86,27 @@ export function keywordPassageHits(db: Db, opts: { collectionRid: number; phrase
 function keptPassages(db: Db, ranked: { rowid: number }[], where: string, filterParams: unknown[]): Map<number, number> {
   const kept = new Map<number, number>();
   if (ranked.length === 0) return kept;
-  const size = Math.min(Math.ceil(ranked.length / IN_BLOCK) * IN_BLOCK, 16 * IN_BLOCK);
-  const q = stmt(
-    db,
-    `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
-      WHERE p.rid IN (${Array.from({ length: size }, () => '?').join(',')}) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
-  );
+  const blocks = Math.min(Math.ceil(ranked.length / IN_BLOCK), 16);
+  const size = blocks * IN_BLOCK;
+  const q = stmt(db, keptPassagesSql(where, blocks));
   for (let from = 0; from < ranked.length; from += size) {
     const ids: (number | null)[] = ranked.slice(from, from + size).map((r) => r.rowid);
     while (ids.length < size) ids.push(null);
     for (const row of q.all(...ids, ...filterParams) as { pid: number; fr: number }[]) kept.set(row.pid, row.fr);
   }
   return kept;
+}
+
+/** keptPassages' SQL by filter and block count, built once: a fresh string per call cost a hash of it in the statement cache. */
+const KEPT_SQL = new Map<string, string[]>();
+function keptPassagesSql(where: string, blocks: number): string {
+  let byBlocks = KEPT_SQL.get(where);
+  if (!byBlocks) {
+    if (KEPT_SQL.size >= 256) KEPT_SQL.clear();
+    KEPT_SQL.set(where, (byBlocks = []));
+  }
+  return (byBlocks[blocks] ??= `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
+      WHERE p.rid IN (${Array.from({ length: blocks }, () => IN_BLOCK_PLACEHOLDERS).join(',')}) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`);
 }
 
 // FTS5's bm25() constants (fts5_aux.c): k1 = 1.2, b = 0.75; a non-positive IDF counts as 1e-6.

@@ -3,6 +3,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
+import { mergeKeywordIndexStep } from '../../store/passages.js';
 import { WriteGate } from '../../store/write-gate.js';
 import { Writer } from '../../store/writer.js';
 import { nowIso } from '../../contract/ids.js';
@@ -75,9 +76,20 @@ const embedding: Embedding = lazyEmbedding(init.embedding);
  */
 const LINGER_MS = 20;
 
+/**
+ * Collections whose keyword index took writes since it was last merged. Once no job has run for
+ * QUIET_MS, the worker merges their indexes a step at a time (mergeKeywordIndexStep), claiming jobs
+ * between steps so that new work always goes first: a search reads one segment instead of dozens.
+ */
+const unmerged = new Set<number>();
+const QUIET_MS = 1000;
+/** FTS5 leaf pages (~4 KB) per merge step: a few ms of holding the write token. */
+const MERGE_PAGES = 256;
+
 async function loop(): Promise<void> {
   let lastExpiry = 0;
   let lastClaimed = 0;
+  let lastWork = 0;
   while (!stopping) {
     if (Date.now() - lastExpiry > Math.min(init.uploadTtlMs / 4, 60_000)) {
       lastExpiry = Date.now();
@@ -94,6 +106,16 @@ async function loop(): Promise<void> {
     });
     lastClaimed = jobs.length;
     if (jobs.length === 0) {
+      const [next] = unmerged;
+      if (next !== undefined) {
+        const quietIn = lastWork + QUIET_MS - Date.now();
+        if (quietIn > 0) {
+          await sleep(quietIn);
+          continue;
+        }
+        if (!(await write(() => mergeKeywordIndexStep(db, next, MERGE_PAGES)))) unmerged.delete(next);
+        continue;
+      }
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
       continue;
@@ -108,6 +130,8 @@ async function loop(): Promise<void> {
       else if (job.type === 'reindex_collection') await runReindexJob(db, write, init, job, isCanceled, () => stopping, embedding);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
     }
+    for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
+    lastWork = Date.now();
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
   }
 }

@@ -5,9 +5,9 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
-import { getFilesByRid, type FileRow } from '../../store/files.js';
+import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
-import { keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { keywordPassageCount, keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
 import { countsFor, readerFor, retrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
@@ -102,7 +102,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   if (body.mode === 'keyword') {
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
-    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, wanted * 2) : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: selected, limit: wanted });
+    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, fileWindow(s, col, counts.ready, wanted)) : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: selected, limit: wanted });
     ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
   } else {
     ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages, explain);
@@ -113,7 +113,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const terms = queryTerms(body.query);
 
   const passages = new Map(getPassages(s.db, pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid))).map((p) => [p.rid, p]));
-  const files = new Map(getFilesByRid(s.db, [...new Set(pageGroups.map((g) => g.fileRid))]).map((f) => [f.rid, f]));
+  const files = new Map(getFileCardsByRid(s.db, [...new Set(pageGroups.map((g) => g.fileRid))]).map((f) => [f.rid, f]));
 
   const results: SearchResult[] = pageGroups.map((g, i) => {
     const file = files.get(g.fileRid)!;
@@ -310,6 +310,19 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
  * (groupByFile then ranks files by their best passage). When a few files hold most of the top
  * passages, the window grows until enough files are seen or the matches run out.
  */
+/**
+ * The passages a page of `wanted` files needs: each file's evidence comes from the window, so as
+ * many passages per file as the collection has on average, up to the evidence a result shows. A
+ * window twice the page read and joined three times the rows SciFact's page needs (issue 15).
+ */
+function fileWindow(s: Services, col: CollectionRow, readyFiles: number, wanted: number): number {
+  const passages = keywordPassageCount(s.db, col.rid);
+  const perFile = passages === null || readyFiles === 0 ? 2 : Math.min(EVIDENCE_PER_FILE, Math.max(1, passages / readyFiles));
+  // A margin for files that bring more than the average: a short window costs a second, wider query.
+  return Math.ceil(wanted * perFile * FILE_WINDOW_MARGIN);
+}
+const FILE_WINDOW_MARGIN = 1.25;
+
 function passagesCoveringFiles(s: Services, col: CollectionRow, match: string[], filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
   for (let window = firstWindow; ; window *= 4) {
     const hits = keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: window });
@@ -344,7 +357,7 @@ function roundScore(score: number): number {
 type SortSpec = NonNullable<SearchBody['sort']>;
 
 /** "Order within each page only; relevance rank is unchanged"; unknown sizes sort last. */
-function sortWithinPage(results: SearchResult[], sort: SortSpec, files: Map<number, FileRow>): void {
+function sortWithinPage(results: SearchResult[], sort: SortSpec, files: Map<number, FileCard>): void {
   const byId = new Map([...files.values()].map((f) => [f.id, f]));
   const value = (r: SearchResult, field: SortSpec[number]['field']): string | number | null => {
     const f = byId.get(r.file_id)!;

@@ -1,0 +1,69 @@
+// The keyword index is merged into one segment once indexing goes quiet (issue 15): every ingest
+// transaction adds an FTS5 segment and a query reads them all. mergeKeywordIndexStep merges a
+// bounded amount per call and says when there is nothing left; the ranking is the same before and
+// after; the indexing worker runs it by itself a second after its last job.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../src/store/db.js';
+import { createFtsTableSql, ftsTableName } from '../src/store/migrations.js';
+import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/passages.js';
+import { rankedWindow } from '../src/store/search.js';
+import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
+
+t.test('merge steps leave one segment and the same ranking', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-merge-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  const rid = 77;
+  const fts = ftsTableName(rid);
+  db.exec(createFtsTableSql(rid));
+  t.equal(keywordIndexSegments(db, rid), 0, 'an empty index has no segment');
+
+  const words = ['harbour', 'lamp', 'keeper', 'storm', 'tide', 'signal', 'rope', 'beacon', 'gull', 'reef'];
+  const insert = db.prepare(`INSERT INTO ${fts} (rowid, heading, body) VALUES (?, ?, ?)`);
+  // One transaction per passage, as files arriving one by one are committed.
+  for (let rowid = 1; rowid <= 40; rowid++) {
+    const body = Array.from({ length: 12 }, (_, i) => words[(rowid * 7 + i * 3) % words.length]).join(' ');
+    db.transaction(() => insert.run(rowid, rowid % 5 === 0 ? 'storm log' : '', body))();
+  }
+  const before = keywordIndexSegments(db, rid);
+  t.ok(before > 1, `ingest left ${before} segments`);
+  const queries = [['"storm"'], ['"lamp"', '"reef"'], ['"beacon"', '"gull"', '"tide"']];
+  const rankings = queries.map((q) => rankedWindow(db, fts, q, 20));
+
+  let steps = 0;
+  while (db.transaction(() => mergeKeywordIndexStep(db, rid, 1))()) {
+    steps++;
+    if (steps > 1000) break;
+  }
+  t.ok(steps >= 1 && steps <= 1000, `merged in ${steps} steps of one page`);
+  t.equal(keywordIndexSegments(db, rid), 1, 'one segment left');
+  t.notOk(db.transaction(() => mergeKeywordIndexStep(db, rid, 1))(), 'a merged index has nothing more to merge');
+  t.same(
+    queries.map((q) => rankedWindow(db, fts, q, 20)),
+    rankings,
+    'the same passages, order and scores',
+  );
+  t.notOk(db.transaction(() => mergeKeywordIndexStep(db, 4242, 100))(), 'a collection without an index has nothing to merge');
+  t.throws(() => mergeKeywordIndexStep(db, rid, 100), /outside a write transaction/, 'a merge is a write: only inside the writer');
+});
+
+t.test('the indexing worker merges a collection once indexing goes quiet', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns, col, base } = await seedCollection(f, 'merge', 'docs', { processing: { semantic: false } });
+  // Files added one at a time, each indexed before the next: a commit, and a segment, each.
+  for (let i = 0; i < 6; i++) {
+    t.equal((await addInline(f, base, `/n${i}.txt`, `lighthouse entry ${i}: the lamp was trimmed at dusk`)).status, 202);
+    await f.waitForIdle(ns, col);
+  }
+  const rid = (f.rt.db.prepare('SELECT rid FROM collections WHERE name = ?').get(col) as { rid: number }).rid;
+  const merged = await waitFor('one segment', () => keywordIndexSegments(f.rt.db, rid) === 1, 20_000, 50);
+  t.ok(merged, 'the index ends as one segment');
+  const hits = await f.call('POST', `${base}:search`, { query: 'lamp dusk', mode: 'keyword', limit: 10 });
+  t.equal(hits.body.results.length, 6, 'every file is still found');
+});
