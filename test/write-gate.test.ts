@@ -181,3 +181,19 @@ t.test('writes that waited for the token check that what their route found still
   const files = await f.call('GET', `${base}/files`);
   t.same(files.body.items, [], 'nothing came back to life');
 });
+
+t.test('a read that arrives with a burst of file POSTs is answered before their writes (yieldToReads)', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await f.call('POST', '/namespaces', { name: 'burst' });
+  await f.call('POST', '/namespaces/burst/collections', { name: 'c', processing: { semantic: false } });
+  // Eight POSTs and then a read, all started in one tick, as a poll phase delivers them.
+  const posts = Array.from({ length: 8 }, (_, i) => f.call('POST', '/namespaces/burst/collections/c/files', { path: `/f${i}.txt`, source: { type: 'inline', text: `burst file ${i}` } }));
+  const read = f.call('GET', '/namespaces/burst/collections/c/files');
+  const listed = await read;
+  t.equal(listed.status, 200);
+  t.same(listed.body.items, [], 'the read ran before any of the POSTs wrote');
+  t.same((await Promise.all(posts)).map((r) => r.status), Array(8).fill(202), 'every POST is accepted');
+  const after = await f.call('GET', '/namespaces/burst/collections/c/files');
+  t.equal(after.body.items.length, 8, 'and every file is there afterwards');
+});

@@ -13,7 +13,7 @@ import { FilterClauseSchema } from '../domain/search/filter.js';
 import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
 import { downloadHeaders } from './downloads.js';
-import { route, type RouteDef } from './router.js';
+import { route, yieldToReads, type RouteDef } from './router.js';
 import type { JobRow } from '../store/jobs.js';
 import { Readable } from 'node:stream';
 import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
@@ -269,6 +269,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       body: S.AddFileRequest,
       responses: { 202: { description: 'accepted', schema: FileWithJob }, ...common },
       handler: async ({ s, ns, col, body }) => {
+        // Bulk ingest is many of these at once; searches arriving with them go first.
+        await yieldToReads();
         const { file, job, upload } = await addFile(s, ns, col, body);
         return { status: 202, body: { file, job: presentJob(job), ...(upload ? { upload } : {}) } };
       },
