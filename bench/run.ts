@@ -17,6 +17,7 @@ import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { openDatabase } from '../src/store/db.js';
 import { footprint } from '../src/store/footprint.js';
+import { keywordIndexSegments } from '../src/store/passages.js';
 import { tmpdir } from 'node:os';
 import { benchSearchFloor } from './search-floor.js';
 import { benchIngestFloor } from './ingest-floor.js';
@@ -263,6 +264,10 @@ async function benchSemanticScale(): Promise<void> {
     const first = performance.now();
     await call('POST', '/namespaces/scale/collections/gen:search', { query: 'warm up', limit: 10 });
     const firstMs = performance.now() - first;
+    // Keyword search as ingest left the index, then once the worker has merged it (a second after
+    // its last job, a bounded step at a time): how long settling takes is a figure too.
+    const keywordUnsettled = await measure((q) => ({ query: q, mode: 'keyword', limit: 10 }));
+    const settle = await settleKeywordIndex(d.dataDir, 'gen');
     const semantic = await measure((q) => ({ query: q, limit: 10 }));
     const semanticFiltered = await measure((q) => ({ query: q, limit: 10, filter: { field: 'metadata.group', op: 'eq', value: 3 } }));
     const keyword = await measure((q) => ({ query: q, mode: 'keyword', limit: 10 }));
@@ -275,6 +280,8 @@ async function benchSemanticScale(): Promise<void> {
         ready: col.file_counts.ready,
         ingest_seconds: round(ingestSeconds),
         first_query_ms: round(firstMs),
+        keyword_before_merge: keywordUnsettled,
+        keyword_index: settle,
         semantic,
         semantic_filtered: semanticFiltered,
         keyword,
@@ -288,6 +295,24 @@ async function benchSemanticScale(): Promise<void> {
 }
 
 const mb = (bytes: number) => round(bytes / 2 ** 20);
+
+/** Waits (at most 15 minutes) until the collection's keyword index is one segment; what it took. */
+async function settleKeywordIndex(dataDir: string, collection: string): Promise<{ segments_before: number; segments_after: number; settle_seconds: number }> {
+  const db = openDatabase(join(dataDir, 'trove.db'), { readonly: true });
+  try {
+    const rid = (db.prepare('SELECT rid FROM collections WHERE name = ?').get(collection) as { rid: number }).rid;
+    const before = keywordIndexSegments(db, rid);
+    const t0 = performance.now();
+    let now = before;
+    while (now > 1 && performance.now() - t0 < 15 * 60_000) {
+      await new Promise((r) => setTimeout(r, 1000));
+      now = keywordIndexSegments(db, rid);
+    }
+    return { segments_before: before, segments_after: now, settle_seconds: round((performance.now() - t0) / 1000) };
+  } finally {
+    db.close();
+  }
+}
 
 /**
  * The data dir on disk against two floors, the FTS5 index or the passages' text, each plus one
