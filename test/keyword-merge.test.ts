@@ -3,7 +3,7 @@
 // bounded amount per call and says when there is nothing left; the ranking is the same before and
 // after; the indexing worker runs it by itself a second after its last job.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/store/db.js';
@@ -66,4 +66,31 @@ t.test('the indexing worker merges a collection once indexing goes quiet', async
   t.ok(merged, 'the index ends as one segment');
   const hits = await f.call('POST', `${base}:search`, { query: 'lamp dusk', mode: 'keyword', limit: 10 });
   t.equal(hits.body.results.length, 6, 'every file is still found');
+});
+
+t.test('a checkpoint truncates a WAL that grew past 64 MB', async (t) => {
+  // The index merge at 1M passages, with searches holding old snapshots, left a 360 MB WAL file
+  // behind (a checkpoint resets the WAL but keeps its size unless journal_size_limit is set).
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-wal-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'trove.db');
+  const db = openDatabase(file, { migrate: true });
+  t.teardown(() => db.close());
+  t.equal(db.pragma('journal_size_limit', { simple: true }), 64 * 1024 * 1024, 'every connection limits its WAL');
+  db.exec('CREATE TABLE bulk (b BLOB)');
+  const reader = openDatabase(file, { readonly: true });
+  // A reader in the middle of a transaction keeps the checkpointer from resetting the WAL.
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM bulk').get();
+  const insert = db.prepare('INSERT INTO bulk VALUES (zeroblob(1048576))');
+  db.transaction(() => {
+    for (let i = 0; i < 80; i++) insert.run();
+  })();
+  t.ok(statSync(file + '-wal').size > 64 * 1024 * 1024, 'the WAL grew past the limit');
+  reader.exec('COMMIT');
+  reader.close();
+  // A complete checkpoint, then the next write starts the WAL over: that is when the limit applies.
+  db.pragma('wal_checkpoint(PASSIVE)');
+  db.exec('INSERT INTO bulk VALUES (x\'00\')');
+  t.ok(statSync(file + '-wal').size <= 64 * 1024 * 1024, `after a checkpoint the WAL is ${statSync(file + '-wal').size} bytes`);
 });

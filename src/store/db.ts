@@ -23,6 +23,10 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDb 
   db.pragma('busy_timeout = 10000');
   db.pragma('cache_size = -32000');
   db.pragma('temp_store = MEMORY');
+  // A checkpoint resets the WAL but keeps its file as large as it ever grew: after the keyword index
+  // of 1M passages was merged while searches held old snapshots, 360 MB of it (issue 15). Past this
+  // size a reset truncates it.
+  db.pragma('journal_size_limit = 67108864');
   sqliteVec.load(db);
   if (options.migrate) migrate(db);
   return db;
