@@ -55,6 +55,24 @@ export function footprint(db: Db): Footprint {
   const text = stmt(db, 'SELECT count(*) AS n, coalesce(sum(length(CAST(heading AS BLOB)) + length(CAST(text AS BLOB))), 0) AS bytes FROM passages').get() as { n: number; bytes: number };
   out.passages = text.n;
   out.rawBytes = out.ftsBytes + rawVectorBytes;
-  out.rawTextBytes = text.bytes + rawVectorBytes;
+  out.rawTextBytes = text.bytes + sourcedTextBytes(db) + rawVectorBytes;
   return out;
+}
+
+/**
+ * The UTF-8 bytes of the passages stored as offsets into their file's inline source (migration 13):
+ * the floor counts their text as if it were stored. One read of each source, not one per passage.
+ */
+function sourcedTextBytes(db: Db): number {
+  const spans = stmt(db, "SELECT source_version_rid AS v, group_concat(char_start || ':' || char_end) AS spans FROM passages WHERE source_version_rid IS NOT NULL GROUP BY source_version_rid");
+  const source = stmt(db, 'SELECT inline_text AS text FROM file_versions WHERE rowid = ?');
+  let bytes = 0;
+  for (const row of spans.all() as { v: number; spans: string }[]) {
+    const text = (source.get(row.v) as { text: string | null } | undefined)?.text ?? '';
+    for (const span of row.spans.split(',')) {
+      const [start, end] = span.split(':').map(Number) as [number, number];
+      bytes += Buffer.byteLength(text.slice(start, end), 'utf8');
+    }
+  }
+  return bytes;
 }

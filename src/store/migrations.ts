@@ -454,6 +454,13 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
       for (const { name } of vec0) sqlite(db).exec(`DROP TABLE "${name}"`);
     },
   },
+  {
+    version: 13,
+    // A passage that is a verbatim slice of its file's inline source (plain text, most Markdown)
+    // keeps only its offsets and the version it was cut from; its text is read from that source.
+    // The text was stored twice, a fifth of the data dir at 1M passages (issue 15, src/store/passages.ts).
+    sql: 'ALTER TABLE passages ADD COLUMN source_version_rid INTEGER;',
+  },
 ];
 
 /** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */

@@ -1,7 +1,7 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
 import { deleteFileVectors } from './vectors.js';
-import { rowsByRid, stmt } from './statements.js';
+import { IN_BLOCK, IN_BLOCK_PLACEHOLDERS, rowsByRid, stmt } from './statements.js';
 
 export interface NewPassage {
   ordinal: number;
@@ -19,6 +19,12 @@ export interface PassageRow extends NewPassage {
   file_rid: number;
 }
 
+/** A file's inline source, when its passages may be read from it (see replacePassageRows). */
+export interface PassageSource {
+  versionId: string;
+  text: string;
+}
+
 /**
  * Replacing many files' passages, first half in one transaction: their old passages (rows,
  * FTS rows, vectors) go and the new rows are written, without their FTS rows; returns each file's
@@ -27,13 +33,23 @@ export interface PassageRow extends NewPassage {
  * pending terms into a new segment (its savepoint hook), so interleaving them cost ~70 µs per
  * file and grew with the index (issue 15's ingest profile).
  */
-export function replacePassageRows(db: Db, collectionRid: number, files: { fileRid: number; passages: readonly NewPassage[] }[]): number[][] {
+export function replacePassageRows(db: Db, collectionRid: number, files: { fileRid: number; passages: readonly NewPassage[]; source?: PassageSource | undefined }[]): number[][] {
   for (const f of files) deletePassages(db, collectionRid, f.fileRid);
   const insertPassage = stmt(
     db,
-    'INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid',
+    'INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location, source_version_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid',
   );
-  return files.map((f) => f.passages.map((p) => (insertPassage.get(f.fileRid, p.ordinal, p.evidence_kind, p.heading, p.text, p.char_start, p.char_end, p.location) as { rid: number }).rid));
+  return files.map((f) => {
+    // A passage that is exactly its offsets' slice of the inline source it was cut from is stored
+    // as those offsets: the source is kept anyway (downloads, reindexing), and the text twice was
+    // ~400 bytes a passage at 1M passages (issue 15). Any other passage (extraction changed the
+    // text, or there is no inline source) keeps its text.
+    const versionRid = f.source ? (stmt(db, 'SELECT rowid AS rid FROM file_versions WHERE id = ?').get(f.source.versionId) as { rid: number } | undefined)?.rid : undefined;
+    return f.passages.map((p) => {
+      const fromSource = versionRid !== undefined && p.text.length > 0 && f.source!.text.slice(p.char_start, p.char_end) === p.text;
+      return (insertPassage.get(f.fileRid, p.ordinal, p.evidence_kind, p.heading, fromSource ? '' : p.text, p.char_start, p.char_end, p.location, fromSource ? versionRid : null) as { rid: number }).rid;
+    });
+  });
 }
 
 /** The passages' text into the collection's FTS5 table: the last write of its transaction (see replacePassageRows). */
@@ -52,8 +68,26 @@ export function deletePassages(db: Db, collectionRid: number, fileRid: number): 
 }
 
 export function getPassages(db: Db, rids: number[]): PassageRow[] {
-  return rowsByRid<PassageRow>(db, 'passages', rids);
+  const rows = rowsByRid<PassageRow & { source_version_rid: number | null }>(db, 'passages', rids);
+  const versionRids = [...new Set(rows.flatMap((r) => (r.source_version_rid === null ? [] : [r.source_version_rid])))];
+  if (versionRids.length === 0) return rows;
+  const sources = new Map<number, string>();
+  for (let from = 0; from < versionRids.length; from += IN_BLOCK) {
+    const block: (number | null)[] = versionRids.slice(from, from + IN_BLOCK);
+    while (block.length < IN_BLOCK) block.push(null);
+    for (const v of stmt(db, SOURCES_BY_RID_SQL).all(...block) as { rid: number; text: string | null }[]) if (v.text !== null) sources.set(v.rid, v.text);
+  }
+  for (const r of rows) {
+    if (r.source_version_rid === null) continue;
+    const source = sources.get(r.source_version_rid);
+    // Versions are removed only with their passages (src/store/purge.ts); a missing one is damage.
+    if (source === undefined) throw new Error(`passage ${r.rid}: its source version ${r.source_version_rid} is missing`);
+    r.text = source.slice(r.char_start, r.char_end);
+  }
+  return rows;
 }
+
+const SOURCES_BY_RID_SQL = `SELECT rowid AS rid, inline_text AS text FROM file_versions WHERE rowid IN (${IN_BLOCK_PLACEHOLDERS})`;
 
 /**
  * One bounded step of merging a collection's keyword index into a single segment; true while there

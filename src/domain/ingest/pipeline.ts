@@ -8,9 +8,9 @@ import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingMode
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { createHash } from 'node:crypto';
-import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow } from '../../store/files.js';
+import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
 import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
-import { deletePassages, indexPassageText, replacePassageRows, type NewPassage } from '../../store/passages.js';
+import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
@@ -35,7 +35,10 @@ export interface PipelineConfig {
   extractTimeoutMs: number;
 }
 
-export type Indexed = { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[] } | { ok: false; code: string; message: string };
+/** `source`: the version's inline text, which passages that are verbatim slices of it are read from (src/store/passages.ts). */
+export type Indexed =
+  | { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[]; source?: PassageSource }
+  | { ok: false; code: string; message: string };
 
 export interface EmbeddedPassage {
   textHash: string;
@@ -93,7 +96,8 @@ function checkModel(col: CollectionRow, embedding: Embedding): void {
 export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, col: CollectionRow, embedding: Embedding | null): Promise<Indexed> {
   const processing = processingOf(col);
   try {
-    const bytes = await versionBytes(db, cfg, file, versionId);
+    const { bytes, inlineText } = await versionBytes(db, cfg, file, versionId);
+    const source = inlineText === null ? {} : { source: { versionId, text: inlineText } };
     if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
     if (file.checksum && !checksumMatches(bytes, file.checksum)) {
       throw new IngestFailure('source_mismatch', `The bytes do not match the declared checksum ${file.checksum}.`);
@@ -123,9 +127,9 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
-    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, notes, passages: rows };
+    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, notes, passages: rows, ...source };
     checkModel(col, embedding);
-    return { ok: true, contentType: detected.contentType, notes, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding) };
+    return { ok: true, contentType: detected.contentType, notes, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding), ...source };
   } catch (err) {
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
@@ -142,10 +146,14 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string): Promise<Buffer> {
+async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string): Promise<{ bytes: Buffer; inlineText: string | null }> {
   const version = getFileVersion(db, versionId);
   if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
-  if (version.inline_text !== null) return Buffer.from(version.inline_text, 'utf8');
+  if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), inlineText: version.inline_text };
+  return { bytes: await storedOrFetchedBytes(cfg, file, version), inlineText: null };
+}
+
+async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version: FileVersionRow): Promise<Buffer> {
   if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
   // An upload that never will arrive (e.g. a reindex of its failed file) keeps the reason it failed.
   if (version.upload_state === 'rejected') throw new IngestFailure('source_mismatch', 'The uploaded bytes did not match the size or checksum the file declared.');
@@ -177,7 +185,7 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
   }
   const text: { collectionRid: number; rows: { rid: number; heading: string; text: string }[] }[] = [];
   for (const [collectionRid, group] of byCollection) {
-    const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages })));
+    const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages, source: f.result.source })));
     const rows: { rid: number; heading: string; text: string }[] = [];
     const vectors: NewVector[] = [];
     group.forEach((f, k) => {

@@ -1,0 +1,81 @@
+// A passage that is a verbatim slice of its file's inline source is stored as offsets into that
+// source (migration 13, issue 15: the text was kept twice, ~400 bytes a passage at 1M). Reading it
+// gives back exactly the text it was cut from; any other passage keeps its own text.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../src/store/db.js';
+import { insertFileVersion } from '../src/store/files.js';
+import { getPassages, replacePassageRows, type NewPassage } from '../src/store/passages.js';
+import { createFtsTableSql } from '../src/store/migrations.js';
+import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
+
+const passage = (ordinal: number, text: string, start: number): NewPassage => ({ ordinal, evidence_kind: 'text', heading: '', text, char_start: start, char_end: start + text.length, location: null });
+
+t.test('store: verbatim slices are kept as offsets, the rest as text, and all read back exactly', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-psource-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  db.pragma('foreign_keys = OFF');
+  db.exec(createFtsTableSql(5));
+  const source = 'Harbour log 🚢 first entry.\nThe lamp was trimmed at dusk — ünïcödé.\nLast line.';
+  db.transaction(() => insertFileVersion(db, { id: 'ver_a', file_rid: 9, inline_text: source, blob_sha256: null, upload_state: null, created_at: '2026-01-01T00:00:00.000Z' }))();
+  const first = source.indexOf('The lamp');
+  const passages = [
+    passage(0, source.slice(0, first - 1), 0), // with the emoji: offsets are UTF-16 units
+    passage(1, source.slice(first), first),
+    { ...passage(2, 'normalised text', 3) }, // not what the source holds there
+  ];
+  const [rids] = db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 9, passages, source: { versionId: 'ver_a', text: source } }]))();
+  const stored = db.prepare('SELECT rid, text, source_version_rid AS v FROM passages ORDER BY ordinal').all() as { rid: number; text: string; v: number | null }[];
+  t.same(
+    stored.map((r) => [r.text === '', r.v !== null]),
+    [
+      [true, true],
+      [true, true],
+      [false, false],
+    ],
+    'the two slices are offsets only; the changed text is stored',
+  );
+  const back = getPassages(db, rids!);
+  t.same(
+    back.map((p) => p.text),
+    passages.map((p) => p.text),
+    'every passage reads back as it was cut',
+  );
+  const [plain] = db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 9, passages: passages.slice(0, 1) }]))();
+  t.equal((db.prepare('SELECT text FROM passages WHERE rid = ?').get(plain![0]) as { text: string }).text, passages[0]!.text, 'without a source the text is stored');
+  t.equal(getPassages(db, plain!)[0]!.text, passages[0]!.text);
+});
+
+t.test('search evidence, a new version and a reindex read the right source', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { ns, col, base } = await seedCollection(f, 'psource', 'docs', { processing: { semantic: false } });
+  const v1 = 'Keeper notes 🚢. The fog bell rang twice at the northern reef.\n\n' + 'Quiet watch. '.repeat(30);
+  t.equal((await addInline(f, base, '/log.txt', v1)).status, 202);
+  await f.waitForIdle(ns, col);
+  const sourced = f.rt.db.prepare('SELECT count(*) AS n FROM passages WHERE source_version_rid IS NOT NULL').get() as { n: number };
+  t.ok(sourced.n > 0, `the plain-text file's passages are read from its source (${sourced.n})`);
+  let hits = await f.call('POST', `${base}:search`, { query: 'fog bell reef', mode: 'keyword', limit: 5, result_unit: 'passage' });
+  const evidence = hits.body.results[0].evidence[0];
+  t.match(evidence.text, /fog bell rang twice at the northern reef/, 'the evidence quotes the source');
+  t.equal(v1.slice(evidence.location.char_start, evidence.location.char_end), evidence.text, 'and its location points at that text');
+
+  const v2 = 'Keeper notes, second book. Aurora over the harbour; the beacon was relit.\n';
+  t.equal((await addInline(f, base, '/log.txt', v2)).status, 202);
+  await f.waitForIdle(ns, col);
+  hits = await f.call('POST', `${base}:search`, { query: 'aurora beacon', mode: 'keyword', limit: 5, result_unit: 'passage' });
+  t.match(hits.body.results[0].evidence[0].text, /Aurora over the harbour/, 'the new version is what is quoted');
+  hits = await f.call('POST', `${base}:search`, { query: 'fog bell', mode: 'keyword', limit: 5 });
+  t.equal(hits.body.results.length, 0, 'the old text is gone from the index');
+  const reindex = await f.call('POST', `${base}:reindex`);
+  t.equal(reindex.status, 202, JSON.stringify(reindex.body));
+  await waitFor('the reindex to finish', async () => (await f.call('GET', `/jobs/${reindex.body.job.id}`)).body.status === 'succeeded');
+  await f.waitForIdle(ns, col);
+  hits = await f.call('POST', `${base}:search`, { query: 'aurora beacon', mode: 'keyword', limit: 5, result_unit: 'passage' });
+  t.match(hits.body.results[0]?.evidence[0]?.text ?? '', /Aurora over the harbour/, 'after a reindex too');
+});
