@@ -3,7 +3,7 @@ import { closeSync, fchmodSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { MIGRATIONS } from './migrations.js';
-import type { SqliteDb } from './sqlite.js';
+import { sqlite, type Db, type SqliteDb } from './sqlite.js';
 
 export { sqlite, type Db, type SqliteDb } from './sqlite.js';
 
@@ -11,6 +11,16 @@ export interface OpenOptions {
   /** Run migrations (the daemon's main connection); worker connections only open. */
   migrate?: boolean;
   readonly?: boolean;
+}
+
+/**
+ * Checkpoints the whole WAL into the database and truncates the WAL file to nothing. Outside any
+ * transaction and with the write token held (Writer.withTokenOutsideTransaction); it waits for
+ * readers on older snapshots (the busy timeout). The indexing worker runs it once indexing and the
+ * keyword merge have gone quiet, so an idle data dir is its database file (issue 15's disk figure).
+ */
+export function truncateWal(db: Db): void {
+  sqlite(db).pragma('wal_checkpoint(TRUNCATE)');
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): SqliteDb {
@@ -25,8 +35,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDb 
   db.pragma('temp_store = MEMORY');
   // A checkpoint resets the WAL but keeps its file as large as it ever grew: after the keyword index
   // of 1M passages was merged while searches held old snapshots, 360 MB of it (issue 15). Past this
-  // size a reset truncates it.
-  db.pragma('journal_size_limit = 67108864');
+  // size (twice what an automatic checkpoint lets it reach) a reset truncates it.
+  db.pragma('journal_size_limit = 8388608');
   sqliteVec.load(db);
   if (options.migrate) migrate(db);
   return db;

@@ -93,6 +93,21 @@ export class Writer {
     return this.idle;
   }
 
+  /**
+   * Runs `work` holding the write token but outside any transaction, for what SQLite refuses inside
+   * one (a WAL checkpoint). Waits for this writer's own writes first; the caller must not write
+   * through this writer meanwhile (the indexing worker calls it from its idle loop).
+   */
+  async withTokenOutsideTransaction<T>(work: () => T): Promise<T> {
+    await this.drained();
+    await this.gate.acquire(this.holder);
+    try {
+      return work();
+    } finally {
+      this.gate.release(this.holder);
+    }
+  }
+
   /** Opens the turn's transaction (the token is held) and schedules its COMMIT. */
   private begin(): void {
     try {

@@ -1,7 +1,7 @@
 // The indexing worker: a thread with its own SQLite connection that claims jobs and runs them, so
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../store/db.js';
+import { openDatabase, truncateWal } from '../../store/db.js';
 import { claimJobs } from '../../store/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/passages.js';
 import { WriteGate } from '../../store/write-gate.js';
@@ -82,6 +82,8 @@ const LINGER_MS = 20;
  * between steps so that new work always goes first: a search reads one segment instead of dozens.
  */
 const unmerged = new Set<number>();
+/** Set by any write since the WAL was last truncated; cleared once the quiet-time upkeep has run. */
+let walGrew = false;
 const QUIET_MS = 1000;
 /** FTS5 leaf pages (~4 KB) per merge step: a few ms of holding the write token. */
 const MERGE_PAGES = 256;
@@ -116,6 +118,11 @@ async function loop(): Promise<void> {
         if (!(await write(() => mergeKeywordIndexStep(db, next, MERGE_PAGES)))) unmerged.delete(next);
         continue;
       }
+      if (walGrew) {
+        // Upkeep done: fold the WAL into the database and give its space back.
+        walGrew = false;
+        await writer.withTokenOutsideTransaction(() => truncateWal(db));
+      }
       // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
       continue;
@@ -132,6 +139,7 @@ async function loop(): Promise<void> {
     }
     for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
     lastWork = Date.now();
+    walGrew = true;
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
   }
 }
