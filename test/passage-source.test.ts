@@ -60,6 +60,8 @@ t.test('search evidence, a new version and a reindex read the right source', asy
   await f.waitForIdle(ns, col);
   const sourced = f.rt.db.prepare('SELECT count(*) AS n FROM passages WHERE source_version_rid IS NOT NULL').get() as { n: number };
   t.ok(sourced.n > 0, `the plain-text file's passages are read from its source (${sourced.n})`);
+  const located = f.rt.db.prepare('SELECT count(*) AS n FROM passages WHERE location IS NOT NULL').get() as { n: number };
+  t.equal(located.n, 0, 'a location that is only the offsets is not stored; evidence still has one (below)');
   let hits = await f.call('POST', `${base}:search`, { query: 'fog bell reef', mode: 'keyword', limit: 5, result_unit: 'passage' });
   const evidence = hits.body.results[0].evidence[0];
   t.match(evidence.text, /fog bell rang twice at the northern reef/, 'the evidence quotes the source');

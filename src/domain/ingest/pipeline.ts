@@ -122,8 +122,12 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
         text: p.text,
         char_start: p.charStart,
         char_end: p.charEnd,
-        // The evidence location, plus (JSON) where each value lies in the text, for search's evidence.
-        location: JSON.stringify(p.jsonSpans && 'json_path' in p.location ? { ...p.location, json_spans: relativeSpans(p.jsonSpans, p.location.json_path) } : p.location),
+        // The evidence location, plus (JSON) where each value lies in the text, for search's evidence;
+        // none when it is only the passage's own offsets, which search reads from the columns (33
+        // bytes a passage at 1M, issue 15).
+        location: isOwnSpan(p.location, p.charStart, p.charEnd)
+          ? null
+          : JSON.stringify(p.jsonSpans && 'json_path' in p.location ? { ...p.location, json_spans: relativeSpans(p.jsonSpans, p.location.json_path) } : p.location),
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
@@ -134,6 +138,13 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
   }
+}
+
+/** True when a location says no more than a passage's char_start/char_end columns do. */
+function isOwnSpan(location: object, start: number, end: number): boolean {
+  const keys = Object.keys(location);
+  const span = location as { char_start?: unknown; char_end?: unknown };
+  return keys.length === 2 && span.char_start === start && span.char_end === end;
 }
 
 /** Extraction past its time limit fails the file; the work still running is abandoned, not awaited. */
