@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../src/store/db.js';
+import { migrate, openDatabase } from '../src/store/db.js';
 import { insertFileVersion } from '../src/store/files.js';
 import { getPassages, replacePassageRows, type NewPassage } from '../src/store/passages.js';
 import { createFtsTableSql } from '../src/store/migrations.js';
@@ -80,4 +80,20 @@ t.test('search evidence, a new version and a reindex read the right source', asy
   await f.waitForIdle(ns, col);
   hits = await f.call('POST', `${base}:search`, { query: 'aurora beacon', mode: 'keyword', limit: 5, result_unit: 'passage' });
   t.match(hits.body.results[0]?.evidence[0]?.text ?? '', /Aurora over the harbour/, 'after a reindex too');
+});
+
+t.test('migration 13 on a database from before: passages keep their text', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-m13-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  db.pragma('foreign_keys = OFF');
+  // As version 12 left it: no source_version_rid, every passage with its text.
+  db.exec('ALTER TABLE passages DROP COLUMN source_version_rid');
+  db.prepare('DELETE FROM schema_migrations WHERE version >= 13').run();
+  const rid = Number(db.prepare("INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location) VALUES (1, 0, 'text', '', 'an old passage', 0, 14, NULL)").run().lastInsertRowid);
+  migrate(db);
+  t.same(getPassages(db, [rid]).map((p) => p.text), ['an old passage'], 'read as stored');
+  migrate(db);
+  t.pass('and migrating again changes nothing');
 });

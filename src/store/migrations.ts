@@ -459,7 +459,12 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
     // A passage that is a verbatim slice of its file's inline source (plain text, most Markdown)
     // keeps only its offsets and the version it was cut from; its text is read from that source.
     // The text was stored twice, a fifth of the data dir at 1M passages (issue 15, src/store/passages.ts).
-    sql: 'ALTER TABLE passages ADD COLUMN source_version_rid INTEGER;',
+    sql: '',
+    run: (db) => {
+      // Re-runnable: a database rolled back to an older version by hand (tests do) keeps the column.
+      const columns = sqlite(db).prepare("SELECT name FROM pragma_table_info('passages')").all() as { name: string }[];
+      if (!columns.some((c) => c.name === 'source_version_rid')) sqlite(db).exec('ALTER TABLE passages ADD COLUMN source_version_rid INTEGER');
+    },
   },
 ];
 
