@@ -35,8 +35,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDb 
   db.pragma('temp_store = MEMORY');
   // A checkpoint resets the WAL but keeps its file as large as it ever grew: after the keyword index
   // of 1M passages was merged while searches held old snapshots, 360 MB of it (issue 15). Past this
-  // size (twice what an automatic checkpoint lets it reach) a reset truncates it.
-  db.pragma('journal_size_limit = 8388608');
+  // size a reset truncates it; an idle daemon truncates it to nothing (truncateWal). A lower limit
+  // made heavy ingest truncate and regrow the file at every reset.
+  db.pragma('journal_size_limit = 67108864');
   sqliteVec.load(db);
   if (options.migrate) migrate(db);
   return db;
