@@ -1,7 +1,7 @@
 // A passage that is a verbatim slice of its file's inline source is stored as offsets into that
 // source (migration 13, issue 15: the text was kept twice, ~400 bytes a passage at 1M). Reading it
 // gives back exactly the text it was cut from; any other passage keeps its own text.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +14,18 @@ import { waitFor } from './helpers/wait.js';
 
 const passage = (ordinal: number, text: string, start: number): NewPassage => ({ ordinal, evidence_kind: 'text', heading: '', text, char_start: start, char_end: start + text.length, location: null });
 
-t.test('store: verbatim slices are kept as offsets, the rest as text, and all read back exactly', async (t) => {
+/** A migrated database in a temporary dir, without foreign keys (the rows here stand alone). */
+function scratchDb(t: Test): ReturnType<typeof openDatabase> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-psource-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
   t.teardown(() => db.close());
   db.pragma('foreign_keys = OFF');
+  return db;
+}
+
+t.test('store: verbatim slices are kept as offsets, the rest as text, and all read back exactly', async (t) => {
+  const db = scratchDb(t);
   db.exec(createFtsTableSql(5));
   const source = 'Harbour log 🚢 first entry.\nThe lamp was trimmed at dusk — ünïcödé.\nLast line.';
   db.transaction(() => insertFileVersion(db, { id: 'ver_a', file_rid: 9, inline_text: source, blob_sha256: null, upload_state: null, created_at: '2026-01-01T00:00:00.000Z' }))();
@@ -83,11 +89,7 @@ t.test('search evidence, a new version and a reindex read the right source', asy
 });
 
 t.test('migration 13 on a database from before: passages keep their text', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-m13-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const db = openDatabase(path.join(dir, 'trove.db'), { migrate: true });
-  t.teardown(() => db.close());
-  db.pragma('foreign_keys = OFF');
+  const db = scratchDb(t);
   // As version 12 left it: no source_version_rid, every passage with its text.
   db.exec('ALTER TABLE passages DROP COLUMN source_version_rid');
   db.prepare('DELETE FROM schema_migrations WHERE version >= 13').run();
