@@ -456,7 +456,7 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
   },
   {
     version: 13,
-    // A passage that is a verbatim slice of its file's inline source (plain text, most Markdown)
+    // A passage that is a verbatim slice of its file's inline source (plain text; not Markdown, whose extraction changes the text)
     // keeps only its offsets and the version it was cut from; its text is read from that source.
     // The text was stored twice, a fifth of the data dir at 1M passages (issue 15, src/store/passages.ts).
     sql: '',
