@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/store/db.js';
 import { createFtsTableSql, ftsTableName } from '../src/store/migrations.js';
-import { rankedWindow } from '../src/store/search.js';
+import { rankedWindow, termDocuments } from '../src/store/search.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-maxscore-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,4 +73,32 @@ t.test('a passage of common words only still wins when it should', async (t) => 
   const phrases = [`"${vocabulary[2]}"`, `"${vocabulary[299]}"`];
   const got = rankedWindow(db, fts, phrases, 10, { minRows: 0 });
   t.same(got, plain(phrases, 10));
+});
+
+t.test('cached term counts follow every write to the index', async (t) => {
+  // rankedWindow keeps each term's document count per state of the index; a stale count would
+  // make its bound wrong. Queries before and after writes that change the counts must still equal
+  // the plain query exactly.
+  const queries = [[`"${vocabulary[0]}"`, `"${vocabulary[120]}"`], [`"${vocabulary[1]}"`, `"${vocabulary[250]}"`, `"${vocabulary[3]}"`], [`"${vocabulary[299]}"`, `"${vocabulary[2]}"`]];
+  const check = (what: string) => {
+    for (const q of queries) t.same(rankedWindow(db, fts, q, 10, { minRows: 0 }), plain(q, 10), `${what}: ${q.join(' ')}`);
+  };
+  const rare = [`"${vocabulary[299]}"`];
+  const count = () => (db.prepare(`SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(rare[0]) as { n: number }).n;
+  const counted = (what: string) => t.same(termDocuments(db, fts, rare), [count()], `${what}: the cached count is the index's`);
+  check('before');
+  counted('before');
+  t.same(termDocuments(db, fts, rare), [count()], 'a second read (from the cache) too');
+  // A rare word becomes common: its count, and so its bound, changes.
+  db.transaction(() => {
+    for (let rowid = 6000; rowid < 6400; rowid++) insert.run(rowid, '', `${vocabulary[299]} ${vocabulary[250]} `.repeat(3 + (rowid % 5)));
+  })();
+  check('after inserts');
+  counted('after inserts');
+  db.transaction(() => db.prepare(`DELETE FROM ${fts} WHERE rowid >= 6000 AND rowid < 6300`).run())();
+  check('after deletes');
+  counted('after deletes');
+  db.exec(`INSERT INTO ${fts}(${fts}) VALUES('optimize')`);
+  check('after a merge');
+  counted('after a merge');
 });

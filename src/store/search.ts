@@ -160,9 +160,9 @@ export function rankedWindow(
   if (phrases.length < 2) return plain();
   const rows = ftsRowCount(db, fts);
   if (rows === null || rows < minRows) return plain();
-  const terms = (termStats.terms ??= phrases
-    .map((phrase) => {
-      const docs = (stmt(db, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(phrase) as { n: number }).n;
+  const terms = (termStats.terms ??= termDocuments(db, fts, phrases, rows)
+    .map((docs, i) => {
+      const phrase = phrases[i]!;
       const idf = Math.log((rows - docs + 0.5) / (docs + 0.5));
       return { phrase, docs, ceiling: (idf > 0 ? idf : 1e-6) * (BM25_K1 + 1) };
     })
@@ -187,6 +187,44 @@ export function rankedWindow(
     }
   }
   return plain();
+}
+
+/**
+ * Each index's term document counts, valid for one state of it. Counting a common term's postings
+ * was ~13 ms of a 1M-passage query's ~92 (issue 15), and a collection's queries repeat its words.
+ * A count must be exact: the bound that lets rankedWindow skip passages is built from it. So the
+ * cache holds for one state of the index: its structure record (the list of segments and their
+ * sizes, which every write changes, since FTS5 writes each transaction's terms as a new segment and
+ * merges rewrite the list) and its row count, both read in the query's own snapshot.
+ */
+const TERM_COUNTS = new Map<string, { state: string; dfs: Map<string, number> }>();
+const MAX_CACHED_TERMS = 20_000;
+
+/** Each phrase's document count in the index, from the cache while the index is unchanged. */
+export function termDocuments(db: Db, fts: string, phrases: readonly string[], rows = ftsRowCount(db, fts) ?? 0): number[] {
+  const dfs = documentFrequencies(db, fts, rows);
+  return phrases.map((phrase) => {
+    let docs = dfs.get(phrase);
+    if (docs === undefined) {
+      docs = (stmt(db, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH ?`).get(phrase) as { n: number }).n;
+      if (dfs.size >= MAX_CACHED_TERMS) dfs.clear();
+      dfs.set(phrase, docs);
+    }
+    return docs;
+  });
+}
+
+function documentFrequencies(db: Db, fts: string, rows: number): Map<string, number> {
+  const structure = (stmt(db, `SELECT block FROM ${fts}_data WHERE id = 10`).get() as { block: Buffer } | undefined)?.block;
+  // FTS5_STRUCTURE_ROWID (fts5Int.h); a few dozen bytes per segment.
+  const state = `${rows}:${structure ? structure.toString('base64') : ''}`;
+  let entry = TERM_COUNTS.get(fts);
+  if (!entry || entry.state !== state) {
+    if (!entry && TERM_COUNTS.size >= 1000) TERM_COUNTS.clear();
+    entry = { state, dfs: new Map() };
+    TERM_COUNTS.set(fts, entry);
+  }
+  return entry.dfs;
 }
 
 /**
