@@ -1,5 +1,5 @@
 // The package version, read from package.json at run time so that `trove --version` can never
-// disagree with what npm installed (a hard-coded copy would drift at the next release).
+// disagree with what npm installed (a copy written into the source would drift at the next release).
 import { readFileSync } from 'node:fs';
 import { packageFile } from './package-files.js';
 

@@ -64,11 +64,14 @@ export function footprint(db: Db): Footprint {
  * the floor counts their text as if it were stored. One read of each source, not one per passage.
  */
 function sourcedTextBytes(db: Db): number {
-  const spans = stmt(db, "SELECT source_version_rid AS v, group_concat(char_start || ':' || char_end) AS spans FROM passages WHERE source_version_rid IS NOT NULL GROUP BY source_version_rid");
-  const source = stmt(db, 'SELECT inline_text AS text FROM file_versions WHERE rowid = ?');
+  const bySource = stmt(
+    db,
+    `SELECT v.inline_text AS text, group_concat(p.char_start || ':' || p.char_end) AS spans
+       FROM passages p JOIN file_versions v ON v.rowid = p.source_version_rid GROUP BY p.source_version_rid`,
+  );
   let bytes = 0;
-  for (const row of spans.all() as { v: number; spans: string }[]) {
-    const text = (source.get(row.v) as { text: string | null } | undefined)?.text ?? '';
+  for (const row of bySource.all() as { text: string | null; spans: string }[]) {
+    const text = row.text ?? '';
     for (const span of row.spans.split(',')) {
       const [start, end] = span.split(':').map(Number) as [number, number];
       bytes += Buffer.byteLength(text.slice(start, end), 'utf8');

@@ -1,7 +1,7 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
 import { deleteFileVectors } from './vectors.js';
-import { IN_BLOCK, IN_BLOCK_PLACEHOLDERS, rowsByRid, stmt } from './statements.js';
+import { rowsByRid, stmt } from './statements.js';
 
 export interface NewPassage {
   ordinal: number;
@@ -72,11 +72,7 @@ export function getPassages(db: Db, rids: number[]): PassageRow[] {
   const versionRids = [...new Set(rows.flatMap((r) => (r.source_version_rid === null ? [] : [r.source_version_rid])))];
   if (versionRids.length === 0) return rows;
   const sources = new Map<number, string>();
-  for (let from = 0; from < versionRids.length; from += IN_BLOCK) {
-    const block: (number | null)[] = versionRids.slice(from, from + IN_BLOCK);
-    while (block.length < IN_BLOCK) block.push(null);
-    for (const v of stmt(db, SOURCES_BY_RID_SQL).all(...block) as { rid: number; text: string | null }[]) if (v.text !== null) sources.set(v.rid, v.text);
-  }
+  for (const v of rowsByRid<{ rid: number; text: string | null }>(db, 'file_versions', versionRids, 'rowid AS rid, inline_text AS text')) if (v.text !== null) sources.set(v.rid, v.text);
   for (const r of rows) {
     if (r.source_version_rid === null) continue;
     const source = sources.get(r.source_version_rid);
@@ -86,8 +82,6 @@ export function getPassages(db: Db, rids: number[]): PassageRow[] {
   }
   return rows;
 }
-
-const SOURCES_BY_RID_SQL = `SELECT rowid AS rid, inline_text AS text FROM file_versions WHERE rowid IN (${IN_BLOCK_PLACEHOLDERS})`;
 
 /**
  * One bounded step of merging a collection's keyword index into a single segment; true while there

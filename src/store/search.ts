@@ -1,6 +1,6 @@
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
-import { IN_BLOCK, IN_BLOCK_PLACEHOLDERS, stmt } from './statements.js';
+import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
 
 export interface SqlFragment {
   sql: string;
@@ -106,7 +106,7 @@ function keptPassagesSql(where: string, blocks: number): string {
     KEPT_SQL.set(where, (byBlocks = []));
   }
   return (byBlocks[blocks] ??= `SELECT p.rid AS pid, p.file_rid AS fr FROM passages p JOIN files f ON f.rid = p.file_rid
-      WHERE p.rid IN (${Array.from({ length: blocks }, () => IN_BLOCK_PLACEHOLDERS).join(',')}) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`);
+      WHERE p.rid IN (${Array.from({ length: blocks }, () => IN_BLOCK_PARAMS).join(',')}) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`);
 }
 
 // FTS5's bm25() constants (fts5_aux.c): k1 = 1.2, b = 0.75; a non-positive IDF counts as 1e-6.

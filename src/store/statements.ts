@@ -11,11 +11,11 @@ export const IN_BLOCK = 64;
  * json_each(?))` let the planner scan the whole table and probe the list: 0.8 ms for a hundred
  * files of SciFact at every search (issue 15); a bound list is a lookup per key.
  */
-export function rowsByRid<T>(db: Db, table: 'files' | 'passages', rids: readonly number[], columns = '*'): T[] {
+export function rowsByRid<T>(db: Db, table: keyof typeof KEY_COLUMN, rids: readonly number[], columns = '*'): T[] {
   const out: T[] = [];
   // The SQL text is built once per shape: a fresh string per call cost a hash of it in the statement cache.
   const key = `${table} ${columns}`;
-  const sql = (ROWS_BY_RID_SQL[key] ??= `SELECT ${columns} FROM ${table} WHERE rid IN (${IN_BLOCK_PLACEHOLDERS})`);
+  const sql = (ROWS_BY_RID_SQL[key] ??= `SELECT ${columns} FROM ${table} WHERE ${KEY_COLUMN[table]} IN (${IN_BLOCK_PARAMS})`);
   for (let from = 0; from < rids.length; from += IN_BLOCK) {
     const block: (number | null)[] = rids.slice(from, from + IN_BLOCK);
     while (block.length < IN_BLOCK) block.push(null);
@@ -25,8 +25,10 @@ export function rowsByRid<T>(db: Db, table: 'files' | 'passages', rids: readonly
 }
 
 /** `?,?,…` for one IN block. */
-export const IN_BLOCK_PLACEHOLDERS = Array.from({ length: IN_BLOCK }, () => '?').join(',');
+export const IN_BLOCK_PARAMS = Array.from({ length: IN_BLOCK }, () => '?').join(',');
 const ROWS_BY_RID_SQL: Record<string, string> = {};
+/** Each table's integer key: file_versions is keyed by its id text, so its rowid stands in. */
+const KEY_COLUMN = { files: 'rid', passages: 'rid', file_versions: 'rowid' } as const;
 
 /**
  * Prepared statements are cached per connection; preparing costs more than running most of ours.

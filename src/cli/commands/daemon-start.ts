@@ -1,19 +1,18 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultDataDir } from '../../../daemon/paths.js';
 import { DataDirLockedError } from '../../../daemon/runtime.js';
 import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import type { LoadedSeed } from '../../../daemon/seed.js';
-
-// daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
-type SeedModule = typeof import('../../../daemon/seed.js');
 import { ERROR_TABLE } from '../../contract/errors.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
 import { parseRetryScale } from '../../domain/webhooks/config.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
+
+// daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
+type SeedModule = typeof import('../../../daemon/seed.js');
 
 export interface DaemonStartOptions {
   dataDir?: string;

@@ -306,11 +306,6 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
 }
 
 /**
- * File unit: the best keyword passages, enough of them to cover `wanted` distinct files
- * (groupByFile then ranks files by their best passage). When a few files hold most of the top
- * passages, the window grows until enough files are seen or the matches run out.
- */
-/**
  * The passages a page of `wanted` files needs: each file's evidence comes from the window, so as
  * many passages per file as the collection has on average, up to the evidence a result shows. A
  * window twice the page read and joined three times the rows SciFact's page needs (issue 15).
@@ -323,6 +318,11 @@ function fileWindow(s: Services, col: CollectionRow, readyFiles: number, wanted:
 }
 const FILE_WINDOW_MARGIN = 1.25;
 
+/**
+ * File unit: the best keyword passages, enough of them to cover `wanted` distinct files
+ * (groupByFile then ranks files by their best passage). When a few files hold most of the top
+ * passages, the window grows until enough files are seen or the matches run out.
+ */
 function passagesCoveringFiles(s: Services, col: CollectionRow, match: string[], filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
   for (let window = firstWindow; ; window *= 4) {
     const hits = keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: window });
