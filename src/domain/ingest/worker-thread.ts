@@ -9,6 +9,7 @@ import { Writer } from '../../store/writer.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
+import { lowerThisThreadPriority } from './thread-priority.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type Embedding, type PipelineConfig } from './pipeline.js';
 
@@ -26,6 +27,7 @@ export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { 
 export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopped' } | { type: 'error'; message: string };
 
 const init = workerData as WorkerInit;
+lowerThisThreadPriority();
 const port = parentPort!;
 const db = openDatabase(init.dbFile);
 const writer = new Writer(db, new WriteGate(init.writeGate), 'worker');
