@@ -26,7 +26,9 @@ const isZero = (v: Float32Array) => v.every((x) => x === 0);
 const dataTable = (collectionRid: number) => `${vectorTableName(collectionRid)}_data`;
 
 export function hasVectorTable(db: Db, collectionRid: number): boolean {
-  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(dataTable(collectionRid)) !== undefined;
+  // table_info looks the name up in the parsed schema; a query on sqlite_master scans every table,
+  // index and trigger of the data dir, on each file indexed and each semantic search.
+  return stmt(db, 'SELECT 1 FROM pragma_table_info(?) LIMIT 1').get(dataTable(collectionRid)) !== undefined;
 }
 
 function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {

@@ -181,6 +181,7 @@ const GREEK: Record<string, string> = {
   ν: 'nu', ξ: 'xi', ο: 'omicron', π: 'pi', ρ: 'rho', ς: 'sigma', σ: 'sigma', τ: 'tau', υ: 'upsilon', φ: 'phi', χ: 'chi', ψ: 'psi', ω: 'omega',
 };
 const TOKEN_RE = /[a-z0-9]+(?:-+[a-z0-9]+)*/g;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /**
  * Lowercased word tokens: accents folded, Greek letters spelled out ("TNF-α" → "tnf-alpha"),
@@ -188,12 +189,18 @@ const TOKEN_RE = /[a-z0-9]+(?:-+[a-z0-9]+)*/g;
  * when the compound is not a word of its own), every other character a separator.
  */
 export function tokenize(text: string): string[] {
-  let t = text.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
-  t = t.replace(/[α-ω]/g, (g) => `-${GREEK[g] ?? ''}-`);
-  t = t.replace(/[\u2010-\u2015\u2212]/g, '-').replace(/[\u2018\u2019\u02bc`]/g, "'");
-  t = t.replace(/\bcan't\b/g, 'can not').replace(/\bwon't\b/g, 'will not').replace(/n't\b/g, ' not').replace(/'s\b/g, '');
+  let t = text.toLowerCase();
+  // Most text is ASCII, where folding accents, Greek and Unicode dashes or quotes changes nothing:
+  // skipping those passes is a fifth of embedding a passage (issue 15, semantic ingest).
+  if (!ASCII_ONLY.test(t)) {
+    t = t.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
+    t = t.replace(/[α-ω]/g, (g) => `-${GREEK[g] ?? ''}-`);
+    t = t.replace(/[\u2010-\u2015\u2212]/g, '-').replace(/[\u2018\u2019\u02bc]/g, "'");
+  }
+  if (t.includes('`')) t = t.replace(/`/g, "'");
+  if (t.includes("'")) t = t.replace(/\bcan't\b/g, 'can not').replace(/\bwon't\b/g, 'will not').replace(/n't\b/g, ' not').replace(/'s\b/g, '');
   const out: string[] = [];
-  for (const m of t.matchAll(TOKEN_RE)) out.push(m[0].replace(/-{2,}/g, '-'));
+  for (const m of t.matchAll(TOKEN_RE)) out.push(m[0].includes('--') ? m[0].replace(/-{2,}/g, '-') : m[0]);
   return out;
 }
 
@@ -255,6 +262,29 @@ export class GloveTable {
     }
   }
 
+  /** acc += weights[idx] · vector(idx) for the first `count` of `indices`, in order: addTo in one loop. */
+  addAll(acc: Float64Array, indices: Int32Array, count: number, weights: Float32Array): void {
+    const d = this.dims;
+    const q = this.q8;
+    if (q) {
+      const scales = this.scales!;
+      for (let j = 0; j < count; j++) {
+        const idx = indices[j]!;
+        const w = weights[idx]! * scales[idx]!;
+        const base = idx * d;
+        for (let k = 0; k < d; k++) acc[k]! += w * q[base + k]!;
+      }
+    } else {
+      const f = this.f32!;
+      for (let j = 0; j < count; j++) {
+        const idx = indices[j]!;
+        const w = weights[idx]!;
+        const base = idx * d;
+        for (let k = 0; k < d; k++) acc[k]! += w * f[base + k]!;
+      }
+    }
+  }
+
   /** Euclidean norm of a word's vector (as stored). */
   norm(idx: number): number {
     const acc = new Float64Array(this.dims);
@@ -300,6 +330,8 @@ class SifEmbedder implements BuiltinEmbedder {
   readonly loadMs: number;
   private readonly weights: Float32Array;
   private readonly components: Float32Array[];
+  /** rawSync's scratch list of word indices, grown as needed (one embedder serves one thread). */
+  private indices = new Int32Array(1024);
 
   constructor(
     readonly table: GloveTable,
@@ -327,32 +359,39 @@ class SifEmbedder implements BuiltinEmbedder {
   }
 
   rawSync(text: string): Float64Array | null {
-    const acc = new Float64Array(this.dimensions);
+    // The known words' indices first, then one tight weighted sum in the same order (so the same
+    // floating-point result): a closure per word kept the sum's loop from being optimised as one.
     let n = 0;
-    const add = (idx: number) => {
-      this.table.addTo(acc, idx, this.weights[idx]!);
-      n++;
+    const found = (idx: number) => {
+      if (n === this.indices.length) {
+        const grown = new Int32Array(this.indices.length * 2);
+        grown.set(this.indices);
+        this.indices = grown;
+      }
+      this.indices[n++] = idx;
     };
     for (const tok of tokenize(text)) {
       const idx = this.table.lookup(tok);
       if (idx >= 0) {
-        add(idx);
+        found(idx);
         continue;
       }
       // A compound that is not a word of its own counts as its parts.
       for (const part of tok.includes('-') ? tok.split('-') : [tok]) {
         const p = part === tok ? -1 : this.table.lookup(part);
-        if (p >= 0) add(p);
+        if (p >= 0) found(p);
         else if (/[0-9]/.test(part)) {
           // Letters glued to digits ("il6", "1beta"): the letter runs may be words.
           for (const m of part.matchAll(/[a-z]{2,}/g)) {
             const q = this.table.lookup(m[0]);
-            if (q >= 0) add(q);
+            if (q >= 0) found(q);
           }
         }
       }
     }
     if (n === 0) return null;
+    const acc = new Float64Array(this.dimensions);
+    this.table.addAll(acc, this.indices, n, this.weights);
     for (let k = 0; k < acc.length; k++) acc[k]! /= n;
     return acc;
   }
