@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { startTrove } from '../src/testing/index.js';
-import { BACKGROUND_NICE_STEPS, lowerThisThreadPriority } from '../src/domain/ingest/thread-priority.js';
+import { BACKGROUND_NICE_STEPS, lowerThisThreadPriority } from '../src/domain/threads.js';
 
 const linux = process.platform === 'linux';
 
@@ -23,22 +23,25 @@ t.test('on the main thread it refuses: renicing the main thread would slow the w
 });
 
 t.test('in a worker thread it lowers that thread only', { skip: !linux && 'Linux only' }, async (t) => {
-  const module = new URL('../src/domain/ingest/thread-priority.js', import.meta.url).href;
+  const module = new URL('../src/domain/threads.js', import.meta.url).href;
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const { readFileSync } = require('node:fs');
      import(workerData.module).then((m) => {
        const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-       parentPort.postMessage({ tid, result: m.lowerThisThreadPriority() });
+       const first = m.lowerThisThreadPriority();
+       // Counted from the process's priority, so a second call (or a thread a lowered thread started) lands at the same level.
+       parentPort.postMessage({ tid, result: first, again: m.lowerThisThreadPriority() });
        setTimeout(() => {}, 60_000); // stays alive until terminated, so the test can read its nice value
      });`,
     { eval: true, workerData: { module } },
   );
   t.teardown(() => worker.terminate());
-  const { tid, result } = await new Promise<{ tid: number; result: number | null }>((resolve) => worker.once('message', resolve));
+  const { tid, result, again } = await new Promise<{ tid: number; result: number | null; again: number | null }>((resolve) => worker.once('message', resolve));
   const base = niceOf(`/proc/${process.pid}/task/${process.pid}/stat`);
   const expected = Math.min(19, base + BACKGROUND_NICE_STEPS);
   t.equal(result, expected, 'it reports the new nice value');
+  t.equal(again, expected, 'lowering again does not go further');
   t.equal(niceOf(`/proc/${process.pid}/task/${tid}/stat`), expected, 'the worker thread runs nicer');
   t.equal(niceOf(`/proc/${process.pid}/task/${process.pid}/stat`), base, 'the main thread is unchanged');
 });

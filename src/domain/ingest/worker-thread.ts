@@ -9,7 +9,7 @@ import { Writer } from '../../store/writer.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
-import { lowerThisThreadPriority } from './thread-priority.js';
+import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type Embedding, type PipelineConfig } from './pipeline.js';
 
