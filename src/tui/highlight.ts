@@ -2,6 +2,7 @@
 // diacritics, so a plain substring match would miss "purring" for "purr"; terms here are compared
 // the same loose way, by a folded, lightly stemmed form of each word.
 
+import { hasCjk, splitCjkRuns } from '../domain/search/cjk.js';
 import { STOPWORDS } from '../domain/search/query-text.js';
 
 export interface Segment {
@@ -34,7 +35,9 @@ export function stem(word: string): string {
 
 /** The query's words worth marking: stopwords go unless nothing else is left. */
 export function queryTerms(query: string): string[] {
-  const words = [...new Set((query.match(WORD) ?? []).map(fold))];
+  // A Han or kana run is a word of its own where it meets other letters, as the keyword stage splits it.
+  // Kana keep their voicing marks (folding would turn ガ into カ, another sound).
+  const words = [...new Set((query.match(WORD) ?? []).flatMap(splitCjkRuns).map((w) => (hasCjk(w) ? w : fold(w))))];
   // The words the keyword stage drops carry no ranking signal; marking every "the" would bury the
   // words that matched.
   const content = words.filter((w) => !STOPWORDS.has(w));
@@ -54,9 +57,26 @@ export function highlightSegments(text: string, terms: readonly string[]): Segme
     if (previous && previous.match === match) previous.text += piece;
     else segments.push({ text: piece, match });
   };
+  // Chinese and Japanese put no spaces between words: a term of theirs is marked wherever it stands
+  // inside a run, as the keyword index's bigrams find it (src/domain/search/cjk.ts), longest first.
+  const cjkTerms = terms.filter(hasCjk).sort((a, b) => b.length - a.length);
   for (const found of text.matchAll(WORD)) {
     const word = found[0];
     const at = found.index;
+    if (cjkTerms.length > 0 && hasCjk(word)) {
+      for (let i = 0; i < word.length; ) {
+        const term = cjkTerms.find((c) => word.startsWith(c, i));
+        if (!term) {
+          i++;
+          continue;
+        }
+        push(text.slice(last, at + i), false);
+        push(word.slice(i, i + term.length), true);
+        last = at + i + term.length;
+        i += term.length;
+      }
+      continue;
+    }
     if (!folded.has(fold(word)) && !stems.has(stem(word))) continue;
     push(text.slice(last, at), false);
     push(word, true);

@@ -221,7 +221,18 @@ function splitBlock(text: string, block: Block, limit: number, overlap: number):
   const wordEnds: number[] = [];
   let inWord = false;
   for (let i = block.charStart; i < block.charEnd; i++) {
-    const space = isWhitespace(text.charCodeAt(i));
+    const code = text.charCodeAt(i);
+    const ideograph = cjkCharLength(text, i, code);
+    if (ideograph > 0) {
+      // Each Han or kana character is a word of its own: such text has no spaces to count.
+      if (inWord) wordEnds.push(i);
+      wordStarts.push(i);
+      wordEnds.push(i + ideograph);
+      i += ideograph - 1;
+      inWord = false;
+      continue;
+    }
+    const space = isWhitespace(code);
     if (!space && !inWord) wordStarts.push(i);
     if (space && inWord) wordEnds.push(i);
     inWord = !space;
@@ -258,11 +269,35 @@ function countWords(text: string, start: number, end: number): number {
   let words = 0;
   let inWord = false;
   for (let i = start; i < end; i++) {
-    const space = isWhitespace(text.charCodeAt(i));
+    const code = text.charCodeAt(i);
+    const ideograph = cjkCharLength(text, i, code);
+    if (ideograph > 0) {
+      words++;
+      i += ideograph - 1;
+      inWord = false;
+      continue;
+    }
+    const space = isWhitespace(code);
     if (!space && !inWord) words++;
     inWord = !space;
   }
   return words;
+}
+
+/**
+ * 1 or 2 (a surrogate pair) when a Han or kana character starts at `i`, else 0: Chinese and
+ * Japanese put no spaces between words, so the chunker counts each such character as a word, as
+ * the keyword index sees them (src/domain/search/cjk.ts), and may break a passage between any two.
+ */
+function cjkCharLength(text: string, i: number, code: number): number {
+  if (code < 0x3040) return 0; // everything before kana: Latin, Greek, Cyrillic, CJK punctuation, …
+  if (code <= 0x30ff || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0x4e00 && code <= 0x9fff) || (code >= 0xf900 && code <= 0xfaff)) return 1;
+  // Han ideographs of the supplementary planes (U+20000–U+3FFFF): high surrogates D840–D8BF.
+  if (code >= 0xd840 && code <= 0xd8bf) {
+    const low = text.charCodeAt(i + 1);
+    return low >= 0xdc00 && low <= 0xdfff ? 2 : 0;
+  }
+  return 0;
 }
 
 function collapseWhitespace(value: string): string {

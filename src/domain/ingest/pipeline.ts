@@ -14,6 +14,7 @@ import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, 
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
+import { keywordIndexText } from '../search/cjk.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
@@ -203,7 +204,8 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
     group.forEach((f, k) => {
       const fileRids = rids[k]!;
       f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
-      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: p.heading, text: p.text }));
+      // The keyword index's own form of the text: Han and kana runs as bigrams (src/domain/search/cjk.ts).
+      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) }));
     });
     // One call per collection: the table check and the vector-version bump once, not per file.
     if (embedding && group.some((f) => f.result.vectors)) {

@@ -1,5 +1,6 @@
 // Turning a literal query into an FTS5 expression: the query's words OR'd together, so BM25 ranks
 // documents by how many of them (weighted by rarity) they contain, as classic keyword search does.
+import { hasCjk, keywordPhraseText, splitCjkRuns } from './cjk.js';
 
 // A short English stopword list: these words carry no ranking signal in BM25 and make OR queries
 // scan most of the index. Queries made only of stopwords keep them.
@@ -15,9 +16,13 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 /** The most distinct words a query contributes; longer queries keep their first words. */
 export const MAX_QUERY_TERMS = 64;
 
-/** The words of a text as the keyword stage sees them: NFKC, lower case, runs of letters and digits. */
+/**
+ * The words of a text as the keyword stage sees them: NFKC, lower case, runs of letters and digits,
+ * with a Han or kana run a word of its own where it meets other letters (src/domain/search/cjk.ts).
+ */
 export function wordsOf(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return hasCjk(text) ? words.flatMap(splitCjkRuns) : words;
 }
 
 export function queryTerms(query: string): string[] {
@@ -31,6 +36,7 @@ export function queryTerms(query: string): string[] {
 export function buildMatchPhrases(query: string): string[] | null {
   const terms = queryTerms(query);
   if (terms.length === 0) return null;
-  // Each term is a quoted FTS5 string, so no query text is ever read as FTS5 syntax.
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`);
+  // Each term is a quoted FTS5 string, so no query text is ever read as FTS5 syntax. A Han or kana
+  // run is the string of its bigrams, which FTS5 reads as a phrase: they must stand together.
+  return terms.map((t) => `"${keywordPhraseText(t).replaceAll('"', '""')}"`);
 }

@@ -18,7 +18,8 @@ function stemKey(word: string): string {
   return word.slice(0, 5);
 }
 
-const SENTENCE_END = /[.!?]+\s+|\n+/g;
+// Chinese and Japanese end sentences with 。！？ and no space after them.
+const SENTENCE_END = /[.!?]+\s+|[。！？]+|\n+/g;
 
 export function bestSnippet(text: string, terms: readonly string[], maxChars = MAX_EVIDENCE_CHARS): Snippet {
   if (text.length <= maxChars) return { start: 0, end: text.length };
