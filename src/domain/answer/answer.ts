@@ -14,7 +14,7 @@ import { validateFilter } from '../search/filter.js';
 import { readerFor } from '../access/visibility.js';
 import type { AnswerSource, Generator } from './generator.js';
 import { followUpQuery, GenerationError } from './generator.js';
-import { finishAnswer } from './markers.js';
+import { findMarkers, finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
@@ -146,9 +146,43 @@ export async function produceAnswer(generator: Generator, body: AnswerBody, evid
     throw asServiceError(err);
   }
   const { answer, cited } = finishAnswer(generated.answer, Object.keys(evidence.sourceMap));
+  const quoted = quotedBySource(answer);
   const sources: SourceMap = {};
-  for (const [k, v] of Object.entries(evidence.sourceMap)) sources[k] = { ...v, is_cited: cited.includes(k) };
+  for (const [k, v] of Object.entries(evidence.sourceMap)) {
+    const isCited = cited.includes(k);
+    sources[k] = { ...v, is_cited: isCited, evidence: isCited ? quotedFirst(v.evidence, quoted.get(k) ?? []) : v.evidence };
+  }
   return { answer, sources, cited, generationMs: performance.now() - started };
+}
+
+const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** Per cited key, the text each of its markers follows (back to the previous marker), whitespace collapsed. */
+function quotedBySource(answer: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  let from = 0;
+  for (const m of findMarkers(answer)) {
+    const said = collapse(answer.slice(from, m.index));
+    from = m.index + m.length;
+    if (!said) continue; // a second marker on the same sentence
+    out.set(m.key, [...(out.get(m.key) ?? []), said]);
+  }
+  return out;
+}
+
+/**
+ * A cited source's evidence with the passages its sentences were quoted from first, in the order
+ * of the answer: a reader (or a client that shows one passage per source) sees the cited words
+ * where the marker points, not another passage of the same file. Nothing is added or dropped.
+ */
+function quotedFirst(evidence: Evidence[], quoted: string[]): Evidence[] {
+  const texts = evidence.map((e) => collapse(e.text));
+  const first: number[] = [];
+  for (const q of quoted) {
+    const i = texts.findIndex((t, k) => !first.includes(k) && t.includes(q));
+    if (i >= 0) first.push(i);
+  }
+  return [...first.map((i) => evidence[i]!), ...evidence.filter((_, i) => !first.includes(i))];
 }
 
 /**

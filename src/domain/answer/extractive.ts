@@ -150,10 +150,10 @@ export function sentenceSpans(text: string): Span[] {
       const prevText = text.slice(prev.start, prev.end);
       const body = prevText.replace(/[ \t\u00a0]+$/, '');
       const next = text.slice(span.start, span.end).trimStart();
-      // A line break ends a sentence whatever came before it.
-      const join =
-        !/[\r\n\u2028\u2029]\s*$/.test(prevText) &&
-        (ALWAYS_JOIN.test(body) || (JOIN_IF_LOWER.test(body) && /^[\p{Ll}\p{N}]/u.test(next)) || (INITIAL.test(body) && /^\p{Lu}/u.test(next)));
+      // A line break ends a sentence, unless it only wraps one (hardWrapped).
+      const join = /[\r\n\u2028\u2029]\s*$/.test(prevText)
+        ? hardWrapped(prevText, next)
+        : ALWAYS_JOIN.test(body) || (JOIN_IF_LOWER.test(body) && /^[\p{Ll}\p{N}]/u.test(next)) || (INITIAL.test(body) && /^\p{Lu}/u.test(next));
       if (join) {
         prev.end = span.end;
         continue;
@@ -176,6 +176,44 @@ export function sentenceSpans(text: string): Span[] {
   }
   return out;
 }
+
+/** A list item, a heading, a table row or a quote: a line that starts something of its own. */
+const LINE_OF_ITS_OWN = /^(?:[-*+•·‣▪–—>|#]|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s)/u;
+/** What ends a sentence (or introduces what follows) at the end of a line. */
+const LINE_END_PUNCTUATION = /[.!?:;。！？…]["'”’)\]}»]*$/u;
+
+/**
+ * True when a single line break inside a paragraph only wraps a sentence (text wrapped at a fixed
+ * width, as in many Markdown and plain-text notes): the line before ends without punctuation, the
+ * next does not start a list item or heading, and it either goes on in lower case or follows a
+ * line long enough to have been wrapped. The sentence segmenter breaks at every line break, and
+ * each wrapped half became a fragment of an answer ("…kept for a week, next" / "to the data dir.").
+ */
+function hardWrapped(prevText: string, next: string): boolean {
+  if (/\n[ \t]*\r?\n\s*$/.test(prevText) || /[\u2028\u2029]/.test(prevText)) return false; // a blank line ends a paragraph
+  const lastLine = prevText.replace(/\s+$/, '').split('\n').at(-1)!.trim();
+  if (lastLine.length === 0 || LINE_END_PUNCTUATION.test(lastLine) || LINE_OF_ITS_OWN.test(lastLine)) return false;
+  if (next.length === 0 || LINE_OF_ITS_OWN.test(next)) return false;
+  return /^\p{Ll}/u.test(next) || lastLine.length >= 40;
+}
+
+/**
+ * A piece of a sentence rather than one: it goes on from text before it (it starts in lower case
+ * at the start of a passage, which the chunker may cut mid-sentence), or it stops mid-clause (a
+ * comma, a dash or a word such as "and" or "the" with no punctuation after it).
+ */
+function isFragment(text: string, firstInPassage: boolean): boolean {
+  if (firstInPassage && /^\p{Ll}/u.test(text)) return true;
+  if (LINE_END_PUNCTUATION.test(text)) return false;
+  if (/[,\-–—(]$/.test(text)) return true;
+  const lastWord = /([\p{L}']+)$/u.exec(text)?.[1]?.toLowerCase();
+  return lastWord !== undefined && DANGLING.has(lastWord);
+}
+
+/** Words a sentence does not end on: articles, prepositions, conjunctions. */
+const DANGLING = new Set(
+  'a an the and or but nor so if as than that which who whose whom of to in on at by for from with into onto over under between about through while when where because next'.split(' '),
+);
 
 function splitLong(text: string, span: Span): Span[] {
   if (span.end - span.start <= LONG_SEGMENT) return [span];
@@ -250,7 +288,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
         index++;
         if (out.length >= MAX_CANDIDATES) return out;
         const text = passage.text.slice(span.start, span.end).replace(/\s+/g, ' ');
-        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text)) continue;
+        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text) || isFragment(text, index === 0)) continue;
         const key = text.toLowerCase();
         if (key === headingText || seen.has(key)) continue; // the same sentence in a worse source adds nothing
         seen.add(key);

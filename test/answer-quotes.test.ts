@@ -1,0 +1,174 @@
+// Answers that quote their source (issue 16, item 6), each a regression test of what a user met:
+// - a marker's sentence must be in the evidence its source returns, and that source's evidence
+//   starts with the passage it was quoted from (a client showing one passage per source showed
+//   the action items next to "We moved the billing service…");
+// - no fragment is emitted as a sentence (hard-wrapped notes gave "…kept for a week, next" and
+//   "to the data dir.");
+// - a refusal never comes with sources marked as used, in answers and research runs alike.
+import t, { type Test } from 'tap';
+import { NOTHING_FOUND, sentenceSpans, extractiveGenerator } from '../src/domain/answer/extractive.js';
+import { produceAnswer, type PreparedEvidence } from '../src/domain/answer/answer.js';
+import { findMarkers } from '../src/domain/answer/markers.js';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+const MEETING = `# Infra sync 2026-03-02
+
+## Decisions
+
+We moved the billing service to the new Kubernetes cluster last week. The migration took two
+days and nobody noticed any downtime.
+
+## Action items
+
+- Alice: update the runbook for the billing service.
+- Bob: delete the old VMs once backups are verified.
+`;
+
+const SETUP = `# Setup notes
+
+To install trove, run npm install and then npm start. The daemon writes its database
+to the data dir. Logs are rotated daily and kept for a week, next
+to the data dir.
+`;
+
+const CATS = `# Cats
+
+Cats purr when they are content. A purring cat is usually a happy cat.
+`;
+
+const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+type Sources = Record<string, { is_cited: boolean; evidence: { text: string }[] }>;
+
+/** Each marker's sentence (the text since the previous marker) and the key it cites. */
+function quotes(answer: string): { key: string; said: string }[] {
+  const out: { key: string; said: string }[] = [];
+  let from = 0;
+  for (const m of findMarkers(answer)) {
+    const said = collapse(answer.slice(from, m.index));
+    from = m.index + m.length;
+    if (said) out.push({ key: m.key, said });
+  }
+  return out;
+}
+
+function checkQuotes(t: Test, answer: string, sources: Sources): void {
+  const cited = quotes(answer);
+  t.ok(cited.length > 0, 'the answer cites');
+  const firstQuote = new Map<string, string>();
+  for (const { key, said } of cited) {
+    const evidence = sources[key]!.evidence.map((e) => collapse(e.text));
+    t.ok(evidence.some((e) => e.includes(said)), `"${said}" is in the evidence of ${key}`);
+    t.match(said, /[.!?:;]$|^[A-Z][^.]*$/, `"${said}" is a whole sentence or line`);
+    t.notMatch(said, /^\p{Ll}/u, `"${said}" does not go on from something before it`);
+    if (!firstQuote.has(key)) firstQuote.set(key, said);
+  }
+  for (const [key, said] of firstQuote) t.ok(collapse(sources[key]!.evidence[0]!.text).includes(said), `${key}'s first evidence holds its first quote`);
+}
+
+t.test('sentences: a wrapped line goes on, a list item, heading or blank line ends one', async (t) => {
+  const text = 'Logs are rotated daily and kept for a week, next\nto the data dir. The daemon writes its database to a folder that is wrapped at forty\nCharacters or so.\n- first item\n- second item\nA title line\nStarts here.\n\nnew paragraph';
+  const spans = sentenceSpans(text).map((s) => text.slice(s.start, s.end).replace(/\s+/g, ' '));
+  t.same(spans, [
+    'Logs are rotated daily and kept for a week, next to the data dir.',
+    'The daemon writes its database to a folder that is wrapped at forty Characters or so.',
+    'first item',
+    'second item',
+    'A title line',
+    'Starts here.',
+    'new paragraph',
+  ]);
+});
+
+t.test('the extractive generator emits no fragment', async (t) => {
+  const generator = extractiveGenerator();
+  // A passage the chunker cut mid-sentence: its first words go on from the passage before it.
+  const generated = await generator.generate({
+    question: 'how long are logs kept?',
+    history: [],
+    mode: 'standard',
+    deadline: Date.now() + 10_000,
+    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/setup.md', score: 1, passages: [{ text: 'kept for a week in the logs folder. Logs are rotated daily and kept for a week.', heading: '' }] }],
+  });
+  t.equal(generated.answer, 'Logs are rotated daily and kept for a week. [[SRC:0001]]');
+  const dangling = await generator.generate({
+    question: 'where are logs kept?',
+    history: [],
+    mode: 'standard',
+    deadline: Date.now() + 10_000,
+    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/setup.md', score: 1, passages: [{ text: 'Logs are kept in the folder of the\n\nLogs are kept for a week in the data dir.', heading: '' }] }],
+  });
+  t.equal(dangling.answer, 'Logs are kept for a week in the data dir. [[SRC:0001]]', 'a line that stops on "the" is not a sentence');
+});
+
+t.test("a cited source's evidence starts with the passage its sentence came from", async (t) => {
+  const evidence: PreparedEvidence = {
+    queries: ['q'],
+    passagesConsidered: 2,
+    retrievalMs: 0,
+    sources: [],
+    sourceMap: {
+      'SRC:0001': {
+        file_id: 'fil_1',
+        path: '/meeting.md',
+        score: 1,
+        is_cited: false,
+        evidence: [
+          { kind: 'text', text: '- Alice: update the runbook for the billing service.', location: { char_start: 200, char_end: 252 } },
+          { kind: 'text', text: 'We moved the billing service to the new Kubernetes\ncluster last week.', location: { char_start: 40, char_end: 110 } },
+        ],
+      },
+      'SRC:0002': { file_id: 'fil_2', path: '/other.md', score: 0.5, is_cited: false, evidence: [{ kind: 'text', text: 'Something else.', location: { char_start: 0, char_end: 15 } }] },
+    },
+  };
+  const quoting = { provider: 'test', model: 'test', generate: async () => ({ answer: 'We moved the billing service to the new Kubernetes cluster last week. [[SRC:0001]]', cited: ['SRC:0001'] }) };
+  const produced = await produceAnswer(quoting, { query: 'q', mode: 'standard' } as never, evidence, Date.now() + 10_000);
+  t.same(
+    produced.sources['SRC:0001']!.evidence.map((e) => e.location),
+    [
+      { char_start: 40, char_end: 110 },
+      { char_start: 200, char_end: 252 },
+    ],
+    'the quoted passage first, nothing dropped',
+  );
+  t.same(produced.sources['SRC:0002']!.evidence, evidence.sourceMap['SRC:0002']!.evidence, 'an uncited source keeps its order');
+  t.same(produced.cited, ['SRC:0001']);
+});
+
+t.test('through the API: quotes in their evidence, no fragments, refusals cite nothing', async (t) => {
+  const f: Fixture = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'quotes', 'notes');
+  await addInline(f, base, '/meeting.md', MEETING, 'text/markdown');
+  await addInline(f, base, '/setup.md', SETUP, 'text/markdown');
+  await addInline(f, base, '/cats.md', CATS, 'text/markdown');
+  await f.waitForIdle('quotes', 'notes');
+
+  for (const query of ['where did we move the billing service?', 'who updates the runbook?', 'how long are logs kept?', 'why do cats purr?']) {
+    for (const mode of ['standard', 'ultra']) {
+      const r = await f.call('POST', `${base}:answer`, { query, mode });
+      t.equal(r.status, 200, `${query} (${mode})`);
+      checkQuotes(t, r.body.answer, r.body.sources);
+    }
+  }
+  const logs = await f.call('POST', `${base}:answer`, { query: 'how long are logs kept?' });
+  t.match(logs.body.answer, /Logs are rotated daily and kept for a week, next to the data dir\. \[\[SRC:0001\]\]/, 'a hard-wrapped sentence is quoted whole');
+
+  const refusal = await f.call('POST', `${base}:answer`, { query: 'what is the capital of France?', mode: 'ultra' });
+  t.equal(refusal.body.answer, NOTHING_FOUND);
+  t.ok(Object.keys(refusal.body.sources).length > 0, 'the sources read are still listed');
+  t.ok(Object.values(refusal.body.sources as Sources).every((s) => !s.is_cited), 'none of them marked as used');
+  t.equal(refusal.body.usage.sources_cited, 0);
+
+  const run = await f.call('POST', `${base}/research`, { query: 'what is the capital of France?', mode: 'ultra' }, { 'idempotency-key': 'refusal-1' });
+  t.equal(run.status, 202);
+  let done: { status: string; answer: string; sources: Sources } | undefined;
+  for (let i = 0; i < 500 && !done; i++) {
+    const r = await f.call('GET', `${base}/research/${run.body.id}`);
+    if (['succeeded', 'failed', 'canceled'].includes(r.body.status)) done = r.body;
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(done?.status, 'succeeded');
+  t.equal(done?.answer, NOTHING_FOUND, 'a research run refuses the same way');
+  t.ok(Object.values(done!.sources).every((s) => !s.is_cited), 'with no source marked as used');
+});
