@@ -172,3 +172,16 @@ t.test('through the API: quotes in their evidence, no fragments, refusals cite n
   t.equal(done?.answer, NOTHING_FOUND, 'a research run refuses the same way');
   t.ok(Object.values(done!.sources).every((s) => !s.is_cited), 'with no source marked as used');
 });
+
+t.test('a short note written in lower case is whole, not a fragment', async (t) => {
+  // Regression: the first version dropped every lower-case opening sentence, and a one-line note
+  // "third file" could no longer be quoted (test/events-outbox.test.ts's golden research run).
+  const generated = await extractiveGenerator().generate({
+    question: 'third file',
+    history: [],
+    mode: 'standard',
+    deadline: Date.now() + 10_000,
+    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/c.md', score: 1, passages: [{ text: 'third file', heading: '' }] }],
+  });
+  t.equal(generated.answer, 'third file [[SRC:0001]]');
+});

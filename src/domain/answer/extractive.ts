@@ -199,11 +199,12 @@ function hardWrapped(prevText: string, next: string): boolean {
 
 /**
  * A piece of a sentence rather than one: it goes on from text before it (it starts in lower case
- * at the start of a passage, which the chunker may cut mid-sentence), or it stops mid-clause (a
+ * and opens a passage of several sentences: the chunker cuts long paragraphs mid-sentence, where
+ * its overlap begins; a short note written in lower case is whole), or it stops mid-clause (a
  * comma, a dash or a word such as "and" or "the" with no punctuation after it).
  */
-function isFragment(text: string, firstInPassage: boolean): boolean {
-  if (firstInPassage && /^\p{Ll}/u.test(text)) return true;
+function isFragment(text: string, opensLongerPassage: boolean): boolean {
+  if (opensLongerPassage && /^\p{Ll}/u.test(text)) return true;
   if (LINE_END_PUNCTUATION.test(text)) return false;
   if (/[,\-–—(]$/.test(text)) return true;
   const lastWord = /([\p{L}']+)$/u.exec(text)?.[1]?.toLowerCase();
@@ -284,11 +285,12 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
       const headingText = (passage.heading ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
       let first = true;
       let index = -1;
-      for (const span of sentenceSpans(passage.text ?? '')) {
+      const spans = sentenceSpans(passage.text ?? '');
+      for (const span of spans) {
         index++;
         if (out.length >= MAX_CANDIDATES) return out;
         const text = passage.text.slice(span.start, span.end).replace(/\s+/g, ' ');
-        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text) || isFragment(text, index === 0)) continue;
+        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text) || isFragment(text, index === 0 && spans.length > 1)) continue;
         const key = text.toLowerCase();
         if (key === headingText || seen.has(key)) continue; // the same sentence in a worse source adds nothing
         seen.add(key);
