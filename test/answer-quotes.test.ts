@@ -78,6 +78,12 @@ t.test('sentences: a wrapped line goes on, a list item, heading or blank line en
     'Starts here.',
     'new paragraph',
   ]);
+  // Rows of a spreadsheet and values of a JSON file, as extraction renders them, stay one per line.
+  const rows = 'animal: badger; habitat: riverbank burrow\nanimal: otter; habitat: river\nname: fox\ncolour: red';
+  t.same(
+    sentenceSpans(rows).map((s) => rows.slice(s.start, s.end).trim()),
+    ['animal: badger; habitat: riverbank burrow', 'animal: otter; habitat: river', 'name: fox', 'colour: red'],
+  );
 });
 
 t.test('the extractive generator emits no fragment', async (t) => {

@@ -177,8 +177,12 @@ export function sentenceSpans(text: string): Span[] {
   return out;
 }
 
-/** A list item, a heading, a table row or a quote: a line that starts something of its own. */
-const LINE_OF_ITS_OWN = /^(?:[-*+•·‣▪–—>|#]|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s)/u;
+/**
+ * A list item, a heading, a table row, a quote, or a labelled line (a spreadsheet row or JSON value
+ * as extraction renders them, "animal: badger; habitat: river", or a transcript's "Speaker: …"):
+ * a line that stands on its own.
+ */
+const LINE_OF_ITS_OWN = /^(?:[-*+•·‣▪–—>|#]|\(?\d{1,3}[.)]\s|\(?[a-z][.)]\s|[\p{L}\p{N}][\p{L}\p{N} _.-]{0,39}:\s)/u;
 /** What ends a sentence (or introduces what follows) at the end of a line. */
 const LINE_END_PUNCTUATION = /[.!?:;。！？…]["'”’)\]}»]*$/u;
 
