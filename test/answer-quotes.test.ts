@@ -86,25 +86,26 @@ t.test('sentences: a wrapped line goes on, a list item, heading or blank line en
   );
 });
 
+/** The offline generator's answer to `question` from one source of one passage. */
+async function answerFrom(question: string, passage: string): Promise<string> {
+  const generated = await extractiveGenerator().generate({
+    question,
+    history: [],
+    mode: 'standard',
+    deadline: Date.now() + 10_000,
+    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/notes.md', score: 1, passages: [{ text: passage, heading: '' }] }],
+  });
+  return generated.answer;
+}
+
 t.test('the extractive generator emits no fragment', async (t) => {
-  const generator = extractiveGenerator();
   // A passage the chunker cut mid-sentence: its first words go on from the passage before it.
-  const generated = await generator.generate({
-    question: 'how long are logs kept?',
-    history: [],
-    mode: 'standard',
-    deadline: Date.now() + 10_000,
-    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/setup.md', score: 1, passages: [{ text: 'kept for a week in the logs folder. Logs are rotated daily and kept for a week.', heading: '' }] }],
-  });
-  t.equal(generated.answer, 'Logs are rotated daily and kept for a week. [[SRC:0001]]');
-  const dangling = await generator.generate({
-    question: 'where are logs kept?',
-    history: [],
-    mode: 'standard',
-    deadline: Date.now() + 10_000,
-    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/setup.md', score: 1, passages: [{ text: 'Logs are kept in the folder of the\n\nLogs are kept for a week in the data dir.', heading: '' }] }],
-  });
-  t.equal(dangling.answer, 'Logs are kept for a week in the data dir. [[SRC:0001]]', 'a line that stops on "the" is not a sentence');
+  t.equal(await answerFrom('how long are logs kept?', 'kept for a week in the logs folder. Logs are rotated daily and kept for a week.'), 'Logs are rotated daily and kept for a week. [[SRC:0001]]');
+  t.equal(
+    await answerFrom('where are logs kept?', 'Logs are kept in the folder of the\n\nLogs are kept for a week in the data dir.'),
+    'Logs are kept for a week in the data dir. [[SRC:0001]]',
+    'a line that stops on "the" is not a sentence',
+  );
 });
 
 t.test("a cited source's evidence starts with the passage its sentence came from", async (t) => {
@@ -182,12 +183,5 @@ t.test('through the API: quotes in their evidence, no fragments, refusals cite n
 t.test('a short note written in lower case is whole, not a fragment', async (t) => {
   // Regression: the first version dropped every lower-case opening sentence, and a one-line note
   // "third file" could no longer be quoted (test/events-outbox.test.ts's golden research run).
-  const generated = await extractiveGenerator().generate({
-    question: 'third file',
-    history: [],
-    mode: 'standard',
-    deadline: Date.now() + 10_000,
-    sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/c.md', score: 1, passages: [{ text: 'third file', heading: '' }] }],
-  });
-  t.equal(generated.answer, 'third file [[SRC:0001]]');
+  t.equal(await answerFrom('third file', 'third file'), 'third file [[SRC:0001]]');
 });
