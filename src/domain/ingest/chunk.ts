@@ -1,5 +1,6 @@
 // Cuts an extracted document into passages that follow its structure: sections, blocks, then sentences.
 import { commonJsonPath, jsonPathSteps } from './json-path.js';
+import { cjkCharLength } from '../search/cjk.js';
 import type { Block, ChunkOptions, EvidenceKind, ExtractedDocument, JsonSpan, Passage, SourceLocation } from './types.js';
 
 export { commonJsonPath };
@@ -219,25 +220,10 @@ const spansOf = (block: Block): JsonSpan[] | undefined => (block.jsonPath === un
 function splitBlock(text: string, block: Block, limit: number, overlap: number): { start: number; end: number }[] {
   const wordStarts: number[] = [];
   const wordEnds: number[] = [];
-  let inWord = false;
-  for (let i = block.charStart; i < block.charEnd; i++) {
-    const code = text.charCodeAt(i);
-    const ideograph = cjkCharLength(text, i, code);
-    if (ideograph > 0) {
-      // Each Han or kana character is a word of its own: such text has no spaces to count.
-      if (inWord) wordEnds.push(i);
-      wordStarts.push(i);
-      wordEnds.push(i + ideograph);
-      i += ideograph - 1;
-      inWord = false;
-      continue;
-    }
-    const space = isWhitespace(code);
-    if (!space && !inWord) wordStarts.push(i);
-    if (space && inWord) wordEnds.push(i);
-    inWord = !space;
-  }
-  if (inWord) wordEnds.push(block.charEnd);
+  scanWords(text, block.charStart, block.charEnd, (from, to) => {
+    wordStarts.push(from);
+    wordEnds.push(to);
+  });
 
   const pieces: { start: number; end: number }[] = [];
   const count = wordStarts.length;
@@ -266,38 +252,36 @@ function bestBreak(text: string, wordStarts: readonly number[], wordEnds: readon
 }
 
 function countWords(text: string, start: number, end: number): number {
+  return scanWords(text, start, end);
+}
+
+/**
+ * The words of text[start, end): runs of non-space characters, except that each Han or kana
+ * character is a word of its own (Chinese and Japanese put no spaces between words; see
+ * cjkCharLength). Reports each word's span to `each` when given; returns how many there are.
+ */
+function scanWords(text: string, start: number, end: number, each?: (from: number, to: number) => void): number {
   let words = 0;
-  let inWord = false;
+  let wordStart = -1;
+  const close = (at: number) => {
+    if (wordStart < 0) return;
+    words++;
+    each?.(wordStart, at);
+    wordStart = -1;
+  };
   for (let i = start; i < end; i++) {
     const code = text.charCodeAt(i);
     const ideograph = cjkCharLength(text, i, code);
     if (ideograph > 0) {
+      close(i);
       words++;
+      each?.(i, i + ideograph);
       i += ideograph - 1;
-      inWord = false;
-      continue;
-    }
-    const space = isWhitespace(code);
-    if (!space && !inWord) words++;
-    inWord = !space;
+    } else if (isWhitespace(code)) close(i);
+    else if (wordStart < 0) wordStart = i;
   }
+  close(end);
   return words;
-}
-
-/**
- * 1 or 2 (a surrogate pair) when a Han or kana character starts at `i`, else 0: Chinese and
- * Japanese put no spaces between words, so the chunker counts each such character as a word, as
- * the keyword index sees them (src/domain/search/cjk.ts), and may break a passage between any two.
- */
-function cjkCharLength(text: string, i: number, code: number): number {
-  if (code < 0x3040) return 0; // everything before kana: Latin, Greek, Cyrillic, CJK punctuation, …
-  if (code <= 0x30ff || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0x4e00 && code <= 0x9fff) || (code >= 0xf900 && code <= 0xfaff)) return 1;
-  // Han ideographs of the supplementary planes (U+20000–U+3FFFF): high surrogates D840–D8BF.
-  if (code >= 0xd840 && code <= 0xd8bf) {
-    const low = text.charCodeAt(i + 1);
-    return low >= 0xdc00 && low <= 0xdfff ? 2 : 0;
-  }
-  return 0;
 }
 
 function collapseWhitespace(value: string): string {

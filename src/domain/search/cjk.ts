@@ -12,6 +12,22 @@
 const RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30fc\u3005]+/gu;
 const ANY = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
+/**
+ * 1 or 2 (a surrogate pair) when a Han or kana character starts at `text[i]` (whose code unit is
+ * `code`), else 0: the code-unit test of the same scripts, for loops over text (the chunker counts
+ * each such character as a word, as this index sees them, and may break a passage between any two).
+ */
+export function cjkCharLength(text: string, i: number, code: number): number {
+  if (code < 0x3040) return 0; // everything before kana: Latin, Greek, Cyrillic, CJK punctuation, …
+  if (code <= 0x30ff || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0x4e00 && code <= 0x9fff) || (code >= 0xf900 && code <= 0xfaff)) return 1;
+  // Han ideographs of the supplementary planes (U+20000–U+3FFFF): high surrogates D840–D8BF.
+  if (code >= 0xd840 && code <= 0xd8bf) {
+    const low = text.charCodeAt(i + 1);
+    return low >= 0xdc00 && low <= 0xdfff ? 2 : 0;
+  }
+  return 0;
+}
+
 /** True when the text holds a Han or kana character (the cheap test before any rewriting). */
 export function hasCjk(text: string): boolean {
   return ANY.test(text);

@@ -184,6 +184,7 @@ export function deserializeCollectionModel(bytes: Buffer): CollectionModel {
   const m = header.terms;
   let at = 8 + headerLength;
   const terms = m === 0 ? [] : bytes.subarray(at, at + termsLength).toString('utf8').split('\n');
+  if (terms.length !== m) throw new Error('a damaged collection model: term count mismatch');
   at += termsLength;
   // Copied out: typed arrays need aligned offsets, which a Buffer slice does not promise.
   const floats = (count: number) => {
@@ -197,7 +198,6 @@ export function deserializeCollectionModel(bytes: Buffer): CollectionModel {
   const quantised = new Int8Array(bytes.buffer, bytes.byteOffset + at, m * k);
   const vectors = new Float32Array(m * k);
   for (let t = 0; t < m; t++) for (let d = 0; d < k; d++) vectors[t * k + d] = quantised[t * k + d]! * scales[t]!;
-  if (terms.length !== m) throw new Error('a damaged collection model: term count mismatch');
   return { dimensions: k, texts: header.texts, terms, idf, vectors };
 }
 
