@@ -14,7 +14,7 @@ import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, 
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
-import { keywordIndexText } from '../search/cjk.js';
+import { hasCjk, keywordIndexText } from '../search/cjk.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
@@ -36,9 +36,14 @@ export interface PipelineConfig {
   extractTimeoutMs: number;
 }
 
-/** `source`: the version's inline text, which passages that are verbatim slices of it are read from (src/store/passages.ts). */
+/**
+ * `source`: the version's inline text, which passages that are verbatim slices of it are read from
+ * (src/store/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
+ * differs from the passage (Han or kana text, src/domain/search/cjk.ts); made here, not in the
+ * write transaction.
+ */
 export type Indexed =
-  | { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[]; source?: PassageSource }
+  | { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[]; source?: PassageSource; keywordText?: { heading: string; text: string }[] }
   | { ok: false; code: string; message: string };
 
 export interface EmbeddedPassage {
@@ -133,9 +138,11 @@ export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, v
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
-    if (!processing.semantic || !embedding) return { ok: true, contentType: detected.contentType, notes, passages: rows, ...source };
+    const keywordText = rows.some((p) => hasCjk(p.text) || hasCjk(p.heading)) ? { keywordText: rows.map((p) => ({ heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) })) } : {};
+    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText };
+    if (!processing.semantic || !embedding) return indexed;
     checkModel(col, embedding);
-    return { ok: true, contentType: detected.contentType, notes, passages: rows, vectors: await embedPassages(db, col, file.rid, rows, embedding), ...source };
+    return { ...indexed, vectors: await embedPassages(db, col, file.rid, rows, embedding) };
   } catch (err) {
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
@@ -204,8 +211,7 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
     group.forEach((f, k) => {
       const fileRids = rids[k]!;
       f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
-      // The keyword index's own form of the text: Han and kana runs as bigrams (src/domain/search/cjk.ts).
-      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) }));
+      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, ...(f.result.keywordText?.[i] ?? { heading: p.heading, text: p.text }) }));
     });
     // One call per collection: the table check and the vector-version bump once, not per file.
     if (embedding && group.some((f) => f.result.vectors)) {
