@@ -39,7 +39,10 @@ const queries = jsonl(join(dir, 'queries.jsonl')).filter((q) => qrels.has(q._id)
 
 const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
 let t0 = performance.now();
-const learned = model.trainCollectionModel(texts, { dimensions, iterations });
+// SAMPLE=n trains on every (texts/n)-th text only, as the worker does on a large collection.
+const sample = Number(process.env.SAMPLE ?? 0);
+const trainTexts = sample > 0 && sample < texts.length ? texts.filter((_, i) => Math.floor((i * sample) / texts.length) !== Math.floor(((i - 1) * sample) / texts.length)) : texts;
+const learned = model.trainCollectionModel(trainTexts, { dimensions, iterations });
 const trainMs = performance.now() - t0;
 const index = model.termIndex(learned);
 const docVec = texts.map((t) => model.embedWithModel(learned, t, index));

@@ -72,7 +72,7 @@ const RESPONSE = {
       rank: 1,
       score: 1.12,
       evidence: [{ kind: 'text', text: LONG, location: { char_start: 0, char_end: LONG.length } }],
-      explain: { fusion: 'minmax' as const, bm25: 7.5, bm25_scaled: 1, cosine: 0.61, cosine_scaled: 0.6, semantic_weight: 0.2, keyword_part: 1, semantic_part: 0.12, score: 1.12 },
+      explain: { fusion: 'minmax' as const, bm25: 7.5, bm25_scaled: 1, cosine: 0.61, cosine_scaled: 0.6, semantic_weight: 0.2, keyword_part: 1, semantic_part: 0.12, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 1.12 },
     },
   ],
   warnings: [],
@@ -89,14 +89,14 @@ t.test('search output: centred, highlighted only with colour, explain line per r
   t.match(terminal, ANSI);
   t.equal(plain(terminal), piped, 'the same text, styled');
 
-  t.equal(formatExplanation({ fusion: 'keyword', bm25: 3.25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 3.25, semantic_part: 0, score: 3.25 }), 'explain: bm25 3.25 = score 3.25');
+  t.equal(formatExplanation({ fusion: 'keyword', bm25: 3.25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 3.25, semantic_part: 0, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 3.25 }), 'explain: bm25 3.25 = score 3.25');
   t.equal(
-    formatExplanation({ fusion: 'keyword', bm25: 2.1e-6, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 2e-6, semantic_part: 0, score: 2e-6 }),
+    formatExplanation({ fusion: 'keyword', bm25: 2.1e-6, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: 2e-6, semantic_part: 0, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 2e-6 }),
     'explain: bm25 2.10e-6 = score 2.00e-6',
     'tiny BM25 (a small collection) stays readable',
   );
   t.match(
-    formatExplanation({ fusion: 'minmax', bm25: null, bm25_scaled: null, cosine: 0.5, cosine_scaled: 1, semantic_weight: 0.2, keyword_part: 0, semantic_part: 0.2, score: 0.2 }),
+    formatExplanation({ fusion: 'minmax', bm25: null, bm25_scaled: null, cosine: 0.5, cosine_scaled: 1, semantic_weight: 0.2, keyword_part: 0, semantic_part: 0.2, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 0.2 }),
     /bm25 none \(not a keyword hit\) → 0 {2}\+ {2}cosine 0\.500 → 1\.00 × 0\.2 = 0\.200/,
   );
   t.notMatch(formatResults({ ...RESPONSE, results: [{ ...RESPONSE.results[0]!, explain: undefined }] }), /explain:/, 'no explain line without explain');

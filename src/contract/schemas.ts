@@ -290,17 +290,23 @@ export type SearchRequest = z.infer<typeof SearchRequest>;
  * Why a result scored what it did (docs/ranking.md). Keyword mode: `score` is BM25 itself.
  * Semantic mode (hybrid): `score = keyword_part + semantic_part`, where `keyword_part` is BM25
  * min-max scaled over the query's candidates (0 when BM25 did not find the passage) and
- * `semantic_part = semantic_weight × cosine_scaled`. A file's score is its best passage's.
+ * `semantic_part = semantic_weight × cosine_scaled`, plus, once the collection has a model of its
+ * own, `collection_part = collection_weight × collection_cosine_scaled`: `score` is the sum of the
+ * three parts. A file's score is its best passage's.
  */
 export const SearchExplanation = z.object({
-  fusion: z.enum(['keyword', 'minmax']).describe('`keyword`: BM25 alone; `minmax`: minmax(BM25) + semantic_weight · minmax(cosine).'),
+  fusion: z.enum(['keyword', 'minmax']).describe('`keyword`: BM25 alone; `minmax`: minmax(BM25) + semantic_weight · minmax(cosine) + collection_weight · minmax(collection_cosine).'),
   bm25: z.number().nullable().describe("The passage's BM25 score; null when the keyword stage did not find it."),
   bm25_scaled: z.number().nullable().describe('BM25 scaled to 0..1 over this query\'s keyword candidates; null in keyword mode or without BM25.'),
   cosine: z.number().nullable().describe('Cosine similarity of passage and query; null in keyword mode or when the query has no vector.'),
   cosine_scaled: z.number().nullable().describe("Cosine scaled to 0..1 over this query's candidates; null when cosine is."),
   semantic_weight: z.number().describe('Weight of the scaled cosine (0 in keyword mode).'),
+  collection_cosine: z.number().nullable().describe("Cosine of the passage's file and the query in the collection's own model (docs/ranking.md); null in keyword mode, before the collection has a model, or when the model knows none of the query's words."),
+  collection_cosine_scaled: z.number().nullable().describe("collection_cosine scaled to 0..1 over this query's candidates; null when the collection model took no part."),
+  collection_weight: z.number().describe("Weight of the scaled collection-model cosine (0 when it took no part)."),
   keyword_part: z.number().describe('What BM25 contributed to the score.'),
   semantic_part: z.number().describe('What the embedding contributed to the score.'),
+  collection_part: z.number().describe("What the collection's own model contributed to the score."),
   score: z.number().describe('The fused score, equal to the result\'s score.'),
 });
 

@@ -119,6 +119,11 @@ export function cancelQueuedFileJobs(db: Db, fileRid: number, now: string, messa
   );
 }
 
+/** True while the collection has index work queued that could run now (not uploads still waiting for bytes). */
+export function hasQueuedIndexJobs(db: Db, collectionRid: number): boolean {
+  return stmt(db, "SELECT 1 FROM jobs WHERE status = 'queued' AND runnable = 1 AND collection_rid = ? AND type IN ('index_file', 'reindex_collection') LIMIT 1").get(collectionRid) !== undefined;
+}
+
 export function cancelCollectionJobs(db: Db, collectionRid: number, now: string, exceptRid: number): void {
   reportJobs(
     db,

@@ -466,6 +466,25 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
       if (!columns.some((c) => c.name === 'source_version_rid')) sqlite(db).exec('ALTER TABLE passages ADD COLUMN source_version_rid INTEGER');
     },
   },
+  {
+    version: 14,
+    // The collection's own semantic model (issue 16, src/domain/search/collection-model.ts) and each
+    // file's vector in it: one row a collection, one small row a file (64 bytes at 64 dimensions;
+    // per passage would have broken the 1M data dir's 2× budget, issue 15).
+    sql: `
+CREATE TABLE IF NOT EXISTS collection_models (
+  collection_rid INTEGER PRIMARY KEY REFERENCES collections(rid),
+  version INTEGER NOT NULL,     -- bumped at every training: a reader's cached copy is stale when it differs
+  files INTEGER NOT NULL,       -- ready files when it was trained; the next training waits for more
+  model BLOB NOT NULL,
+  trained_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS file_topics (
+  file_rid INTEGER PRIMARY KEY REFERENCES files(rid),
+  vector BLOB NOT NULL          -- the file's unit vector in its collection's model, int8 (× 127)
+);
+`,
+  },
 ];
 
 /** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */

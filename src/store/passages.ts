@@ -63,6 +63,7 @@ export function deletePassages(db: Db, collectionRid: number, fileRid: number): 
   if (!stmt(db, 'SELECT 1 FROM passages WHERE file_rid = ? LIMIT 1').get(fileRid)) return;
   const fts = ftsTableName(collectionRid);
   deleteFileVectors(db, collectionRid, fileRid);
+  stmt(db, 'DELETE FROM file_topics WHERE file_rid = ?').run(fileRid);
   stmt(db, `DELETE FROM ${fts} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid = ?').run(fileRid);
 }

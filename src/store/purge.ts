@@ -25,6 +25,8 @@ export function purgeCollection(db: Db, collectionRid: number): string[] {
   sqlite(db).exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
   bumpVectorVersion(db, collectionRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
+  stmt(db, 'DELETE FROM file_topics WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
+  stmt(db, 'DELETE FROM collection_models WHERE collection_rid = ?').run(collectionRid);
   stmt(db, 'DELETE FROM file_versions WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM files WHERE collection_rid = ?').run(collectionRid);
   stmt(db, 'DELETE FROM access_rule_readers WHERE rule_rid IN (SELECT rid FROM access_rules WHERE collection_rid = ?)').run(collectionRid);

@@ -28,7 +28,7 @@ export function rowsByRid<T>(db: Db, table: keyof typeof KEY_COLUMN, rids: reado
 export const IN_BLOCK_PARAMS = Array.from({ length: IN_BLOCK }, () => '?').join(',');
 const ROWS_BY_RID_SQL: Record<string, string> = {};
 /** Each table's integer key: file_versions is keyed by its id text, so its rowid stands in. */
-const KEY_COLUMN = { files: 'rid', passages: 'rid', file_versions: 'rowid' } as const;
+const KEY_COLUMN = { files: 'rid', passages: 'rid', file_versions: 'rowid', file_topics: 'file_rid' } as const;
 
 /**
  * Prepared statements are cached per connection; preparing costs more than running most of ours.

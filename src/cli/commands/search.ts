@@ -137,7 +137,8 @@ export function formatExplanation(e: Explanation): string {
   if (e.fusion === 'keyword') return `explain: bm25 ${n(e.bm25)} = score ${n(e.score)}`;
   const bm25 = e.bm25 === null ? 'bm25 none (not a keyword hit) → 0' : `bm25 ${n(e.bm25)} → ${n(e.bm25_scaled)}`;
   const cosine = e.cosine === null ? 'cosine none → 0' : `cosine ${n(e.cosine)} → ${n(e.cosine_scaled)} × ${e.semantic_weight} = ${n(e.semantic_part)}`;
-  return `explain: ${bm25}  +  ${cosine}  =  score ${n(e.score)}`;
+  const collection = e.collection_cosine === null ? '' : `  +  collection ${n(e.collection_cosine)} → ${n(e.collection_cosine_scaled)} × ${e.collection_weight} = ${n(e.collection_part)}`;
+  return `explain: ${bm25}  +  ${cosine}${collection}  =  score ${n(e.score)}`;
 }
 
 function formatScore(score: number): string {

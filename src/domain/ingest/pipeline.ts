@@ -4,17 +4,19 @@ import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
 import type { Db } from '../../store/db.js';
 import type { WriteFn } from '../../store/writer.js';
-import { allCollectionRids, bumpGeneration, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
+import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { hash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
-import { cancelCollectionJobs, failVersionJobs, finishJob, jobStatus, type JobRow } from '../../store/jobs.js';
+import { cancelCollectionJobs, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../search/cjk.js';
+import { topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
+import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
@@ -189,7 +191,7 @@ function processingOf(col: CollectionRow): Processing {
   return JSON.parse(col.processing) as Processing;
 }
 
-type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexed, { ok: true }> };
+type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexed, { ok: true }>; topic?: Buffer | undefined };
 
 /**
  * Writes indexed versions: passages, vectors and FTS rows, recording the model on first use. Runs
@@ -213,6 +215,7 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
       f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
       f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, ...(f.result.keywordText?.[i] ?? { heading: p.heading, text: p.text }) }));
     });
+    putFileTopics(db, group.flatMap((f) => (f.topic ? [{ fileRid: f.fileRid, vector: f.topic }] : [])));
     // One call per collection: the table check and the vector-version bump once, not per file.
     if (embedding && group.some((f) => f.result.vectors)) {
       insertVectors(db, collectionRid, vectors);
@@ -264,6 +267,36 @@ function commitGroups<T>(items: T[], passagesOf: (item: T) => number, limit = PA
 
 const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.length : 0);
 
+/** The text the collection model reads for a file: its passages' headings and text, in order (as src/store/collection-models.ts fileTexts). */
+function modelText(passages: readonly NewPassage[]): string {
+  return passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)).join('\n');
+}
+
+/**
+ * Each indexed file's vector in its collection's model, for collections searched semantically.
+ * A collection that reaches its next training threshold is trained first (collection-topics.ts),
+ * but only with the batch that empties its queue: during a bulk ingest the model is learned once,
+ * from everything, just before the last files become ready, instead of at every threshold on
+ * the way (SciFact's ingest spent 1.6 s on three trainings that the next one replaced).
+ */
+async function batchTopics(db: Db, write: WriteFn, files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }> }[], mayTrain = true): Promise<Map<number, Buffer>> {
+  const byCollection = new Map<number, { fileRid: number; text: string }[]>();
+  for (const f of files) {
+    const list = byCollection.get(f.collectionRid) ?? [];
+    list.push({ fileRid: f.fileRid, text: modelText(f.result.passages) });
+    byCollection.set(f.collectionRid, list);
+  }
+  const out = new Map<number, Buffer>();
+  for (const [collectionRid, batch] of byCollection) {
+    const col = getCollectionByRid(db, collectionRid);
+    if (!col || col.deleted_at || !processingOf(col).semantic) continue;
+    const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
+    const ready = settling ? fileCounts(db, collectionRid).ready : 0;
+    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, ready, batch, settling)) out.set(rid, topic);
+  }
+  return out;
+}
+
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
 export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean, embedding: Embedding | null): Promise<void> {
   const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
@@ -274,6 +307,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
     const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, col, embedding) : null;
     results.push({ job, file, result });
   }
+  const topics = await batchTopics(db, write, results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result }] : [])));
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
     await write(() => {
@@ -288,7 +322,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
         }
         const col = getCollectionByRid(db, fresh.collection_rid)!;
         if (result.ok) {
-          indexed.push({ col, fileRid: fresh.rid, result });
+          indexed.push({ col, fileRid: fresh.rid, result, topic: topics.get(fresh.rid) });
           markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
           bumped.add(fresh.collection_rid);
           finishJob(db, job.rid, 'succeeded', now);
@@ -350,6 +384,8 @@ export async function runReindexJob(
       const file = getFileByRid(db, rid)!;
       results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, col, embedding) });
     }
+    // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
+    const topics = await batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
     const now = nowIso();
     await write(() => {
       const indexed: IndexedFile[] = [];
@@ -357,7 +393,7 @@ export async function runReindexJob(
         const fresh = getFileByRid(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         if (result.ok) {
-          indexed.push({ col, fileRid: rid, result });
+          indexed.push({ col, fileRid: rid, result, topic: topics.get(rid) });
           markFileIndexed(db, rid, versionId, result.contentType, now, result.notes);
         } else {
           deletePassages(db, col.rid, rid);
@@ -368,6 +404,9 @@ export async function runReindexJob(
       commitIndexed(db, indexed, embedding);
     });
   }
+  // A reindex re-reads every file: the moment to learn the collection's model afresh.
+  const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid);
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }

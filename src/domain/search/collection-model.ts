@@ -57,10 +57,17 @@ function weightsOf(terms: readonly string[], index: Map<string, number>, idf: Ar
  * few texts or terms. Deterministic: the same texts give the same model.
  */
 export function trainCollectionModel(texts: readonly string[], options: CollectionModelOptions = {}): CollectionModel | null {
+  return trainFromTerms(texts.map((text) => termsOf(text)), options);
+}
+
+/** The words of a text as the model reads them (stemmed, stopwords dropped). */
+export const modelTerms = termsOf;
+
+/** trainCollectionModel on texts already split by modelTerms (a caller that embeds them too tokenizes once). */
+export function trainFromTerms(docTerms: readonly (readonly string[])[], options: CollectionModelOptions = {}): CollectionModel | null {
   const { dimensions, iterations, maxTerms } = { ...DEFAULTS, ...options };
-  const n = texts.length;
+  const n = docTerms.length;
   if (n < MIN_TEXTS) return null;
-  const docTerms = texts.map((text) => termsOf(text));
   const df = new Map<string, number>();
   for (const ts of docTerms) for (const t of new Set(ts)) df.set(t, (df.get(t) ?? 0) + 1);
   const kept = [...df]
@@ -95,14 +102,16 @@ export function trainCollectionModel(texts: readonly string[], options: Collecti
     seed ^= seed << 5;
     return (seed >>> 0) / 4294967296 - 0.5;
   };
+  // Q is kept row-major (term × column) for the products, whose inner loops then run over
+  // contiguous memory, and column by column for Gram-Schmidt.
+  // The random start needs no orthonormalising: the first product's result is (a third of the time).
   let q: Float64Array[] = Array.from({ length: width }, () => Float64Array.from({ length: m }, random));
-  orthonormalise(q);
   for (let it = 0; it < iterations; it++) {
-    q = transposeTimes(rows, times(rows, q), m);
+    q = toColumns(transposeTimes(rows, times(rows, toRows(q, m), width), m, width), m, width);
     orthonormalise(q);
   }
   // B = A Q (n × width); the eigenvectors of Bᵀ B rotate Q onto the right singular vectors.
-  const b = times(rows, q);
+  const b = toColumns(times(rows, toRows(q, m), width), n, width);
   const gram = Array.from({ length: width }, (_, i) => Float64Array.from({ length: width }, (_, j) => dot(b[i]!, b[j]!)));
   const { values, vectors: rotation } = symmetricEigen(gram);
   const order = values.map((_, i) => i).sort((x, y) => values[y]! - values[x]!).slice(0, k);
@@ -110,20 +119,28 @@ export function trainCollectionModel(texts: readonly string[], options: Collecti
   // A term's row of the right singular vectors, unscaled: scaling by the singular values, or
   // normalising each term, ranked worse in bench/lsa-research.mjs (ALPHA=1; docs/ranking.md).
   const vectors = new Float32Array(m * k);
-  for (let t = 0; t < m; t++) {
-    for (let d = 0; d < k; d++) {
-      const col = order[d]!;
-      let s = 0;
-      for (let l = 0; l < width; l++) s += q[l]![t]! * rotation[l]![col]!;
-      vectors[t * k + d] = s;
+  const column = new Float64Array(m);
+  for (let d = 0; d < k; d++) {
+    const col = order[d]!;
+    column.fill(0);
+    for (let l = 0; l < width; l++) {
+      const coef = rotation[l]![col]!;
+      const ql = q[l]!;
+      for (let t = 0; t < m; t++) column[t]! += ql[t]! * coef;
     }
+    for (let t = 0; t < m; t++) vectors[t * k + d] = column[t]!;
   }
   return { dimensions: k, texts: n, terms: kept, idf: Float32Array.from(idf), vectors };
 }
 
 /** The unit vector of a text in the model's space (its known terms, tf-idf weighted), or null when it has none. */
 export function embedWithModel(model: CollectionModel, text: string, index = termIndex(model)): Float32Array | null {
-  const w = weightsOf(termsOf(text), index, model.idf);
+  return embedTerms(model, termsOf(text), index);
+}
+
+/** embedWithModel on a text already split by modelTerms. */
+export function embedTerms(model: CollectionModel, terms: readonly string[], index = termIndex(model)): Float32Array | null {
+  const w = weightsOf(terms, index, model.idf);
   if (w.size === 0) return null;
   const k = model.dimensions;
   const out = new Float64Array(k);
@@ -211,28 +228,52 @@ function dot(a: Float64Array, b: Float64Array): number {
   return s;
 }
 
-/** A · Q for Q given as columns of length m: columns of length n. */
-function times(rows: SparseRow[], q: Float64Array[]): Float64Array[] {
-  return q.map((col) =>
-    Float64Array.from(rows, (row) => {
-      let s = 0;
-      for (let j = 0; j < row.idx.length; j++) s += row.val[j]! * col[row.idx[j]!]!;
-      return s;
-    }),
-  );
+/** Columns (each of length `length`) as one row-major matrix (length × columns). */
+function toRows(cols: Float64Array[], length: number): Float64Array {
+  const w = cols.length;
+  const out = new Float64Array(length * w);
+  for (let c = 0; c < w; c++) {
+    const col = cols[c]!;
+    for (let r = 0; r < length; r++) out[r * w + c] = col[r]!;
+  }
+  return out;
 }
 
-/** Aᵀ · Z for Z given as columns of length n: columns of length m. */
-function transposeTimes(rows: SparseRow[], z: Float64Array[], m: number): Float64Array[] {
-  return z.map((col) => {
-    const out = new Float64Array(m);
-    rows.forEach((row, r) => {
-      const zr = col[r]!;
-      if (zr === 0) return;
-      for (let j = 0; j < row.idx.length; j++) out[row.idx[j]!]! += row.val[j]! * zr;
-    });
-    return out;
+/** A row-major matrix (length × w) as its columns. */
+function toColumns(matrix: Float64Array, length: number, w: number): Float64Array[] {
+  return Array.from({ length: w }, (_, c) => {
+    const col = new Float64Array(length);
+    for (let r = 0; r < length; r++) col[r] = matrix[r * w + c]!;
+    return col;
   });
+}
+
+/** A · Q, Q row-major (m × w): row-major (n × w). */
+function times(rows: SparseRow[], q: Float64Array, w: number): Float64Array {
+  const out = new Float64Array(rows.length * w);
+  rows.forEach((row, r) => {
+    const base = r * w;
+    for (let j = 0; j < row.idx.length; j++) {
+      const v = row.val[j]!;
+      const from = row.idx[j]! * w;
+      for (let c = 0; c < w; c++) out[base + c]! += v * q[from + c]!;
+    }
+  });
+  return out;
+}
+
+/** Aᵀ · Z, Z row-major (n × w): row-major (m × w). */
+function transposeTimes(rows: SparseRow[], z: Float64Array, m: number, w: number): Float64Array {
+  const out = new Float64Array(m * w);
+  rows.forEach((row, r) => {
+    const base = r * w;
+    for (let j = 0; j < row.idx.length; j++) {
+      const v = row.val[j]!;
+      const to = row.idx[j]! * w;
+      for (let c = 0; c < w; c++) out[to + c]! += v * z[base + c]!;
+    }
+  });
+  return out;
 }
 
 /** Modified Gram-Schmidt, in place; a column that vanishes stays zero. */

@@ -1,5 +1,5 @@
-// POST ...:search (retrieval-api.md): keyword retrieval with evidence; filters are applied inside
-// the retrieval query, before ranking and the top-k cut.
+// POST ...:search (retrieval-api.md): keyword or hybrid retrieval with evidence; filters and access
+// rules are applied inside the retrieval queries, before ranking and the top-k cut.
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
@@ -15,6 +15,7 @@ import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '..
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
+import { topicScores } from './collection-topics.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
@@ -150,7 +151,21 @@ interface RankedPassage {
 
 /** Keyword mode ranks by BM25 alone. */
 function keywordExplanation(bm25: number): Explanation {
-  return { fusion: 'keyword', bm25, bm25_scaled: null, cosine: null, cosine_scaled: null, semantic_weight: 0, keyword_part: bm25, semantic_part: 0, score: bm25 };
+  return {
+    fusion: 'keyword',
+    bm25,
+    bm25_scaled: null,
+    cosine: null,
+    cosine_scaled: null,
+    semantic_weight: 0,
+    collection_cosine: null,
+    collection_cosine_scaled: null,
+    collection_weight: 0,
+    keyword_part: bm25,
+    semantic_part: 0,
+    collection_part: 0,
+    score: bm25,
+  };
 }
 
 /**
@@ -167,8 +182,11 @@ function roundExplanation(e: Explanation): Explanation {
     bm25_scaled: r(e.bm25_scaled),
     cosine: significant(e.cosine),
     cosine_scaled: r(e.cosine_scaled),
+    collection_cosine: significant(e.collection_cosine),
+    collection_cosine_scaled: r(e.collection_cosine_scaled),
     keyword_part: roundScore(e.keyword_part),
     semantic_part: roundScore(e.semantic_part),
+    collection_part: roundScore(e.collection_part),
     score: roundScore(e.score),
   };
 }
@@ -179,6 +197,13 @@ function roundExplanation(e: Explanation): Explanation {
 // vote and loses score gaps: on SciFact it fell from 0.69 to 0.50 nDCG@10.
 /** Weight of the min-max-scaled cosine next to the min-max-scaled BM25 score (plateau 0.1-0.5). */
 export const SEMANTIC_WEIGHT = 0.2;
+/**
+ * Weight of the min-max-scaled cosine in the collection's own model (collection-topics.ts), which
+ * knows the collection's words where the builtin model knows English. Through beir.mjs on the three
+ * dev sets (docs/ranking.md): 0.4 / 0.5 / 0.6 / 0.8 gave +0.036 / +0.037 / +0.044 / +0.044 mean
+ * nDCG@10 over raw FTS5; SciFact, the set it helps least, peaks below 0.6 and falls slowly above.
+ */
+export const COLLECTION_WEIGHT = 0.6;
 /** BM25 candidates considered at least; the dense stage adds its own top DENSE_DEPTH. */
 const KEYWORD_DEPTH = 100;
 const DENSE_DEPTH = 20;
@@ -241,12 +266,18 @@ async function hybridPassages(
   }
   const scaleBm25 = minMax([...bm25.values()]);
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
+  // The collection model scores files (a vector per file; per passage would not fit the 1M disk budget).
+  const topics = topicScores(s.db, col.rid, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]);
+  const scaleTopic = minMax(topics ? [...candidates.values()].map((c) => topics.get(c.fileRid) ?? 0) : []);
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
     const raw = bm25.get(rid);
     const keywordPart = raw === undefined ? 0 : scaleBm25(raw);
     const cosineScaled = usable ? scaleCos(cosine.get(rid) ?? 0) : null;
     const semanticPart = cosineScaled === null ? 0 : SEMANTIC_WEIGHT * cosineScaled;
-    const score = keywordPart + semanticPart;
+    const topic = topics ? (topics.get(c.fileRid) ?? null) : null;
+    const topicScaled = topics ? scaleTopic(topic ?? 0) : null;
+    const collectionPart = topicScaled === null ? 0 : COLLECTION_WEIGHT * topicScaled;
+    const score = keywordPart + semanticPart + collectionPart;
     const passage: RankedPassage = { passageRid: rid, fileRid: c.fileRid, score, fileScore: score, matchedBy: c.matchedBy };
     // The parts of the score, kept apart; only on request, so the default path allocates nothing more.
     if (explain) {
@@ -257,8 +288,12 @@ async function hybridPassages(
         cosine: usable ? (cosine.get(rid) ?? null) : null,
         cosine_scaled: cosineScaled,
         semantic_weight: usable ? SEMANTIC_WEIGHT : 0,
+        collection_cosine: topic,
+        collection_cosine_scaled: topicScaled,
+        collection_weight: topics ? COLLECTION_WEIGHT : 0,
         keyword_part: keywordPart,
         semantic_part: semanticPart,
+        collection_part: collectionPart,
         score,
       };
     }

@@ -1,0 +1,199 @@
+// The collection model at work (issue 16, item 1): when it is trained, how each file's vector in
+// it is kept, and how a search reads both. The model itself is collection-model.ts.
+//
+// Training runs in the indexing worker, before it commits the batch that leaves the collection
+// with no queued work, when the collection has outgrown its model: once a collection reports no
+// pending work its ranking is settled, and the model depends on the files, not on how their
+// uploads interleaved (a CI suite that waits for `ready` sees the same order every run). During a
+// bulk ingest that is one training at the end, not one per threshold on the way.
+// Thresholds grow geometrically (64, 128, 256, … ready files), so the training a collection ever
+// gets costs at most twice its last one, and each training reads at most MAX_TRAINING_FILES files.
+import { nowIso } from '../../contract/ids.js';
+import { collectionModelVersion, getCollectionModel, getFileTopics, fileTexts, putCollectionModel, putFileTopics, readyFileRids, filePaths } from '../../store/collection-models.js';
+import type { Db } from '../../store/db.js';
+import type { WriteFn } from '../../store/writer.js';
+import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainFromTerms, type CollectionModel } from './collection-model.js';
+
+/**
+ * 64 dimensions, 2 iterations: as good as 128 and 3 on the dev sets at a third of the training
+ * time (bench/lsa-research.mjs, SciFact 1.9 s against 5.5 s; docs/ranking.md).
+ */
+export const TOPIC_DIMENSIONS = 64;
+const TOPIC_ITERATIONS = 2;
+/** The first training; below it there is too little co-occurrence to learn from. */
+export const FIRST_TRAINING_FILES = Math.max(64, MIN_TEXTS);
+/** Each later training waits until the collection has this many times the files of the last. */
+export const TRAINING_GROWTH = 2;
+/**
+ * Files one training reads at most, chosen by a hash of their paths. Through the API (beir.mjs,
+ * weight 0.6) a model of 2,048 of SciFact's 5,183 texts ranked better than one of 4,096 (0.6964
+ * against 0.6913 nDCG@10) and trains in 0.7 s instead of 1.3 s.
+ */
+export const MAX_TRAINING_FILES = 2048;
+
+/** True when a collection with `readyFiles` ready files has outgrown its model (or has none yet). */
+export function dueForTraining(trainedOnFiles: number | null, readyFiles: number): boolean {
+  return readyFiles >= (trainedOnFiles === null ? FIRST_TRAINING_FILES : trainedOnFiles * TRAINING_GROWTH);
+}
+
+/** A unit vector as stored: int8, each component × 127 (its components are at most 1 in size). */
+export function encodeTopic(vector: Float32Array): Buffer {
+  const out = new Int8Array(vector.length);
+  // Int8Array stores round(x) wrapped to -128..127; components of a unit vector never exceed 127.
+  for (let i = 0; i < vector.length; i++) out[i] = Math.round(vector[i]! * 127);
+  return Buffer.from(out.buffer);
+}
+
+/** Cosine of a unit query vector and a stored file vector. */
+export function topicCosine(query: Float32Array, stored: Buffer): number {
+  const v = new Int8Array(stored.buffer, stored.byteOffset, stored.byteLength);
+  let s = 0;
+  const n = Math.min(query.length, v.length);
+  for (let i = 0; i < n; i++) s += query[i]! * v[i]!;
+  return s / 127;
+}
+
+/** Deserialised models by collection, each with the version it was read at (a few MB each). */
+const cache = new Map<number, { version: number; model: CollectionModel }>();
+const CACHED_MODELS = 16;
+
+/** The collection's current model, or null when it has none yet; one indexed lookup when cached. */
+export function collectionModelOf(db: Db, collectionRid: number): { version: number; model: CollectionModel } | null {
+  const version = collectionModelVersion(db, collectionRid);
+  if (version === null) return null;
+  const cached = cache.get(collectionRid);
+  if (cached && cached.version === version) return cached;
+  const stored = getCollectionModel(db, collectionRid);
+  if (!stored) return null;
+  const entry = { version: stored.version, model: deserializeCollectionModel(stored.model) };
+  cache.delete(collectionRid);
+  cache.set(collectionRid, entry);
+  while (cache.size > CACHED_MODELS) cache.delete(cache.keys().next().value!);
+  return entry;
+}
+
+/** The stored vector of a text, or null when the model knows none of its words. */
+export function topicOf(model: CollectionModel, text: string): Buffer | null {
+  const v = embedWithModel(model, text, termIndex(model));
+  return v ? encodeTopic(v) : null;
+}
+
+/**
+ * For a batch of files about to be committed to one collection: trains a new model first when the
+ * collection (with the batch) has outgrown its own, re-embedding the files already there in the
+ * same transaction as the model, and returns each new file's vector under the model in force.
+ */
+export async function topicsForBatch(
+  db: Db,
+  write: WriteFn,
+  collectionRid: number,
+  readyFiles: number,
+  batch: readonly { fileRid: number; text: string }[],
+  mayTrain = true,
+): Promise<Map<number, Buffer>> {
+  const stored = getCollectionModel(db, collectionRid);
+  if (mayTrain && dueForTraining(stored?.files ?? null, readyFiles + batch.length)) {
+    const trained = await trainAndRefold(db, write, collectionRid, batch);
+    if (trained) return trained.extraTopics;
+  }
+  const current = stored ? (collectionModelOf(db, collectionRid)?.model ?? null) : null;
+  const out = new Map<number, Buffer>();
+  if (!current) return out;
+  for (const f of batch) {
+    const topic = topicOf(current, f.text);
+    if (topic) out.set(f.fileRid, topic);
+  }
+  return out;
+}
+
+/**
+ * Trains the collection's model from its ready files (and `extra`, files not yet committed), then
+ * writes it with every ready file's vector in one transaction, so a search never mixes vectors of
+ * two models; returns the model and the vectors of `extra`. Null when there is too little text
+ * to learn from. Each file is split into words once, for training and for its vector.
+ */
+export async function trainAndRefold(
+  db: Db,
+  write: WriteFn,
+  collectionRid: number,
+  extra: readonly { fileRid: number; text: string }[] = [],
+): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer> } | null> {
+  const extraRids = new Set(extra.map((f) => f.fileRid));
+  const old = allReadyFiles(db, collectionRid).filter((rid) => !extraRids.has(rid));
+  const total = old.length + extra.length;
+  if (total < FIRST_TRAINING_FILES) return null;
+  // The sample, and the order it is read in, follow a hash of each file's path, not the order of
+  // upload: the same files give the same model however their uploads interleaved.
+  const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
+  const paths = filePaths(db, [...old, ...extraRids]);
+  const chosen = [...old, ...extraRids]
+    .map((rid) => ({ rid, key: pathKey(paths.get(rid) ?? '') }))
+    .sort((a, b) => a.key - b.key || a.rid - b.rid)
+    .slice(0, MAX_TRAINING_FILES)
+    .map((f) => f.rid);
+  const oldTexts = fileTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
+  const termsByFile = new Map<number, string[]>();
+  for (const rid of chosen) termsByFile.set(rid, modelTerms(extraTexts.get(rid) ?? oldTexts.get(rid) ?? ''));
+  const training = chosen.map((rid) => termsByFile.get(rid)!);
+  const model = trainFromTerms(training, { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS });
+  if (!model) return null;
+  const index = termIndex(model);
+  const encoded = (terms: readonly string[]) => {
+    const v = embedTerms(model, terms, index);
+    return v ? encodeTopic(v) : null;
+  };
+  const topics: { fileRid: number; vector: Buffer }[] = [];
+  for (let from = 0; from < old.length; from += 1000) {
+    const rids = old.slice(from, from + 1000);
+    const unread = rids.filter((rid) => !termsByFile.has(rid));
+    const textOf = unread.length ? fileTexts(db, unread) : new Map<number, string>();
+    for (const rid of rids) {
+      const topic = encoded(termsByFile.get(rid) ?? modelTerms(textOf.get(rid) ?? ''));
+      if (topic) topics.push({ fileRid: rid, vector: topic });
+    }
+    // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
+    if (from + 1000 < old.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  const extraTopics = new Map<number, Buffer>();
+  extra.forEach((f) => {
+    const topic = encoded(termsByFile.get(f.fileRid) ?? modelTerms(f.text));
+    if (topic) extraTopics.set(f.fileRid, topic);
+  });
+  const bytes = serializeCollectionModel(model);
+  await write(() => {
+    // A file that lost its passages meanwhile (a rejected upload, on the HTTP thread) gets no vector.
+    const stillReady = new Set(allReadyFiles(db, collectionRid));
+    putCollectionModel(db, collectionRid, total, bytes, nowIso());
+    putFileTopics(db, topics.filter((t) => stillReady.has(t.fileRid)));
+  });
+  return { model, extraTopics };
+}
+
+/** FNV-1a of a path: a stable, well-spread order for sampling. */
+function pathKey(path: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function allReadyFiles(db: Db, collectionRid: number): number[] {
+  const out: number[] = [];
+  for (let after = 0; ; ) {
+    const page = readyFileRids(db, collectionRid, after, 10_000);
+    if (page.length === 0) return out;
+    for (const rid of page) out.push(rid);
+    after = page[page.length - 1]!;
+  }
+}
+
+/** Per candidate file: cosine of the query and the file in the collection's model; null without a model or a query vector. */
+export function topicScores(db: Db, collectionRid: number, query: string, fileRids: readonly number[]): Map<number, number> | null {
+  const entry = collectionModelOf(db, collectionRid);
+  if (!entry) return null;
+  const q = embedWithModel(entry.model, query, termIndex(entry.model));
+  if (!q) return null;
+  const out = new Map<number, number>();
+  for (const [rid, vector] of getFileTopics(db, fileRids)) out.set(rid, topicCosine(q, vector));
+  return out;
+}
+

@@ -1,0 +1,145 @@
+// The collection model wired into indexing and search (issue 16, item 1): trained in the worker once
+// a collection has enough files, a vector per file, a third fusion term in semantic search.
+import t from 'tap';
+import type { z } from 'zod';
+import { SearchResponse } from '../src/contract/schemas.js';
+import { dueForTraining, FIRST_TRAINING_FILES, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
+import { COLLECTION_WEIGHT } from '../src/domain/search/search.js';
+import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
+import { sqlite } from '../src/store/sqlite.js';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+type Result = z.infer<typeof SearchResponse>['results'][number];
+
+/**
+ * A vet's notes: cats called "cat" or "feline", dogs "dog" or "canine", never both names in one note.
+ * Each kind of animal has its own few hundred words (a real collection's vocabulary is far larger
+ * than the model's 64 dimensions, which is what makes them generalise).
+ */
+function vetNotes(count: number): [string, string][] {
+  let seed = 11;
+  const pick = <T>(xs: readonly T[]) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return xs[Math.floor((seed / 2 ** 31) * xs.length)]!;
+  };
+  const words = (prefix: string, real: string[]) => [...real, ...Array.from({ length: 150 }, (_, i) => `${prefix}${i}`)];
+  const topics = [
+    { names: ['cat', 'feline'], context: words('cx', ['purr', 'whiskers', 'litter', 'meow', 'mouse', 'scratch', 'claws', 'yarn']) },
+    { names: ['dog', 'canine'], context: words('dx', ['bark', 'leash', 'fetch', 'bone', 'puppy', 'kennel', 'walk', 'tail']) },
+    { names: ['horse', 'equine'], context: words('hx', ['saddle', 'hoof', 'stable', 'gallop', 'hay', 'mane', 'rider', 'bridle']) },
+  ];
+  // Words of every kind of note; "checkup" among them, in about one note in ten.
+  const generic = ['checkup', 'sleep', 'food', 'owner', 'house', 'morning', 'vet', 'visit', 'healthy', 'weight', ...Array.from({ length: 20 }, (_, i) => `gx${i}`)];
+  return Array.from({ length: count }, (_, i) => {
+    const topic = pick(topics);
+    const name = pick(topic.names);
+    const body = [...Array.from({ length: 12 }, () => pick(topic.context)), ...Array.from({ length: 3 }, () => pick(generic))];
+    return [`/notes/${String(i).padStart(3, '0')}.md`, `The ${name} ${body.join(' ')}.`];
+  });
+}
+
+/**
+ * Two notes the query's words find alike (a common word, "checkup"), the dog note shorter so BM25 puts it first;
+ * only the cat note is about what "feline" means in this collection, though it never says it.
+ */
+const TARGETS: [string, string][] = [
+  ['/cats.md', 'Checkup: purr, whiskers, litter, yarn, mouse and claws.'],
+  ['/dogs.md', 'Checkup: bark, leash, bone, puppy and kennel.'],
+];
+const QUERY = 'feline checkup';
+
+async function ingest(f: Fixture, files: [string, string][]): Promise<{ base: string; collectionRid: number }> {
+  const { base } = await seedCollection(f, 'vet', 'notes');
+  for (const [path, text] of files) t.equal((await addInline(f, base, path, text)).status, 202, `added ${path}`);
+  await f.waitForIdle('vet', 'notes');
+  const rid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  return { base, collectionRid: rid };
+}
+
+t.test('thresholds: the first training at 64 files, each next one when the collection has doubled', async (t) => {
+  t.equal(FIRST_TRAINING_FILES, 64);
+  t.notOk(dueForTraining(null, 63));
+  t.ok(dueForTraining(null, 64));
+  t.notOk(dueForTraining(100, 100 * TRAINING_GROWTH - 1));
+  t.ok(dueForTraining(100, 100 * TRAINING_GROWTH));
+});
+
+t.test('a collection of 300 notes gets a model; semantic search ranks by it, keyword search does not', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base, collectionRid } = await ingest(f, [...vetNotes(300), ...TARGETS]);
+  const db = f.rt.services.db;
+  const stored = getCollectionModel(db, collectionRid);
+  t.ok(stored, 'the worker trained a model before the collection went idle');
+  t.equal(stored!.files, 302, 'from every ready file');
+  const topics = (sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n;
+  t.equal(topics, 302, 'a vector per file');
+
+  const keyword = await f.call('POST', `${base}:search`, { query: QUERY, mode: 'keyword', limit: 100 });
+  const kwPaths = (keyword.body.results as Result[]).map((r) => r.path);
+  t.ok(kwPaths.indexOf('/dogs.md') < kwPaths.indexOf('/cats.md'), `BM25 alone puts the short dog note first (${kwPaths.indexOf('/dogs.md')} < ${kwPaths.indexOf('/cats.md')})`);
+
+  const semantic = await f.call('POST', `${base}:search`, { query: QUERY, limit: 100, explain: true });
+  t.equal(semantic.status, 200);
+  t.ok(SearchResponse.safeParse(semantic.body).success, 'the response matches the contract schema');
+  const results = semantic.body.results as Result[];
+  const paths = results.map((r) => r.path);
+  // BM25 and the builtin vectors both prefer the dog note (explain shows it); the collection's model tips it.
+  t.ok(paths.indexOf('/cats.md') < paths.indexOf('/dogs.md'), `the collection model puts the cat note first (${paths.indexOf('/cats.md')} < ${paths.indexOf('/dogs.md')})`);
+  for (const r of results) {
+    const e = r.explain!;
+    t.equal(e.collection_weight, COLLECTION_WEIGHT);
+    t.type(e.collection_cosine, 'number', `${r.path}: its file's cosine in the model`);
+    t.ok(e.collection_cosine_scaled! >= 0 && e.collection_cosine_scaled! <= 1);
+    t.ok(Math.abs(e.collection_part - COLLECTION_WEIGHT * e.collection_cosine_scaled!) <= 2e-6, 'collection part = weight × scaled cosine');
+    t.ok(Math.abs(e.keyword_part + e.semantic_part + e.collection_part - r.score) <= 3e-6, `${r.path}: the three parts add up to the score`);
+  }
+  const cats = results.find((r) => r.path === '/cats.md')!.explain!;
+  const dogs = results.find((r) => r.path === '/dogs.md')!.explain!;
+  t.ok(cats.collection_cosine! > dogs.collection_cosine!, 'the cat note is nearer "feline" in the model');
+
+  // A deleted file's vector goes with its passages.
+  const cat = results.find((r) => r.path === '/cats.md')!;
+  t.equal((await f.call('DELETE', `${base}/files/${cat.file_id}`)).status, 202);
+  await f.waitForIdle('vet', 'notes');
+  for (let i = 0; i < 100 && (sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n !== 301; i++) await new Promise((r) => setTimeout(r, 20));
+  t.equal((sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 301, 'the deleted file has no vector left');
+});
+
+t.test('the same files give the same model and scores, whatever order they were uploaded in', async (t) => {
+  const files = [...vetNotes(70), ...TARGETS];
+  const scores: string[] = [];
+  for (const order of [files, [...files].reverse()]) {
+    const f = await startFixture();
+    const { base, collectionRid } = await ingest(f, order);
+    t.ok(collectionModelVersion(f.rt.services.db, collectionRid) !== null, 'a model');
+    const r = await f.call('POST', `${base}:search`, { query: QUERY, limit: 20, explain: true });
+    scores.push(JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])));
+    await f.close();
+  }
+  t.equal(scores[1], scores[0]);
+});
+
+t.test('below the first threshold there is no model, and the fusion is as before', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base, collectionRid } = await ingest(f, [...vetNotes(20), ...TARGETS]);
+  t.equal(getCollectionModel(f.rt.services.db, collectionRid), null);
+  const r = await f.call('POST', `${base}:search`, { query: QUERY, explain: true });
+  for (const x of r.body.results as Result[]) {
+    t.match(x.explain, { collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0 });
+    t.ok(Math.abs(x.explain!.keyword_part + x.explain!.semantic_part - x.score) <= 2e-6);
+  }
+});
+
+t.test('a reindex learns the model afresh', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base, collectionRid } = await ingest(f, [...vetNotes(70), ...TARGETS]);
+  const before = collectionModelVersion(f.rt.services.db, collectionRid)!;
+  t.equal((await f.call('POST', `${base}:reindex`)).status, 202);
+  for (let i = 0; i < 250 && collectionModelVersion(f.rt.services.db, collectionRid) === before; i++) await new Promise((r) => setTimeout(r, 20));
+  t.equal(collectionModelVersion(f.rt.services.db, collectionRid), before + 1, 'a new version');
+  await f.waitForIdle('vet', 'notes');
+  t.equal((sqlite(f.rt.services.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');
+});
