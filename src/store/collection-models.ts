@@ -10,10 +10,13 @@ export interface StoredCollectionModel {
   model: Buffer;
 }
 
-/** The model's version alone: what a reader checks against its cached copy at every search. */
+/** The model's version and size without its bytes: what a reader checks against its cached copy at every search. */
+export function collectionModelHeader(db: Db, collectionRid: number): Omit<StoredCollectionModel, 'model'> | null {
+  return (stmt(db, 'SELECT version, files FROM collection_models WHERE collection_rid = ?').get(collectionRid) as Omit<StoredCollectionModel, 'model'> | undefined) ?? null;
+}
+
 export function collectionModelVersion(db: Db, collectionRid: number): number | null {
-  const row = stmt(db, 'SELECT version FROM collection_models WHERE collection_rid = ?').get(collectionRid) as { version: number } | undefined;
-  return row?.version ?? null;
+  return collectionModelHeader(db, collectionRid)?.version ?? null;
 }
 
 export function getCollectionModel(db: Db, collectionRid: number): StoredCollectionModel | null {
@@ -31,10 +34,14 @@ export function putCollectionModel(db: Db, collectionRid: number, files: number,
   return row.version;
 }
 
-/** Writes files' vectors (replacing any they had). */
+/**
+ * Writes files' vectors (replacing any they had). A file without passages gets none: its passages
+ * may have gone (a rejected upload, on the HTTP thread) since the vector was computed, and
+ * deletePassages, which removes a file's vector, will not run for it again.
+ */
 export function putFileTopics(db: Db, rows: readonly { fileRid: number; vector: Buffer }[]): void {
-  const put = stmt(db, 'INSERT OR REPLACE INTO file_topics (file_rid, vector) VALUES (?, ?)');
-  for (const r of rows) put.run(r.fileRid, r.vector);
+  const put = stmt(db, 'INSERT OR REPLACE INTO file_topics (file_rid, vector) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM passages WHERE file_rid = ?)');
+  for (const r of rows) put.run(r.fileRid, r.vector, r.fileRid);
 }
 
 /** Files' vectors by file rid; a file without one is absent. */
@@ -47,32 +54,4 @@ export function getFileTopics(db: Db, fileRids: readonly number[]): Map<number, 
 export function readyFileRids(db: Db, collectionRid: number, after: number, limit: number): number[] {
   const rows = stmt(db, "SELECT rid FROM files WHERE collection_rid = ? AND status = 'ready' AND deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?").all(collectionRid, after, limit) as { rid: number }[];
   return rows.map((r) => r.rid);
-}
-
-/**
- * Each file's text as the model reads it (its passages' headings and text, in order), for the
- * given files. Passages stored as offsets into their inline source are cut from it.
- */
-export function fileTexts(db: Db, fileRids: readonly number[]): Map<number, string> {
-  const parts = new Map<number, string[]>();
-  const sources = new Map<number, string | null>();
-  const source = (versionRid: number): string | null => {
-    if (!sources.has(versionRid)) sources.set(versionRid, (stmt(db, 'SELECT inline_text AS t FROM file_versions WHERE rowid = ?').get(versionRid) as { t: string | null } | undefined)?.t ?? null);
-    return sources.get(versionRid)!;
-  };
-  const read = stmt(db, 'SELECT heading, text, char_start, char_end, source_version_rid FROM passages WHERE file_rid = ? ORDER BY ordinal');
-  for (const rid of fileRids) {
-    const out: string[] = [];
-    for (const p of read.all(rid) as { heading: string; text: string; char_start: number; char_end: number; source_version_rid: number | null }[]) {
-      const text = p.source_version_rid === null ? p.text : (source(p.source_version_rid)?.slice(p.char_start, p.char_end) ?? '');
-      out.push(p.heading ? `${p.heading}\n${text}` : text);
-    }
-    parts.set(rid, out);
-  }
-  return new Map([...parts].map(([rid, texts]) => [rid, texts.join('\n')]));
-}
-
-/** Files' paths by rid. */
-export function filePaths(db: Db, fileRids: readonly number[]): Map<number, string> {
-  return new Map(rowsByRid<{ rid: number; path: string }>(db, 'files', fileRids, 'rid, path').map((r) => [r.rid, r.path]));
 }

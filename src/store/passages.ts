@@ -84,6 +84,15 @@ export function getPassages(db: Db, rids: number[]): PassageRow[] {
   return rows;
 }
 
+/** Each file's passages in order, text read as getPassages reads it (from the inline source where stored as offsets). */
+export function passagesOfFiles(db: Db, fileRids: readonly number[]): Map<number, PassageRow[]> {
+  const rids = stmt(db, 'SELECT rid FROM passages WHERE file_rid = ?');
+  const out = new Map<number, PassageRow[]>(fileRids.map((f) => [f, []]));
+  for (const p of getPassages(db, fileRids.flatMap((f) => (rids.all(f) as { rid: number }[]).map((r) => r.rid)))) out.get(p.file_rid)!.push(p);
+  for (const list of out.values()) list.sort((a, b) => a.ordinal - b.ordinal);
+  return out;
+}
+
 /**
  * One bounded step of merging a collection's keyword index into a single segment; true while there
  * is more to merge. Every ingest transaction adds a segment and FTS5 only merges them in fours, so

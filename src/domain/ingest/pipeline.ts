@@ -15,7 +15,7 @@ import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../search/cjk.js';
-import { topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
+import { modelText, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
@@ -267,11 +267,6 @@ function commitGroups<T>(items: T[], passagesOf: (item: T) => number, limit = PA
 
 const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.length : 0);
 
-/** The text the collection model reads for a file: its passages' headings and text, in order (as src/store/collection-models.ts fileTexts). */
-function modelText(passages: readonly NewPassage[]): string {
-  return passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)).join('\n');
-}
-
 /**
  * Each indexed file's vector in its collection's model, for collections searched semantically.
  * A collection that reaches its next training threshold is trained first (collection-topics.ts),
@@ -291,8 +286,7 @@ async function batchTopics(db: Db, write: WriteFn, files: { collectionRid: numbe
     const col = getCollectionByRid(db, collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
-    const ready = settling ? fileCounts(db, collectionRid).ready : 0;
-    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, ready, batch, settling)) out.set(rid, topic);
+    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null)) out.set(rid, topic);
   }
   return out;
 }

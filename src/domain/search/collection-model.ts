@@ -102,16 +102,14 @@ export function trainFromTerms(docTerms: readonly (readonly string[])[], options
     seed ^= seed << 5;
     return (seed >>> 0) / 4294967296 - 0.5;
   };
-  // Q is kept row-major (term × column) for the products, whose inner loops then run over
-  // contiguous memory, and column by column for Gram-Schmidt.
   // The random start needs no orthonormalising: the first product's result is (a third of the time).
   let q: Float64Array[] = Array.from({ length: width }, () => Float64Array.from({ length: m }, random));
   for (let it = 0; it < iterations; it++) {
-    q = toColumns(transposeTimes(rows, times(rows, toRows(q, m), width), m, width), m, width);
+    q = transposeTimes(rows, times(rows, q), m);
     orthonormalise(q);
   }
   // B = A Q (n × width); the eigenvectors of Bᵀ B rotate Q onto the right singular vectors.
-  const b = toColumns(times(rows, toRows(q, m), width), n, width);
+  const b = times(rows, q);
   const gram = Array.from({ length: width }, (_, i) => Float64Array.from({ length: width }, (_, j) => dot(b[i]!, b[j]!)));
   const { values, vectors: rotation } = symmetricEigen(gram);
   const order = values.map((_, i) => i).sort((x, y) => values[y]! - values[x]!).slice(0, k);
@@ -228,52 +226,28 @@ function dot(a: Float64Array, b: Float64Array): number {
   return s;
 }
 
-/** Columns (each of length `length`) as one row-major matrix (length × columns). */
-function toRows(cols: Float64Array[], length: number): Float64Array {
-  const w = cols.length;
-  const out = new Float64Array(length * w);
-  for (let c = 0; c < w; c++) {
-    const col = cols[c]!;
-    for (let r = 0; r < length; r++) out[r * w + c] = col[r]!;
-  }
-  return out;
+/** A · Q for Q given as columns of length m: columns of length n. */
+function times(rows: SparseRow[], q: Float64Array[]): Float64Array[] {
+  return q.map((col) =>
+    Float64Array.from(rows, (row) => {
+      let s = 0;
+      for (let j = 0; j < row.idx.length; j++) s += row.val[j]! * col[row.idx[j]!]!;
+      return s;
+    }),
+  );
 }
 
-/** A row-major matrix (length × w) as its columns. */
-function toColumns(matrix: Float64Array, length: number, w: number): Float64Array[] {
-  return Array.from({ length: w }, (_, c) => {
-    const col = new Float64Array(length);
-    for (let r = 0; r < length; r++) col[r] = matrix[r * w + c]!;
-    return col;
+/** Aᵀ · Z for Z given as columns of length n: columns of length m. */
+function transposeTimes(rows: SparseRow[], z: Float64Array[], m: number): Float64Array[] {
+  return z.map((col) => {
+    const out = new Float64Array(m);
+    rows.forEach((row, r) => {
+      const zr = col[r]!;
+      if (zr === 0) return;
+      for (let j = 0; j < row.idx.length; j++) out[row.idx[j]!]! += row.val[j]! * zr;
+    });
+    return out;
   });
-}
-
-/** A · Q, Q row-major (m × w): row-major (n × w). */
-function times(rows: SparseRow[], q: Float64Array, w: number): Float64Array {
-  const out = new Float64Array(rows.length * w);
-  rows.forEach((row, r) => {
-    const base = r * w;
-    for (let j = 0; j < row.idx.length; j++) {
-      const v = row.val[j]!;
-      const from = row.idx[j]! * w;
-      for (let c = 0; c < w; c++) out[base + c]! += v * q[from + c]!;
-    }
-  });
-  return out;
-}
-
-/** Aᵀ · Z, Z row-major (n × w): row-major (m × w). */
-function transposeTimes(rows: SparseRow[], z: Float64Array, m: number, w: number): Float64Array {
-  const out = new Float64Array(m * w);
-  rows.forEach((row, r) => {
-    const base = r * w;
-    for (let j = 0; j < row.idx.length; j++) {
-      const v = row.val[j]!;
-      const to = row.idx[j]! * w;
-      for (let c = 0; c < w; c++) out[to + c]! += v * z[base + c]!;
-    }
-  });
-  return out;
 }
 
 /** Modified Gram-Schmidt, in place; a column that vanishes stays zero. */

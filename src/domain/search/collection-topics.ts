@@ -9,8 +9,10 @@
 // Thresholds grow geometrically (64, 128, 256, … ready files), so the training a collection ever
 // gets costs at most twice its last one, and each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
-import { collectionModelVersion, getCollectionModel, getFileTopics, fileTexts, putCollectionModel, putFileTopics, readyFileRids, filePaths } from '../../store/collection-models.js';
+import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileRids } from '../../store/collection-models.js';
 import type { Db } from '../../store/db.js';
+import { getFileCardsByRid } from '../../store/files.js';
+import { passagesOfFiles } from '../../store/passages.js';
 import type { WriteFn } from '../../store/writer.js';
 import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainFromTerms, type CollectionModel } from './collection-model.js';
 
@@ -72,36 +74,41 @@ export function collectionModelOf(db: Db, collectionRid: number): { version: num
   return entry;
 }
 
-/** The stored vector of a text, or null when the model knows none of its words. */
-export function topicOf(model: CollectionModel, text: string): Buffer | null {
-  const v = embedWithModel(model, text, termIndex(model));
-  return v ? encodeTopic(v) : null;
+/** The text the model reads for a file: its passages' headings and text, in order. */
+export function modelText(passages: readonly { heading: string; text: string }[]): string {
+  return passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)).join('\n');
+}
+
+/** Files' texts as the model reads them, from the store. */
+function storedTexts(db: Db, fileRids: readonly number[]): Map<number, string> {
+  return new Map([...passagesOfFiles(db, fileRids)].map(([rid, passages]) => [rid, modelText(passages)]));
 }
 
 /**
- * For a batch of files about to be committed to one collection: trains a new model first when the
- * collection (with the batch) has outgrown its own, re-embedding the files already there in the
- * same transaction as the model, and returns each new file's vector under the model in force.
+ * For a batch of files about to be committed to one collection: each file's vector under the
+ * model in force. With `readyFiles` (the collection's ready files before the batch), a collection
+ * that has outgrown its model is trained first, re-embedding the files already there in the same
+ * transaction as the model; null: never train (a reindex trains once it ends).
  */
 export async function topicsForBatch(
   db: Db,
   write: WriteFn,
   collectionRid: number,
-  readyFiles: number,
   batch: readonly { fileRid: number; text: string }[],
-  mayTrain = true,
+  readyFiles: number | null,
 ): Promise<Map<number, Buffer>> {
-  const stored = getCollectionModel(db, collectionRid);
-  if (mayTrain && dueForTraining(stored?.files ?? null, readyFiles + batch.length)) {
+  const header = collectionModelHeader(db, collectionRid);
+  if (readyFiles !== null && dueForTraining(header?.files ?? null, readyFiles + batch.length)) {
     const trained = await trainAndRefold(db, write, collectionRid, batch);
     if (trained) return trained.extraTopics;
   }
-  const current = stored ? (collectionModelOf(db, collectionRid)?.model ?? null) : null;
+  const current = collectionModelOf(db, collectionRid)?.model ?? null;
   const out = new Map<number, Buffer>();
   if (!current) return out;
+  const index = termIndex(current);
   for (const f of batch) {
-    const topic = topicOf(current, f.text);
-    if (topic) out.set(f.fileRid, topic);
+    const v = embedWithModel(current, f.text, index);
+    if (v) out.set(f.fileRid, encodeTopic(v));
   }
   return out;
 }
@@ -118,24 +125,25 @@ export async function trainAndRefold(
   collectionRid: number,
   extra: readonly { fileRid: number; text: string }[] = [],
 ): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer> } | null> {
-  const extraRids = new Set(extra.map((f) => f.fileRid));
-  const old = allReadyFiles(db, collectionRid).filter((rid) => !extraRids.has(rid));
-  const total = old.length + extra.length;
-  if (total < FIRST_TRAINING_FILES) return null;
+  const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
+  const old = allReadyFiles(db, collectionRid).filter((rid) => !extraTexts.has(rid));
+  const all = [...old, ...extraTexts.keys()];
+  if (all.length < FIRST_TRAINING_FILES) return null;
   // The sample, and the order it is read in, follow a hash of each file's path, not the order of
   // upload: the same files give the same model however their uploads interleaved.
-  const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
-  const paths = filePaths(db, [...old, ...extraRids]);
-  const chosen = [...old, ...extraRids]
-    .map((rid) => ({ rid, key: pathKey(paths.get(rid) ?? '') }))
+  const keys = new Map(getFileCardsByRid(db, all).map((f) => [f.rid, pathKey(f.path)]));
+  const chosen = all
+    .map((rid) => ({ rid, key: keys.get(rid) ?? 0 }))
     .sort((a, b) => a.key - b.key || a.rid - b.rid)
     .slice(0, MAX_TRAINING_FILES)
     .map((f) => f.rid);
-  const oldTexts = fileTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
+  const oldTexts = storedTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
   const termsByFile = new Map<number, string[]>();
   for (const rid of chosen) termsByFile.set(rid, modelTerms(extraTexts.get(rid) ?? oldTexts.get(rid) ?? ''));
-  const training = chosen.map((rid) => termsByFile.get(rid)!);
-  const model = trainFromTerms(training, { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS });
+  const model = trainFromTerms(
+    chosen.map((rid) => termsByFile.get(rid)!),
+    { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS },
+  );
   if (!model) return null;
   const index = termIndex(model);
   const encoded = (terms: readonly string[]) => {
@@ -145,26 +153,23 @@ export async function trainAndRefold(
   const topics: { fileRid: number; vector: Buffer }[] = [];
   for (let from = 0; from < old.length; from += 1000) {
     const rids = old.slice(from, from + 1000);
-    const unread = rids.filter((rid) => !termsByFile.has(rid));
-    const textOf = unread.length ? fileTexts(db, unread) : new Map<number, string>();
+    const unread = storedTexts(db, rids.filter((rid) => !termsByFile.has(rid)));
     for (const rid of rids) {
-      const topic = encoded(termsByFile.get(rid) ?? modelTerms(textOf.get(rid) ?? ''));
+      const topic = encoded(termsByFile.get(rid) ?? modelTerms(unread.get(rid) ?? ''));
       if (topic) topics.push({ fileRid: rid, vector: topic });
     }
     // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
     if (from + 1000 < old.length) await new Promise((resolve) => setImmediate(resolve));
   }
   const extraTopics = new Map<number, Buffer>();
-  extra.forEach((f) => {
+  for (const f of extra) {
     const topic = encoded(termsByFile.get(f.fileRid) ?? modelTerms(f.text));
     if (topic) extraTopics.set(f.fileRid, topic);
-  });
+  }
   const bytes = serializeCollectionModel(model);
   await write(() => {
-    // A file that lost its passages meanwhile (a rejected upload, on the HTTP thread) gets no vector.
-    const stillReady = new Set(allReadyFiles(db, collectionRid));
-    putCollectionModel(db, collectionRid, total, bytes, nowIso());
-    putFileTopics(db, topics.filter((t) => stillReady.has(t.fileRid)));
+    putCollectionModel(db, collectionRid, all.length, bytes, nowIso());
+    putFileTopics(db, topics);
   });
   return { model, extraTopics };
 }
