@@ -5,6 +5,7 @@
 //   npm run bench -- --only fixture [--runs N]  startTrove() start and first semantic search; model load shipped/cold/warm
 //   npm run bench -- --only ingest [--runs N]   SciFact through the API to all ready vs a node:http + FTS5 floor
 //   npm run bench -- --only load         search and /health latency, idle and under a second SciFact ingest
+//   npm run bench -- --only enforced     search p50 on an enforced collection (readers of all / half) vs an open one
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { benchSearchFloor } from './search-floor.js';
 import { benchIngestFloor } from './ingest-floor.js';
 import { benchIngestLoad } from './ingest-load.js';
+import { benchEnforcedSearch } from './enforced-search.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
@@ -32,7 +34,7 @@ const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] 
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale | ingest | load
+  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale | ingest | load | enforced
                 (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
                 (ingest: the data set, one POST per doc from 16 clients, to all ready: a keyword-only and a
                  semantic collection, each in a fresh daemon, vs bench/floor-ingest.mjs, node:http with one
@@ -50,7 +52,7 @@ Prints performance figures as JSON lines (never run by npm test).
                 (bench/floor-startup.mjs), and their ratio
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale', 'ingest', 'load'];
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced'];
 let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
@@ -81,7 +83,7 @@ if (!(Number(args.runs) >= 1)) {
   process.stderr.write(`--runs must be a number from 1, got '${args.runs}'.\n`);
   process.exit(2);
 }
-const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale', 'ingest', 'load'].includes(args.only);
+const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale', 'ingest', 'load', 'enforced'].includes(args.only);
 if (needsData && !existsSync(join(args.data!, 'corpus.jsonl'))) {
   process.stderr.write(`bench: no data set at ${args.data} (expected corpus.jsonl there; the BEIR sets live in ${resolve(defaults.data, '..')}): pass --data DIR. Benches that need it are skipped.\n`);
 }
@@ -441,3 +443,4 @@ if (only === 'semantic-scale') await benchSemanticScale();
 if (only === 'search') await benchSearchFloor({ data: args.data!, startDaemon, queries: Number(args.runs) > 10 ? Number(args.runs) : undefined });
 if (only === 'ingest') await benchIngestFloor({ data: args.data!, startDaemon, floorScript: join(root, 'bench', 'floor-ingest.mjs'), runs: runsGiven ? Number(args.runs) : 3 });
 if (only === 'load') await benchIngestLoad({ data: args.data!, startDaemon });
+if (only === 'enforced') await benchEnforcedSearch({ data: args.data!, startDaemon });

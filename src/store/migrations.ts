@@ -500,7 +500,10 @@ export function ftsTableName(collectionRid: number): string {
   return `fts_${collectionRid}`;
 }
 
+/** The keyword index's tokenizer: src/store/scoped-bm25.ts tokenizes queries with the same one. */
+export const FTS_TOKENIZE = 'porter unicode61 remove_diacritics 2';
+
 export function createFtsTableSql(collectionRid: number): string {
   return `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTableName(collectionRid)} USING fts5(
-    heading, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`;
+    heading, body, content='', contentless_delete=1, tokenize='${FTS_TOKENIZE}')`;
 }

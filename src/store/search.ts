@@ -7,6 +7,8 @@ export interface SqlFragment {
   params: unknown[];
   /** Share of the collection's ready files the fragment keeps (0..1), when known: sizes the first window. */
   selectivity?: number;
+  /** The files the fragment selects, when it is a list of them (selectedFilesFragment). */
+  fileRids?: readonly number[];
 }
 
 /**
@@ -32,8 +34,8 @@ export interface PassageHit {
 
 // BM25 column weights: the heading trail (a document's title, a section's heading) says more per word
 // than body text. Tuned on SciFact and checked not to hurt on plain text (see docs/ranking.md).
-const HEADING_WEIGHT = 2.0;
-const BODY_WEIGHT = 1.0;
+export const HEADING_WEIGHT = 2.0;
+export const BODY_WEIGHT = 1.0;
 
 /** Candidate windows grow by this factor; past FULL_SCAN_AFTER the scan has no window at all. */
 const WINDOW_GROWTH = 4;
@@ -110,7 +112,9 @@ function keptPassagesSql(where: string, blocks: number): string {
 }
 
 // FTS5's bm25() constants (fts5_aux.c): k1 = 1.2, b = 0.75; a non-positive IDF counts as 1e-6.
-const BM25_K1 = 1.2;
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+export const BM25_MIN_IDF = 1e-6;
 /** Terms in more than this share of the passages are "common" and may be left to the bound check. */
 const COMMON_TERM_SHARE = 0.05;
 /** Below this many passages the plain query takes a few milliseconds: pruning would cost more than it saves. */
@@ -164,7 +168,7 @@ export function rankedWindow(
     .map((docs, i) => {
       const phrase = phrases[i]!;
       const idf = Math.log((rows - docs + 0.5) / (docs + 0.5));
-      return { phrase, docs, ceiling: (idf > 0 ? idf : 1e-6) * (BM25_K1 + 1) };
+      return { phrase, docs, ceiling: (idf > 0 ? idf : BM25_MIN_IDF) * (BM25_K1 + 1) };
     })
     .sort((a, b) => a.docs - b.docs));
   const pruned = stmt(
@@ -215,9 +219,7 @@ export function termDocuments(db: Db, fts: string, phrases: readonly string[], r
 }
 
 function documentFrequencies(db: Db, fts: string, rows: number): Map<string, number> {
-  const structure = (stmt(db, `SELECT block FROM ${fts}_data WHERE id = 10`).get() as { block: Buffer } | undefined)?.block;
-  // FTS5_STRUCTURE_ROWID (fts5Int.h); a few dozen bytes per segment.
-  const state = `${rows}:${structure ? structure.toString('base64') : ''}`;
+  const state = keywordIndexState(db, fts, rows);
   let entry = TERM_COUNTS.get(fts);
   if (!entry || entry.state !== state) {
     if (!entry && TERM_COUNTS.size >= 1000) TERM_COUNTS.clear();
@@ -225,6 +227,15 @@ function documentFrequencies(db: Db, fts: string, rows: number): Map<string, num
     TERM_COUNTS.set(fts, entry);
   }
   return entry.dfs;
+}
+
+/**
+ * A string that changes whenever the keyword index does: its structure record (FTS5_STRUCTURE_ROWID,
+ * fts5Int.h; a few dozen bytes per segment) and its row count, read in the caller's snapshot.
+ */
+export function keywordIndexState(db: Db, fts: string, rows = ftsRowCount(db, fts) ?? 0): string {
+  const structure = (stmt(db, `SELECT block FROM ${fts}_data WHERE id = 10`).get() as { block: Buffer } | undefined)?.block;
+  return `${rows}:${structure ? structure.toString('base64') : ''}`;
 }
 
 /**
@@ -255,5 +266,6 @@ export function selectedFilesFragment(db: Db, collectionRid: number, filter: Sql
     ...filter.params,
   ) as { rid: number }[];
   const ready = (stmt(db, 'SELECT files_ready AS n FROM collections WHERE rid = ?').get(collectionRid) as { n: number } | undefined)?.n ?? 0;
-  return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(rows.map((r) => r.rid))], selectivity: ready === 0 ? 0 : rows.length / ready };
+  const fileRids = rows.map((r) => r.rid);
+  return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(fileRids)], selectivity: ready === 0 ? 0 : rows.length / ready, fileRids };
 }

@@ -6,6 +6,7 @@ import { TroveError } from '../../contract/errors.js';
 import { visibleFileCounts, visibleToPrincipalsSql } from '../../store/access-rules.js';
 import type { CollectionRow, FileCounts } from '../../store/collections.js';
 import type { Db } from '../../store/db.js';
+import { untilWrite } from '../../store/read-cache.js';
 import { selectedFilesFragment, type SqlFragment } from '../../store/search.js';
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
@@ -26,20 +27,32 @@ export function readerFor(col: CollectionRow, principals: string[] | null | unde
   return col.access_control === 'enforced' ? { kind: 'principals', principals: [...new Set(principals!)] } : { kind: 'everyone' };
 }
 
-/**
- * The files one retrieval may draw from, as one fragment both stages join: what the filter selects
- * and the reader may read. Null when nothing narrows the collection.
- */
-export function retrievalScope(db: Db, collectionRid: number, reader: Reader, filter: SqlFragment | null): SqlFragment | null {
-  if (reader.kind === 'everyone') return filter ? selectedFilesFragment(db, collectionRid, filter) : null;
-  const visible: SqlFragment = { sql: visibleToPrincipalsSql(), params: [JSON.stringify(reader.principals)] };
-  const both: SqlFragment = filter ? { sql: `(${visible.sql}) AND (${filter.sql})`, params: [...visible.params, ...filter.params] } : visible;
-  return selectedFilesFragment(db, collectionRid, both);
+/** What one retrieval may draw from. */
+export interface RetrievalScope {
+  /** What the filter selects and the reader may read, as one fragment both stages join; null when nothing narrows the collection. */
+  selected: SqlFragment | null;
+  /**
+   * The ready files the reader may read, filter aside: an enforced search's BM25 statistics count
+   * these and nothing else (store/scoped-bm25.ts). Null when the reader is everyone.
+   */
+  readableFiles: readonly number[] | null;
+}
+
+export function retrievalScope(db: Db, collectionRid: number, reader: Reader, filter: SqlFragment | null): RetrievalScope {
+  if (reader.kind === 'everyone') return { selected: filter ? selectedFilesFragment(db, collectionRid, filter) : null, readableFiles: null };
+  const principals = JSON.stringify(reader.principals);
+  const visible: SqlFragment = { sql: visibleToPrincipalsSql(), params: [principals] };
+  // The same for every query of this reader until something is written.
+  const readable = untilWrite(db, `readable:${collectionRid}:${principals}`, () => selectedFilesFragment(db, collectionRid, visible));
+  if (!filter) return { selected: readable, readableFiles: readable.fileRids ?? [] };
+  const both: SqlFragment = { sql: `(${visible.sql}) AND (${filter.sql})`, params: [...visible.params, ...filter.params] };
+  return { selected: selectedFilesFragment(db, collectionRid, both), readableFiles: readable.fileRids ?? [] };
 }
 
 /** File counts as the reader may know them: an enforced collection counts only files the principals read. */
 export function countsFor(db: Db, collectionRid: number, reader: Reader, all: FileCounts): FileCounts {
   if (reader.kind === 'everyone') return all;
-  const mine = visibleFileCounts(db, collectionRid, JSON.stringify(reader.principals));
+  const principals = JSON.stringify(reader.principals);
+  const mine = untilWrite(db, `counts:${collectionRid}:${principals}`, () => visibleFileCounts(db, collectionRid, principals));
   return { pending: mine.pending ?? 0, indexing: mine.indexing ?? 0, ready: mine.ready ?? 0, failed: mine.failed ?? 0 };
 }

@@ -7,8 +7,9 @@ import type { Processing, SearchRequest, SearchResponse } from '../../contract/s
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
+import { scopedKeywordPassageHits } from '../../store/scoped-bm25.js';
 import { keywordPassageCount, keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
-import { countsFor, readerFor, retrievalScope } from '../access/visibility.js';
+import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
@@ -92,8 +93,8 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const retrievalStarted = performance.now();
   const wanted = offset + body.limit + 1;
   // Filter and access rules narrow the candidates inside both retrieval stages, before any cut.
-  const selected = retrievalScope(s.db, col.rid, reader, filter);
-  if (selected?.selectivity === 0) {
+  const scope = retrievalScope(s.db, col.rid, reader, filter);
+  if (scope.selected?.selectivity === 0) {
     // Nothing the reader may read matches the filter: no stage has anything to rank.
     stages.push(...(body.mode === 'keyword' ? (['keyword'] as const) : (['keyword', 'semantic'] as const)));
     return respond([], null, performance.now() - retrievalStarted);
@@ -103,10 +104,11 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   if (body.mode === 'keyword') {
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
-    const hits = body.result_unit === 'file' ? passagesCoveringFiles(s, col, match, selected, wanted, fileWindow(s, col, counts.ready, wanted)) : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: selected, limit: wanted });
+    const keywordHits = keywordStage(s, col, match, scope);
+    const hits = body.result_unit === 'file' ? passagesCoveringFiles(keywordHits, wanted, fileWindow(s, col, counts.ready, wanted)) : keywordHits(wanted);
     ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
   } else {
-    ranked = await hybridPassages(s, col, body.query, match, selected, wanted, body.result_unit, stages, explain);
+    ranked = await hybridPassages(s, col, body.query, match, scope, wanted, body.result_unit, stages, explain);
   }
   const groups = body.result_unit === 'file' ? groupByFile(ranked, options.evidencePerFile ?? EVIDENCE_PER_FILE) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
@@ -213,7 +215,7 @@ async function hybridPassages(
   col: CollectionRow,
   query: string,
   match: string[] | null,
-  filter: SqlFragment | null,
+  scope: RetrievalScope,
   wanted: number,
   unit: 'file' | 'passage',
   stages: ('keyword' | 'semantic')[],
@@ -231,6 +233,8 @@ async function hybridPassages(
   // The dense scan runs on its helper thread while the keyword stage runs here. When keywords find
   // too little, the dense stage fills the page, so a filtered search still returns `limit` results
   // when that many files match.
+  // The helper thread needs the fragment only, not the list of files it was built from.
+  const filter = scope.selected && { sql: scope.selected.sql, params: scope.selected.params };
   const denseFor = (depth: number): Promise<DenseHit[]> =>
     usable
       ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, filter, limit: depth }).catch((err: unknown) => {
@@ -241,12 +245,8 @@ async function hybridPassages(
   const denseFirst = denseFor(DENSE_DEPTH);
   // Awaited below; until then a failure must not count as an unhandled rejection.
   denseFirst.catch(() => undefined);
-  const keyword =
-    match === null
-      ? []
-      : unit === 'file'
-        ? passagesCoveringFiles(s, col, match, filter, wanted, keywordDepth)
-        : keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: keywordDepth });
+  const keywordHits = match === null ? null : keywordStage(s, col, match, scope);
+  const keyword = keywordHits === null ? [] : unit === 'file' ? passagesCoveringFiles(keywordHits, wanted, keywordDepth) : keywordHits(keywordDepth);
   stages.push('keyword');
   let dense = await denseFirst;
   if (keyword.length < wanted && fillDepth > DENSE_DEPTH) dense = await denseFor(fillDepth);
@@ -267,7 +267,9 @@ async function hybridPassages(
   const scaleBm25 = minMax([...bm25.values()]);
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
   // The collection model scores files (a vector per file; per passage would not fit the 1M disk budget).
-  const topics = topicScores(s.db, col.rid, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]);
+  // It is learnt from every file of the collection, so a reader of an enforced collection, whose
+  // scores may count only what it may read (issue 16, item 4), ranks without it.
+  const topics = scope.readableFiles === null ? topicScores(s.db, col.rid, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]) : null;
   const scaleTopic = minMax(topics ? [...candidates.values()].map((c) => topics.get(c.fileRid) ?? 0) : []);
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
     const raw = bm25.get(rid);
@@ -340,6 +342,24 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
   return [...groups.values()];
 }
 
+/** The best `limit` keyword passages among what a search may return, best first. */
+type KeywordHits = (limit: number) => PassageHit[];
+
+/**
+ * The keyword stage: FTS5's bm25() over the collection, or, for a reader of an enforced collection,
+ * BM25 whose statistics count only the files the reader may read (store/scoped-bm25.ts; issue 16,
+ * item 4: a reader's scores and order must not depend on files it cannot read). That scorer ranks
+ * every readable match at once, so a wider window is a slice of the same list.
+ */
+function keywordStage(s: Services, col: CollectionRow, match: string[], scope: RetrievalScope): KeywordHits {
+  const readableFiles = scope.readableFiles;
+  if (readableFiles === null) return (limit) => keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: scope.selected, limit });
+  const narrowed = scope.selected?.fileRids;
+  const selectedFiles = narrowed && narrowed !== readableFiles ? new Set(narrowed) : null;
+  let all: PassageHit[] | undefined;
+  return (limit) => (all ??= scopedKeywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, readableFiles, selectedFiles, limit: Infinity })).slice(0, limit);
+}
+
 /**
  * The passages a page of `wanted` files needs: each file's evidence comes from the window, so as
  * many passages per file as the collection has on average, up to the evidence a result shows. A
@@ -358,9 +378,9 @@ const FILE_WINDOW_MARGIN = 1.25;
  * (groupByFile then ranks files by their best passage). When a few files hold most of the top
  * passages, the window grows until enough files are seen or the matches run out.
  */
-function passagesCoveringFiles(s: Services, col: CollectionRow, match: string[], filter: SqlFragment | null, wanted: number, firstWindow: number): PassageHit[] {
+function passagesCoveringFiles(keywordHits: KeywordHits, wanted: number, firstWindow: number): PassageHit[] {
   for (let window = firstWindow; ; window *= 4) {
-    const hits = keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter, limit: window });
+    const hits = keywordHits(window);
     if (hits.length < window || new Set(hits.map((h) => h.fileRid)).size >= wanted) return hits;
   }
 }

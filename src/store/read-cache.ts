@@ -1,0 +1,25 @@
+// Reads that stay true until the database changes. An enforced search first works out which files
+// its reader may read: a pass over every file of the collection (about a third of an enforced
+// SciFact search's time, `npm run bench -- --only enforced`), with the same answer for each query
+// of a reader while nothing is written. SQLite tells cheaply whether anything was: data_version
+// moves when another connection commits (the indexing worker's), total_changes() when this one
+// writes (the daemon's Writer). Any write clears every entry: correct first, cheap only when idle.
+import type { Db } from './db.js';
+import { sqlite } from './sqlite.js';
+import { stmt } from './statements.js';
+
+// Few: an entry may hold a list of every file of a collection.
+const MAX_ENTRIES = 32;
+const caches = new WeakMap<Db, { token: string; entries: Map<string, unknown> }>();
+
+/** `compute()`'s value, reused for the same key while the database is unchanged. */
+export function untilWrite<T>(db: Db, key: string, compute: () => T): T {
+  const token = `${sqlite(db).pragma('data_version', { simple: true }) as number}:${(stmt(db, 'SELECT total_changes() AS n').get() as { n: number }).n}`;
+  let cache = caches.get(db);
+  if (!cache || cache.token !== token) caches.set(db, (cache = { token, entries: new Map() }));
+  if (cache.entries.has(key)) return cache.entries.get(key) as T;
+  const value = compute();
+  if (cache.entries.size >= MAX_ENTRIES) cache.entries.clear();
+  cache.entries.set(key, value);
+  return value;
+}
