@@ -3,6 +3,8 @@
 // file gets FTS5's own scores, a filter narrows results without moving scores, and the collection
 // model (learnt from every file) stays out of an enforced reader's ranking.
 import t from 'tap';
+import { purgeCollection } from '../src/store/purge.js';
+import { sqlite } from '../src/store/sqlite.js';
 import { addInline, seedCollection, startFixture, type Call, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;
@@ -131,4 +133,58 @@ t.test("the collection model stays out of an enforced reader's ranking", async (
   const enforcedHit = (await f.call('POST', `${base}:search`, { ...body, principals: ['all'] })).body.results[0];
   t.equal(enforcedHit.explain.collection_weight, 0, 'an enforced reader ranks without it');
   t.equal(enforcedHit.explain.collection_part, 0);
+});
+
+t.test("a purged collection's rid coming back with a new index never meets the old one's postings", async (t) => {
+  const rule = { operations: [{ op: 'upsert', folder: '/', readers: ['r'] }] };
+  const ridOf = (name: string) => (sqlite(f.rt.services.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
+  const first = await seedCollection(f, 'reuse', 'first', { access_control: 'enforced' });
+  await f.call('POST', `${first.base}/access-rules:batch`, rule);
+  await addInline(f, first.base, '/one.txt', 'alpha bravo charlie');
+  await f.waitForIdle('reuse', 'first');
+  const ask = (base: string, query: string) => f.call('POST', `${base}:search`, { query, mode: 'keyword', limit: 5, principals: ['r'] });
+  t.same(scoresOf(await ask(first.base, 'alpha')).length, 1, 'the first collection finds its word');
+  const rid = ridOf('first');
+  // The newest collection purged: SQLite hands its rid (and its file's and passage's) to the next one.
+  await f.rt.services.write(() => purgeCollection(f.rt.services.db, rid));
+  const second = await seedCollection(f, 'reuse', 'second', { access_control: 'enforced' });
+  t.equal(ridOf('second'), rid, 'the rid came back');
+  await f.call('POST', `${second.base}/access-rules:batch`, rule);
+  await addInline(f, second.base, '/two.txt', 'delta echo foxtrot');
+  await f.waitForIdle('reuse', 'second');
+  t.same(scoresOf(await ask(second.base, 'alpha')), [], "the old collection's word finds nothing in the new one");
+  t.same(scoresOf(await ask(second.base, 'delta')).length, 1, 'its own word is found');
+});
+
+t.test("how much evidence a file shows does not depend on files the reader cannot read", async (t) => {
+  // Keyword file results take their passages from a window sized by the collection's passages per
+  // file; hidden files with many passages each must not widen an enforced reader's window.
+  const processing = { chunk_tokens: 64, chunk_overlap: 0 };
+  const section = (i: number, word: string) => `${Array.from({ length: 55 }, (_, k) => `filler${(i * 7 + k) % 40}`).join(' ')} ${word}.`;
+  // Ranked: /v/short.txt, then /v/long.txt's first passage (the word twice), the three medium files,
+  // then long.txt's other passages; ten files without the word keep the reader's passages per file low.
+  const visible: [string, string][] = [
+    ['/v/short.txt', 'A lantern.'],
+    ['/v/long.txt', Array.from({ length: 6 }, (_, i) => section(i, i === 0 ? 'lantern lantern' : 'lantern')).join('\n\n')],
+    ...Array.from({ length: 3 }, (_, i): [string, string] => [`/v/medium${i}.txt`, `${Array.from({ length: 48 }, (_, k) => `word${(i + k) % 30}`).join(' ')} lantern.`]),
+    ...Array.from({ length: 10 }, (_, i): [string, string] => [`/v/other${i}.txt`, `Nothing to see here: weather ${i}.`]),
+  ];
+  const hidden: [string, string][] = Array.from({ length: 6 }, (_, h) => [`/h/${h}.txt`, Array.from({ length: 12 }, (_, i) => section(i + 20 + h, 'weather')).join('\n\n')]);
+  const twin = async (name: string, withHidden: boolean) => {
+    const { base } = await seedCollection(f, 'evidence', name, { access_control: 'enforced', processing });
+    await f.call('POST', `${base}/access-rules:batch`, { operations: [{ op: 'upsert', folder: '/', readers: ['admin'] }, { op: 'upsert', folder: '/v/', readers: ['r', 'admin'] }] });
+    for (const [path, text] of [...visible, ...(withHidden ? hidden : [])]) await addInline(f, base, path, text);
+    await f.waitForIdle('evidence', name);
+    return base;
+  };
+  const withHidden = await twin('with', true);
+  const without = await twin('without', false);
+  const view = (r: Call) => ((r.body.results ?? []) as { path: string; evidence: unknown[] }[]).map((x) => ({ path: x.path, evidence: x.evidence }));
+  for (const limit of [1, 2, 3]) {
+    const body = { query: 'lantern', mode: 'keyword', result_unit: 'file', limit, principals: ['r'] };
+    const a = await f.call('POST', `${withHidden}:search`, body);
+    const b = await f.call('POST', `${without}:search`, body);
+    t.ok(view(a).length > 0);
+    t.same(view(a), view(b), `same files and evidence at limit ${limit}`);
+  }
 });

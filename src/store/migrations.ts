@@ -485,6 +485,18 @@ CREATE TABLE IF NOT EXISTS file_topics (
 );
 `,
   },
+  {
+    version: 15,
+    // Each keyword index gets an fts5vocab 'instance' view of its postings: an enforced search scores
+    // over the reader's passages only from it (issue 16, item 4; src/store/scoped-bm25.ts). A view
+    // stores nothing; made with its index, never on the search path (a temp table made there would
+    // vanish with a rolled-back transaction).
+    sql: '',
+    run: (db) => {
+      const indexes = sqlite(db).prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'fts_[0-9]*' AND sql LIKE '%USING fts5(%'").all() as { name: string }[];
+      for (const { name } of indexes) sqlite(db).exec(createFtsInstancesSql(Number(name.slice('fts_'.length))));
+    },
+  },
 ];
 
 /** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */
@@ -503,7 +515,17 @@ export function ftsTableName(collectionRid: number): string {
 /** The keyword index's tokenizer: src/store/scoped-bm25.ts tokenizes queries with the same one. */
 export const FTS_TOKENIZE = 'porter unicode61 remove_diacritics 2';
 
+/** A read-only view of a keyword index's postings, one row per occurrence (src/store/scoped-bm25.ts). */
+export function ftsInstancesTableName(collectionRid: number): string {
+  return `${ftsTableName(collectionRid)}_instances`;
+}
+
+function createFtsInstancesSql(collectionRid: number): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsInstancesTableName(collectionRid)} USING fts5vocab(${ftsTableName(collectionRid)}, 'instance')`;
+}
+
 export function createFtsTableSql(collectionRid: number): string {
   return `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTableName(collectionRid)} USING fts5(
-    heading, body, content='', contentless_delete=1, tokenize='${FTS_TOKENIZE}')`;
+    heading, body, content='', contentless_delete=1, tokenize='${FTS_TOKENIZE}');
+  ${createFtsInstancesSql(collectionRid)}`;
 }

@@ -3,7 +3,7 @@
 import { bumpVectorVersion } from './vectors.js';
 import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
-import { ftsTableName, vectorTableName } from './migrations.js';
+import { ftsInstancesTableName, ftsTableName, vectorTableName } from './migrations.js';
 import { stmt } from './statements.js';
 
 export function collectionsDeletedBefore(db: Db, cutoff: string): { rid: number; namespace_rid: number }[] {
@@ -21,6 +21,7 @@ export function collectionRidsOf(db: Db, namespaceRid: number): number[] {
 /** Removes a collection and everything in it; returns the blob hashes its file versions used. */
 export function purgeCollection(db: Db, collectionRid: number): string[] {
   const blobs = (stmt(db, 'SELECT DISTINCT v.blob_sha256 AS b FROM file_versions v JOIN files f ON f.rid = v.file_rid WHERE f.collection_rid = ? AND v.blob_sha256 IS NOT NULL').all(collectionRid) as { b: string }[]).map((r) => r.b);
+  sqlite(db).exec(`DROP TABLE IF EXISTS ${ftsInstancesTableName(collectionRid)}`);
   sqlite(db).exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
   sqlite(db).exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
   bumpVectorVersion(db, collectionRid);

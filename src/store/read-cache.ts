@@ -14,6 +14,9 @@ const caches = new WeakMap<Db, { token: string; entries: Map<string, unknown> }>
 
 /** `compute()`'s value, reused for the same key while the database is unchanged. */
 export function untilWrite<T>(db: Db, key: string, compute: () => T): T {
+  // Inside a transaction a read may see writes not yet committed, and total_changes() does not go
+  // back when they are rolled back: such a value is never kept.
+  if (sqlite(db).inTransaction) return compute();
   const token = `${sqlite(db).pragma('data_version', { simple: true }) as number}:${(stmt(db, 'SELECT total_changes() AS n').get() as { n: number }).n}`;
   let cache = caches.get(db);
   if (!cache || cache.token !== token) caches.set(db, (cache = { token, entries: new Map() }));

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Db } from './db.js';
-import { FTS_TOKENIZE, ftsTableName } from './migrations.js';
+import { FTS_TOKENIZE, ftsInstancesTableName, ftsTableName } from './migrations.js';
 import { BM25_B, BM25_K1, BM25_MIN_IDF, BODY_WEIGHT, HEADING_WEIGHT, keywordIndexState, type PassageHit } from './search.js';
 import { sqlite } from './sqlite.js';
 import { stmt } from './statements.js';
@@ -24,12 +24,28 @@ interface ReadableIndex {
 }
 
 /**
- * Readable indexes by keyword-index state and reader's file list: the same reader's next query
- * reuses one. Bounded by passages held, not entries (12 bytes a passage).
+ * What this scorer keeps between queries, per connection: readable indexes by collection, keyword-index
+ * state and reader's file list (the same reader's next query reuses one), and each term's postings
+ * by collection and index state. Keyed by the collection's ID, not its rid: a purged collection's rid
+ * may come back with a new index whose state string is the same as the old one's.
  */
-const READABLE = new Map<string, ReadableIndex>();
+interface Caches {
+  readable: Map<string, ReadableIndex>;
+  /** Passages held across readable indexes (12 bytes each). */
+  passages: number;
+  postings: Map<string, { state: string; terms: Map<string, Int32Array>; size: number }>;
+  /** Postings held across collections (12 bytes each). */
+  postingsSize: number;
+}
+const CACHES = new WeakMap<Db, Caches>();
 const MAX_CACHED_PASSAGES = 4_000_000;
-let cachedPassages = 0;
+const MAX_CACHED_POSTINGS = 2_000_000;
+
+function cachesOf(db: Db): Caches {
+  let caches = CACHES.get(db);
+  if (!caches) CACHES.set(db, (caches = { readable: new Map(), passages: 0, postings: new Map(), postingsSize: 0 }));
+  return caches;
+}
 
 /**
  * The best `limit` passages among the selected files by BM25 whose statistics count only the readable
@@ -38,15 +54,31 @@ let cachedPassages = 0;
  * null for all readable ones. A filter narrows what is returned, never the statistics: a file's score
  * is the same with or without one, as on an open collection.
  */
-export function scopedKeywordPassageHits(
-  db: Db,
-  opts: { collectionRid: number; phrases: readonly string[]; readableFiles: readonly number[]; selectedFiles: ReadonlySet<number> | null; limit: number },
-): PassageHit[] {
+export function scopedKeywordPassageHits(db: Db, opts: ScopedSearch): { hits: PassageHit[]; readablePassages: number } {
+  // One snapshot for the index's state, the readable passages and the postings: a commit between
+  // them would pair one state's postings with another's passages.
+  return sqlite(db).transaction(() => scopedHits(db, opts))();
+}
+
+export interface ScopedSearch {
+  collectionRid: number;
+  /** The collection's public ID: the caches' key (see Caches). */
+  collectionId: string;
+  phrases: readonly string[];
+  readableFiles: readonly number[];
+  selectedFiles: ReadonlySet<number> | null;
+  /** The most hits returned; all of them when absent. */
+  limit?: number;
+}
+
+function scopedHits(db: Db, opts: ScopedSearch): { hits: PassageHit[]; readablePassages: number } {
   const fts = ftsTableName(opts.collectionRid);
   const state = keywordIndexState(db, fts);
-  const readable = readableIndex(db, fts, state, opts.readableFiles);
+  const caches = cachesOf(db);
+  const readable = readableIndex(db, caches, opts, state);
   const n = readable.rids.length;
-  if (n === 0 || opts.limit <= 0) return [];
+  const limit = opts.limit ?? Infinity;
+  if (n === 0 || limit <= 0) return { hits: [], readablePassages: n };
   const scores = new Float64Array(n);
   const touched: number[] = [];
   const postingsByTerm = new Map<string, Posting[]>();
@@ -55,7 +87,7 @@ export function scopedKeywordPassageHits(
     if (terms.length === 0) continue;
     const postings = terms.map((term) => {
       let p = postingsByTerm.get(term);
-      if (!p) postingsByTerm.set(term, (p = readablePostings(termPostings(db, fts, state, term), readable.rids)));
+      if (!p) postingsByTerm.set(term, (p = readablePostings(termPostings(db, caches, opts, state, term), readable.rids)));
       return p;
     });
     const frequencies = phraseFrequencies(postings);
@@ -66,7 +98,8 @@ export function scopedKeywordPassageHits(
     for (const [index, frequency] of frequencies) {
       const norm = BM25_K1 * (1 - BM25_B + (BM25_B * readable.lengths[index]!) / readable.averageLength);
       if (scores[index] === 0) touched.push(index);
-      scores[index]! += (weight * frequency * (BM25_K1 + 1)) / (frequency + norm);
+      // Grouped as fts5_aux.c groups it, so that the scores are FTS5's to the last bit and ties stay ties.
+      scores[index]! += weight * ((frequency * (BM25_K1 + 1)) / (frequency + norm));
     }
   }
   const selected = opts.selectedFiles;
@@ -77,7 +110,7 @@ export function scopedKeywordPassageHits(
     hits.push({ passageRid: readable.rids[index]!, fileRid, score: scores[index]! });
   }
   hits.sort((a, b) => b.score - a.score || a.passageRid - b.passageRid);
-  return hits.length > opts.limit ? hits.slice(0, opts.limit) : hits;
+  return { hits: hits.length > limit ? hits.slice(0, limit) : hits, readablePassages: n };
 }
 
 /** One occurrence of a term in a readable passage: the passage's index in ReadableIndex, its column, its token offset. */
@@ -108,16 +141,17 @@ function readablePostings(postings: Int32Array, rids: Int32Array): Posting[] {
  * state of the index. Reading them row by row from the instance table is most of this scorer's
  * cost, and a collection's queries repeat its words (42% of SciFact's query terms had come before).
  */
-function termPostings(db: Db, fts: string, state: string, term: string): Int32Array {
-  let byTerm = POSTINGS.get(fts);
+function termPostings(db: Db, caches: Caches, opts: ScopedSearch, state: string, term: string): Int32Array {
+  const key = opts.collectionId;
+  let byTerm = caches.postings.get(key);
   if (!byTerm || byTerm.state !== state) {
-    if (byTerm) cachedPostings -= byTerm.size;
-    POSTINGS.delete(fts);
-    POSTINGS.set(fts, (byTerm = { state, terms: new Map(), size: 0 }));
+    if (byTerm) caches.postingsSize -= byTerm.size;
+    caches.postings.delete(key);
+    caches.postings.set(key, (byTerm = { state, terms: new Map(), size: 0 }));
   }
   const cached = byTerm.terms.get(term);
   if (cached) return cached;
-  const rows = instances(db, fts).raw().all(term) as [number, string, number][];
+  const rows = stmt(db, `SELECT doc, col, offset FROM ${ftsInstancesTableName(opts.collectionRid)} WHERE term = ?`).raw().all(term) as [number, string, number][];
   const postings = new Int32Array(rows.length * 3);
   rows.forEach(([doc, column, offset], i) => {
     postings[i * 3] = doc;
@@ -125,22 +159,18 @@ function termPostings(db: Db, fts: string, state: string, term: string): Int32Ar
     postings[i * 3 + 2] = offset;
   });
   // Oldest collections' postings go first when the bound is reached; a term past it alone is not kept.
-  for (const [name, entry] of POSTINGS) {
-    if (cachedPostings + rows.length <= MAX_CACHED_POSTINGS) break;
-    POSTINGS.delete(name);
-    cachedPostings -= entry.size;
+  for (const [name, entry] of caches.postings) {
+    if (caches.postingsSize + rows.length <= MAX_CACHED_POSTINGS) break;
+    caches.postings.delete(name);
+    caches.postingsSize -= entry.size;
     if (entry === byTerm) return postings;
   }
-  if (cachedPostings + rows.length > MAX_CACHED_POSTINGS) return postings;
+  if (caches.postingsSize + rows.length > MAX_CACHED_POSTINGS) return postings;
   byTerm.terms.set(term, postings);
   byTerm.size += rows.length;
-  cachedPostings += rows.length;
+  caches.postingsSize += rows.length;
   return postings;
 }
-const POSTINGS = new Map<string, { state: string; terms: Map<string, Int32Array>; size: number }>();
-/** Postings held across collections (12 bytes each). */
-const MAX_CACHED_POSTINGS = 2_000_000;
-let cachedPostings = 0;
 
 /**
  * Weighted frequency of a phrase per passage (FTS5 weighs each occurrence by its column's weight): a
@@ -163,30 +193,15 @@ function phraseFrequencies(postings: Posting[][]): Map<number, number> {
   return out;
 }
 
-/**
- * The index's postings as rows. A temp table, so nothing is written to the data dir: created once per
- * connection and collection, in the connection's own temp schema (no write lock on the database).
- */
-function instances(db: Db, fts: string) {
-  const table = `temp.${fts}_instances`;
-  const sql = `SELECT doc, col, offset FROM ${table} WHERE term = ?`;
-  try {
-    return stmt(db, sql);
-  } catch (err) {
-    if (!/no such table/.test((err as Error).message)) throw err;
-    sqlite(db).exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5vocab(main, ${fts}, 'instance')`);
-    return stmt(db, sql);
-  }
-}
-
-function readableIndex(db: Db, fts: string, state: string, readableFiles: readonly number[]): ReadableIndex {
-  const filesJson = JSON.stringify(readableFiles);
-  const key = `${fts}:${state}:${createHash('sha256').update(filesJson).digest('base64')}`;
-  const cached = READABLE.get(key);
+function readableIndex(db: Db, caches: Caches, opts: ScopedSearch, state: string): ReadableIndex {
+  const fts = ftsTableName(opts.collectionRid);
+  const filesJson = JSON.stringify(opts.readableFiles);
+  const key = `${opts.collectionId}:${state}:${createHash('sha256').update(filesJson).digest('base64')}`;
+  const cached = caches.readable.get(key);
   if (cached) {
     // Most recently used last: eviction takes the oldest first.
-    READABLE.delete(key);
-    READABLE.set(key, cached);
+    caches.readable.delete(key);
+    caches.readable.set(key, cached);
     return cached;
   }
   const rows = stmt(
@@ -206,13 +221,13 @@ function readableIndex(db: Db, fts: string, state: string, readableFiles: readon
     total += length;
   });
   index.averageLength = rows.length === 0 ? 0 : total / rows.length;
-  while (READABLE.size > 0 && cachedPassages + rows.length > MAX_CACHED_PASSAGES) {
-    const [oldest, entry] = READABLE.entries().next().value as [string, ReadableIndex];
-    READABLE.delete(oldest);
-    cachedPassages -= entry.rids.length;
+  while (caches.readable.size > 0 && caches.passages + rows.length > MAX_CACHED_PASSAGES) {
+    const [oldest, entry] = caches.readable.entries().next().value as [string, ReadableIndex];
+    caches.readable.delete(oldest);
+    caches.passages -= entry.rids.length;
   }
-  READABLE.set(key, index);
-  cachedPassages += rows.length;
+  caches.readable.set(key, index);
+  caches.passages += rows.length;
   return index;
 }
 

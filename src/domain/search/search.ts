@@ -105,7 +105,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     stages.push('keyword');
     if (match === null) return respond([], null, 0);
     const keywordHits = keywordStage(s, col, match, scope);
-    const hits = body.result_unit === 'file' ? passagesCoveringFiles(keywordHits, wanted, fileWindow(s, col, counts.ready, wanted)) : keywordHits(wanted);
+    const hits = body.result_unit === 'passage' ? keywordHits(wanted) : passagesCoveringFiles(keywordHits, wanted, fileWindow(keywordHits.extent(), wanted));
     ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
   } else {
     ranked = await hybridPassages(s, col, body.query, match, scope, wanted, body.result_unit, stages, explain);
@@ -342,8 +342,11 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
   return [...groups.values()];
 }
 
-/** The best `limit` keyword passages among what a search may return, best first. */
-type KeywordHits = (limit: number) => PassageHit[];
+/**
+ * The best `limit` keyword passages among what a search may return, best first; `extent` tells how
+ * many passages and files the ranking counts (what windows are sized from).
+ */
+type KeywordHits = ((limit: number) => PassageHit[]) & { extent(): { passages: number | null; files: number } };
 
 /**
  * The keyword stage: FTS5's bm25() over the collection, or, for a reader of an enforced collection,
@@ -353,11 +356,17 @@ type KeywordHits = (limit: number) => PassageHit[];
  */
 function keywordStage(s: Services, col: CollectionRow, match: string[], scope: RetrievalScope): KeywordHits {
   const readableFiles = scope.readableFiles;
-  if (readableFiles === null) return (limit) => keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: scope.selected, limit });
+  if (readableFiles === null) {
+    const hits = (limit: number) => keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: scope.selected, limit });
+    return Object.assign(hits, { extent: () => ({ passages: keywordPassageCount(s.db, col.rid), files: fileCounts(s.db, col.rid).ready }) });
+  }
   const narrowed = scope.selected?.fileRids;
   const selectedFiles = narrowed && narrowed !== readableFiles ? new Set(narrowed) : null;
-  let all: PassageHit[] | undefined;
-  return (limit) => (all ??= scopedKeywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, readableFiles, selectedFiles, limit: Infinity })).slice(0, limit);
+  let ranked: ReturnType<typeof scopedKeywordPassageHits> | undefined;
+  const all = () => (ranked ??= scopedKeywordPassageHits(s.db, { collectionRid: col.rid, collectionId: col.id, phrases: match, readableFiles, selectedFiles }));
+  // The reader's own passages and files: sized from the whole collection's, how much evidence a file
+  // shows would depend on files the reader cannot read.
+  return Object.assign((limit: number) => all().hits.slice(0, limit), { extent: () => ({ passages: all().readablePassages, files: readableFiles.length }) });
 }
 
 /**
@@ -365,9 +374,8 @@ function keywordStage(s: Services, col: CollectionRow, match: string[], scope: R
  * many passages per file as the collection has on average, up to the evidence a result shows. A
  * window twice the page read and joined three times the rows SciFact's page needs (issue 15).
  */
-function fileWindow(s: Services, col: CollectionRow, readyFiles: number, wanted: number): number {
-  const passages = keywordPassageCount(s.db, col.rid);
-  const perFile = passages === null || readyFiles === 0 ? 2 : Math.min(EVIDENCE_PER_FILE, Math.max(1, passages / readyFiles));
+function fileWindow({ passages, files }: { passages: number | null; files: number }, wanted: number): number {
+  const perFile = passages === null || files === 0 ? 2 : Math.min(EVIDENCE_PER_FILE, Math.max(1, passages / files));
   // A margin for files that bring more than the average: a short window costs a second, wider query.
   return Math.ceil(wanted * perFile * FILE_WINDOW_MARGIN);
 }
