@@ -9,8 +9,6 @@ import { entryFile } from '../src/contract/package-files.js';
 import { defaultDataDir } from './paths.js';
 import { isAlive, readListeningRecord } from './listening.js';
 import { tightenDataDir } from './private.js';
-
-export { defaultDataDir };
 import type { Services } from '../src/domain/context.js';
 import { ensureBlobsDir, removeUnfinishedUploads } from '../src/domain/blobs.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
@@ -39,6 +37,8 @@ import { requeueInterruptedJobs } from '../src/store/jobs.js';
 import { getOrCreateSecret } from '../src/store/meta.js';
 import { WriteGate } from '../src/store/write-gate.js';
 import { Writer } from '../src/store/writer.js';
+
+export { defaultDataDir };
 
 export interface RuntimeOptions {
   dataDir?: string | undefined;

@@ -12,6 +12,7 @@ import { authenticate, authorize, type AuthenticatedKey, type Permission } from 
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { NamespaceRow } from '../store/namespaces.js';
+import { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
 
 export interface AppRequest {
   method: string;
@@ -79,7 +80,6 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
 }
 
 export { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
-import { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
 
 export function route<B extends z.ZodType = z.ZodNever, Q extends z.ZodType = z.ZodNever>(def: RouteDef<B, Q>): RouteDef {
   return def as unknown as RouteDef;

@@ -20,6 +20,9 @@ import { batchRules, listCollectionRules, patchRule, presentRule, putRule, remov
 import { createKey, listAdministeredKeys, presentCaller, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
 import type { Reply } from './router.js';
 import { listEvents, streamEvents } from '../domain/events.js';
+import { ANSWER_BODY_LIMIT, SEARCH_BODY_LIMIT } from '../domain/limits.js';
+import { answer } from '../domain/answer/answer.js';
+import { cancelRun, createResearch, listRuns, presentRun, resolveRun } from '../domain/answer/research.js';
 
 function ruleReply(w: RuleWrite): Reply {
   return w.status === 202 ? { status: 202, body: { rule: w.rule, job: presentJob(w.job) } } : { status: w.status, body: w.rule };
@@ -38,9 +41,6 @@ const RuleWithJob = z.object({ rule: S.AccessRuleSchema, job: S.JobSchema });
 const BatchReply = z.object({ rules: z.array(S.AccessRuleSchema), job: S.JobSchema.nullable() });
 const FileWithJob = z.object({ file: S.FileSchema, job: S.JobSchema, upload: S.UploadInstructions.optional() });
 
-import { ANSWER_BODY_LIMIT, SEARCH_BODY_LIMIT } from '../domain/limits.js';
-import { answer } from '../domain/answer/answer.js';
-import { cancelRun, createResearch, listRuns, presentRun, resolveRun } from '../domain/answer/research.js';
 
 export function dataPlaneRoutes(): RouteDef[] {
   return [
