@@ -143,3 +143,21 @@ t.test('a reindex learns the model afresh', async (t) => {
   await f.waitForIdle('vet', 'notes');
   t.equal((sqlite(f.rt.services.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');
 });
+
+t.test("a purged collection's rid coming back never meets the old model's version", async (t) => {
+  const { openDatabase } = await import('../src/store/db.js');
+  const { putCollectionModel } = await import('../src/store/collection-models.js');
+  const db = openDatabase(':memory:', { migrate: true });
+  t.teardown(() => db.close());
+  const now = '2026-01-01T00:00:00.000Z';
+  db.prepare("INSERT INTO namespaces (rid, id, name, created_at, updated_at) VALUES (1, 'ns_1', 'n', ?, ?)").run(now, now);
+  const create = () => db.prepare("INSERT INTO collections (rid, id, namespace_rid, name, processing, access_control, created_at, updated_at) VALUES (5, 'col_5', 1, 'c', '{}', 'off', ?, ?)").run(now, now);
+  create();
+  const put = () => db.transaction(() => putCollectionModel(db, 5, 64, Buffer.from('model'), now))();
+  const first = put();
+  t.equal(put(), first + 1, 'a retraining is the next version');
+  // What purgeCollection does to the rows, then the same rid again.
+  db.exec('DELETE FROM collection_models; DELETE FROM collections WHERE rid = 5');
+  create();
+  t.ok(put() > first + 1, "the new collection's first model has a version the old one never had");
+});

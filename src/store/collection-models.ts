@@ -23,14 +23,25 @@ export function getCollectionModel(db: Db, collectionRid: number): StoredCollect
   return (stmt(db, 'SELECT version, files, model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as StoredCollectionModel | undefined) ?? null;
 }
 
-/** Replaces the collection's model; returns its new version. */
+/**
+ * Replaces the collection's model; returns its new version. Versions come from one counter for the
+ * whole data dir, never reused: readers cache models by collection rid and version, and a purged
+ * collection's rid comes back (rids are not AUTOINCREMENT), so a per-collection count restarting at
+ * 1 would let a new collection's first model pass for the purged one's.
+ */
 export function putCollectionModel(db: Db, collectionRid: number, files: number, model: Buffer, now: string): number {
+  const next = stmt(
+    db,
+    `INSERT INTO meta (key, value) VALUES ('collection_model_version', (SELECT coalesce(max(version), 0) + 1 FROM collection_models))
+     ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+     RETURNING CAST(value AS INTEGER) AS version`,
+  ).get() as { version: number };
   const row = stmt(
     db,
-    `INSERT INTO collection_models (collection_rid, version, files, model, trained_at) VALUES (?, 1, ?, ?, ?)
-     ON CONFLICT (collection_rid) DO UPDATE SET version = version + 1, files = excluded.files, model = excluded.model, trained_at = excluded.trained_at
+    `INSERT INTO collection_models (collection_rid, version, files, model, trained_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (collection_rid) DO UPDATE SET version = excluded.version, files = excluded.files, model = excluded.model, trained_at = excluded.trained_at
      RETURNING version`,
-  ).get(collectionRid, files, model, now) as { version: number };
+  ).get(collectionRid, next.version, files, model, now) as { version: number };
   return row.version;
 }
 
