@@ -37,6 +37,34 @@ export const CLI_EXIT_CODES = {
   daemon_not_running: 9,
 } as const;
 
+/**
+ * Why a file is `failed` (its `error.code`; docs/decisions.md, "File errors"), or why its index job
+ * ended without indexing it. Beside ERROR_TABLE because these are not request errors: they never
+ * set an HTTP status or an exit code, they describe one file.
+ */
+export const FILE_ERROR_CODES = {
+  unsupported_content: 'no extractor reads the file, or its format is turned off',
+  extraction_failed: 'the file is damaged, or its text could not be read within the limits',
+  source_mismatch: 'the bytes do not match the declared sha256 or size',
+  too_large: 'the file is over a size, page or time limit',
+  fetch_failed: 'the URL or the local file could not be read',
+  upload_expired: 'the signed upload URL expired before the bytes arrived',
+  embedding_failed: 'the embedding provider failed',
+  embedding_model_mismatch: "the collection's vectors come from another model (reindex to switch)",
+  canceled: "a file never indexed, whose index job was canceled",
+  superseded: 'the file changed or was deleted before its job finished (a job\'s code, not a file\'s)',
+} as const;
+export type FileErrorCode = keyof typeof FILE_ERROR_CODES;
+
+/** A successful search's or answer's caveats (`warnings[].code`): what was searched differs from what was asked. */
+export const WARNING_CODES = {
+  interpretation_literal: 'natural-language interpretation derived no filters; the query was searched as text',
+  collection_failed: 'every file in the collection failed to index',
+  files_failed: 'some files failed to index and are not searched',
+  indexing_in_progress: 'some files are still being indexed and are not searched yet',
+} as const;
+export type WarningCode = keyof typeof WARNING_CODES;
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
 }

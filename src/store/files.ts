@@ -1,3 +1,4 @@
+import type { FileErrorCode } from '../contract/errors.js';
 import { moveFileCount } from './collections.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
@@ -157,7 +158,7 @@ export function updateFileMetadata(db: Db, rid: number, metadata: string, now: s
   return stmt(db, 'UPDATE files SET metadata = ?, updated_at = ? WHERE rid = ? RETURNING *').get(metadata, now, rid) as FileRow;
 }
 
-export function setFileStatus(db: Db, rid: number, status: FileStatus, now: string, error: { code: string; message: string } | null = null): void {
+export function setFileStatus(db: Db, rid: number, status: FileStatus, now: string, error: { code: FileErrorCode; message: string } | null = null): void {
   const before = fileState(db, rid);
   if (!before) return;
   stmt(db, 'UPDATE files SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ?').run(status, error?.code ?? null, error?.message ?? null, now, rid);

@@ -1,3 +1,4 @@
+import type { FileErrorCode } from '../contract/errors.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
 import { resetIndexingFiles } from './files.js';
@@ -81,7 +82,7 @@ export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
   return jobs;
 }
 
-export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: string; message: string } | null = null): boolean {
+export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: FileErrorCode; message: string } | null = null): boolean {
   // Only a job still running (or queued, for cancel) can finish: a canceled job stays canceled.
   const r = stmt(db, "UPDATE jobs SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ? AND status IN ('queued','running')").run(
     status,

@@ -21,7 +21,8 @@ import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
 import { fetchSourceUri } from './fetch.js';
-import { IngestFailure } from './types.js';
+import { IngestFailure, type IngestFailureCode } from './types.js';
+import type { FileErrorCode } from '../../contract/errors.js';
 
 export interface PipelineConfig {
   blobsDir: string;
@@ -46,7 +47,7 @@ export interface PipelineConfig {
  */
 export type Indexed =
   | { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[]; source?: PassageSource; keywordText?: { heading: string; text: string }[] }
-  | { ok: false; code: string; message: string };
+  | { ok: false; code: IngestFailureCode; message: string };
 
 export interface EmbeddedPassage {
   textHash: string;
@@ -429,7 +430,7 @@ export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number)
   const expired = expiredWaitingUploads(db, cutoff);
   if (expired.length === 0) return 0;
   const now = nowIso();
-  const error = { code: 'upload_expired', message: UPLOAD_EXPIRED_MESSAGE };
+  const error = { code: 'upload_expired' as const, message: UPLOAD_EXPIRED_MESSAGE };
   await write(() => {
     for (const { version_id, file_rid } of expired) failWaitingUpload(db, version_id, file_rid, 'expired', error, now);
   });
@@ -442,7 +443,7 @@ export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number)
  * the same error (setFileStatus reports file.failed and object.indexing_failed). Runs
  * inside the caller's transaction; false when the version was no longer waiting.
  */
-export function failWaitingUpload(db: Db, versionId: string, fileRid: number, state: 'expired' | 'rejected', error: { code: string; message: string }, now: string): boolean {
+export function failWaitingUpload(db: Db, versionId: string, fileRid: number, state: 'expired' | 'rejected', error: { code: FileErrorCode; message: string }, now: string): boolean {
   if (!closeWaitingUpload(db, versionId, state)) return false;
   failVersionJobs(db, versionId, now, error);
   const file = getFileByRid(db, fileRid);

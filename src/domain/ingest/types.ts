@@ -1,7 +1,9 @@
 // Shapes shared by the ingest pipeline: detect → extract → chunk → index.
 
-/** Why one file failed to index; shown as the file's `error.code` (never an HTTP status). */
-export type IngestFailureCode = 'unsupported_content' | 'extraction_failed' | 'source_mismatch' | 'too_large' | 'fetch_failed' | 'upload_expired' | 'embedding_failed' | 'embedding_model_mismatch';
+import type { FileErrorCode } from '../../contract/errors.js';
+
+/** Why one file failed to index; shown as the file's `error.code` (never an HTTP status). Cancellations are the job's doing, not the file's. */
+export type IngestFailureCode = Exclude<FileErrorCode, 'canceled' | 'superseded'>;
 
 export class IngestFailure extends Error {
   readonly code: IngestFailureCode;

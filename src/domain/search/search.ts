@@ -2,7 +2,7 @@
 // rules are applied inside the retrieval queries, before ranking and the top-k cut.
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
-import { TroveError } from '../../contract/errors.js';
+import { TroveError, type WarningCode } from '../../contract/errors.js';
 import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
@@ -26,7 +26,7 @@ type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
 type Evidence = SearchResult['evidence'][number];
 type Explanation = NonNullable<SearchResult['explain']>;
-type Warning = { code: string; message: string };
+type Warning = { code: WarningCode; message: string };
 
 /** Passages of evidence a file result carries. */
 const EVIDENCE_PER_FILE = 3;
