@@ -4,22 +4,13 @@
 // against it, then a grid over k1, b and the title weight. Whole documents, trove's tokenizer and
 // stopwords. Run from the project root after `npm run build`:
 //   node bench/bm25-research.mjs ../shared/data/scifact        (GRID=1 for the grid)
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { loadBeir } from './beir-data.mjs';
 const dir = process.argv[2];
 const Database = createRequire(join(process.cwd(), 'package.json'))('better-sqlite3');
-const jsonl = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const corpus = jsonl(join(dir, 'corpus.jsonl'));
-const qrels = new Map();
-for (const line of readFileSync(join(dir, 'qrels', 'test.tsv'), 'utf8').split('\n').slice(1)) {
-  const [q, d, s] = line.trim().split(/\s+/);
-  if (!q || !(Number(s) > 0)) continue;
-  if (!qrels.has(q)) qrels.set(q, new Map());
-  qrels.get(q).set(d, Number(s));
-}
-const queries = jsonl(join(dir, 'queries.jsonl')).filter((q) => qrels.has(q._id));
+const { corpus, qrels, queries } = loadBeir(dir);
 const { STOPWORDS } = await import(join(process.cwd(), 'dist/src/domain/search/query-text.js'));
 const words = (s) => s.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 const db = new Database(':memory:');

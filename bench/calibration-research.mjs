@@ -5,14 +5,13 @@
 // (min-max BM25 + w · min-max GloVe cosine + 0.6 · min-max collection-model cosine) for a grid of w,
 // and each signal's MRR alone. Needs `npm run build`; run from the project root:
 //   node bench/calibration-research.mjs ../shared/data/scifact        (Q=N pseudo-queries, default 200)
-import { readFileSync } from 'node:fs';
+import { jsonl } from './beir-data.mjs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 const dir = process.argv[2];
 const emb = await import(join(process.cwd(), 'dist/src/domain/embed/builtin.js'));
 const cm = await import(join(process.cwd(), 'dist/src/domain/search/collection-model.js'));
 const e = await emb.loadBuiltinEmbedder({ cacheDir: join(tmpdir(), 'trove-calib'), shippedPath: emb.defaultShippedModelPath() });
-const jsonl = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const corpus = jsonl(join(dir, 'corpus.jsonl'));
 const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
 const model = cm.trainFromTerms(texts.slice(0, 2048).map((t) => cm.modelTerms(t)), { dimensions: 64, iterations: 2 });

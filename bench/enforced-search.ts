@@ -4,26 +4,9 @@
 // every file and principal "half" the files under /a/ (every other document). The same queries run
 // interleaved against the open collection, the enforced one as "all" and as "half", keyword and
 // semantic, file results at limit 10. Prints p50/p95 per side and the enforced/open ratios.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { SETTLE_MS } from './ingest-floor.js';
-
-interface Doc {
-  _id: string;
-  title?: string;
-  text?: string;
-}
-
-const jsonl = <T>(f: string): T[] =>
-  readFileSync(f, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
-const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+import { api, BENCH_KEY, jsonl, pct, postAll, round, SETTLE_MS, type Doc } from './ingest-floor.js';
 
 export async function benchEnforcedSearch(opts: { data: string; startDaemon: (env: Record<string, string>) => Promise<{ url: string; stop(): Promise<void> }>; queries?: number }): Promise<void> {
   const corpusFile = join(opts.data, 'corpus.jsonl');
@@ -32,15 +15,8 @@ export async function benchEnforcedSearch(opts: { data: string; startDaemon: (en
   const queries = jsonl<{ text: string }>(join(opts.data, 'queries.jsonl'))
     .map((q) => q.text)
     .slice(0, opts.queries ?? 300);
-  const key = 'bench-cluster-key-0123456789';
-  const d = await opts.startDaemon({ TROVE_CLUSTER_KEY: key });
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(d.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 200)}`);
-    return text;
-  };
+  const d = await opts.startDaemon({ TROVE_CLUSTER_KEY: BENCH_KEY });
+  const call = api(d.url);
   try {
     await call('POST', '/namespaces', { name: 'bench' });
     await call('POST', '/namespaces/bench/collections', { name: 'open' });
@@ -51,22 +27,13 @@ export async function benchEnforcedSearch(opts: { data: string; startDaemon: (en
         { op: 'upsert', folder: '/a/', readers: ['all', 'half'] },
       ],
     });
-    for (const col of ['open', 'enforced']) {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (next < docs.length) {
-            const i = next++;
-            const doc = docs[i]!;
-            const folder = i % 2 === 0 ? 'a' : 'b';
-            await call('POST', `/namespaces/bench/collections/${col}/files`, { path: `/${folder}/${doc._id}.md`, source: { type: 'inline', content_type: 'text/markdown', text: `# ${doc.title ?? ''}\n\n${doc.text ?? ''}` } });
-          }
-        }),
-      );
-    }
+    // Every other document under /a/, the rest under /b/: "half" reads /a/.
+    const file = (d: Doc, i: number) => ({ path: `/${i % 2 === 0 ? 'a' : 'b'}/${d._id}.md`, source: { type: 'inline', content_type: 'text/markdown', text: `# ${d.title ?? ''}\n\n${d.text ?? ''}` } });
+    const index = new Map(docs.map((doc, i) => [doc, i]));
+    for (const col of ['open', 'enforced']) await postAll(docs, (doc) => call('POST', `/namespaces/bench/collections/${col}/files`, file(doc, index.get(doc)!)));
     for (const col of ['open', 'enforced'])
       for (;;) {
-        const c = JSON.parse(await call('GET', `/namespaces/bench/collections/${col}`)) as { file_counts: Record<string, number> };
+        const c = (await call('GET', `/namespaces/bench/collections/${col}`)) as { file_counts: Record<string, number> };
         if (c.file_counts.pending! + c.file_counts.indexing! === 0) break;
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -80,7 +47,7 @@ export async function benchEnforcedSearch(opts: { data: string; startDaemon: (en
       for (const q of queries.slice(0, 20)) for (const ask of Object.values(sides)) await ask(q, mode);
       const times: Record<keyof typeof sides, number[]> = { open: [], enforced_all: [], enforced_half: [] };
       for (const q of queries)
-        for (const [side, ask] of Object.entries(sides) as [keyof typeof sides, (q: string, mode: string) => Promise<string>][]) {
+        for (const [side, ask] of Object.entries(sides) as [keyof typeof sides, (q: string, mode: string) => Promise<unknown>][]) {
           const t0 = performance.now();
           await ask(q, mode);
           times[side].push(performance.now() - t0);
@@ -91,9 +58,9 @@ export async function benchEnforcedSearch(opts: { data: string; startDaemon: (en
           bench: 'enforced',
           mode,
           queries: queries.length,
-          ...Object.fromEntries(Object.keys(sides).map((side) => [side, { p50_ms: round(p50(side as keyof typeof sides)), p95_ms: round(pct(times[side as keyof typeof sides], 0.95)) }])),
-          ratio_p50_all: round(p50('enforced_all') / p50('open')),
-          ratio_p50_half: round(p50('enforced_half') / p50('open')),
+          ...Object.fromEntries(Object.keys(sides).map((side) => [side, { p50_ms: round(p50(side as keyof typeof sides), 2), p95_ms: round(pct(times[side as keyof typeof sides], 0.95), 2) }])),
+          ratio_p50_all: round(p50('enforced_all') / p50('open'), 2),
+          ratio_p50_half: round(p50('enforced_half') / p50('open'), 2),
         }),
       );
     }

@@ -12,10 +12,10 @@
 //   query's and the document's model vectors, for a grid of w; nDCG@10 as beir.mjs computes it.
 // - Calibration probe: pseudo-queries are sentences of random documents with a KEEP share of
 //   their content words; the document they came from is the one right answer (MRR@10 per w).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { loadBeir } from './beir-data.mjs';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -26,16 +26,7 @@ const dimensions = Number(process.argv[3] ?? 128);
 const iterations = Number(process.argv[4] ?? 3);
 const model = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/search/collection-model.js')).href);
 const Database = createRequire(join(process.cwd(), 'package.json'))('better-sqlite3');
-const jsonl = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const corpus = jsonl(join(dir, 'corpus.jsonl'));
-const qrels = new Map();
-for (const line of readFileSync(join(dir, 'qrels', 'test.tsv'), 'utf8').split('\n').slice(1)) {
-  const [q, d, s] = line.trim().split(/\s+/);
-  if (!q || !(Number(s) > 0)) continue;
-  if (!qrels.has(q)) qrels.set(q, new Map());
-  qrels.get(q).set(d, Number(s));
-}
-const queries = jsonl(join(dir, 'queries.jsonl')).filter((q) => qrels.has(q._id));
+const { corpus, qrels, queries } = loadBeir(dir);
 
 const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
 let t0 = performance.now();
