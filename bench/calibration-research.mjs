@@ -46,3 +46,8 @@ for (const w of [0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2]) {
 }
 let mb = 0, mc = 0, mt = 0; per.forEach((s, i) => { for (const [k, arr] of [['b', s.b], ['c', s.c], ['t', s.t]]) { const r = 1 + arr.filter((x, j) => j !== i && x > arr[i]).length; if (k === 'b') mb += 1 / r; if (k === 'c') mc += 1 / r; if (k === 't') mt += 1 / r; } });
 console.log('alone: bm25', (mb / per.length).toFixed(3), 'glove', (mc / per.length).toFixed(3), 'topic', (mt / per.length).toFixed(3));
+// What the product's calibration (src/domain/search/calibration.ts) decides for this set with the
+// builtin model: the weight (null keeps the default), the best gain and its standard error.
+const cal = await import(join(process.cwd(), 'dist/src/domain/search/calibration.js'));
+const decided = await cal.calibrateSemanticWeight(texts.slice(0, 2048), e, model);
+console.log('calibration: weight', decided.weight, 'queries', decided.queries, 'best gain', decided.gain.toFixed(4), 'se', decided.standardError.toFixed(4), 'mrr', decided.mrr.map((m) => m.toFixed(3)).join(' '));

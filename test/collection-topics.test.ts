@@ -4,7 +4,7 @@ import t from 'tap';
 import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { dueForTraining, FIRST_TRAINING_FILES, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
-import { COLLECTION_WEIGHT } from '../src/domain/search/search.js';
+import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
 import { sqlite } from '../src/store/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
@@ -153,7 +153,7 @@ t.test("a purged collection's rid coming back never meets the old model's versio
   db.prepare("INSERT INTO namespaces (rid, id, name, created_at, updated_at) VALUES (1, 'ns_1', 'n', ?, ?)").run(now, now);
   const create = () => db.prepare("INSERT INTO collections (rid, id, namespace_rid, name, processing, access_control, created_at, updated_at) VALUES (5, 'col_5', 1, 'c', '{}', 'off', ?, ?)").run(now, now);
   create();
-  const put = () => db.transaction(() => putCollectionModel(db, 5, 64, Buffer.from('model'), now))();
+  const put = () => db.transaction(() => putCollectionModel(db, 5, { files: 64, model: Buffer.from('model'), semanticWeight: null, semanticModel: null }, now))();
   const first = put();
   t.equal(put(), first + 1, 'a retraining is the next version');
   // What purgeCollection does to the rows, then the same rid again.

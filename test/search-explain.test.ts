@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
-import { SEMANTIC_WEIGHT } from '../src/domain/search/search.js';
+import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 

@@ -300,7 +300,7 @@ export const SearchExplanation = z.object({
   bm25_scaled: z.number().nullable().describe('BM25 scaled to 0..1 over this query\'s keyword candidates; null in keyword mode or without BM25.'),
   cosine: z.number().nullable().describe('Cosine similarity of passage and query; null in keyword mode or when the query has no vector.'),
   cosine_scaled: z.number().nullable().describe("Cosine scaled to 0..1 over this query's candidates; null when cosine is."),
-  semantic_weight: z.number().describe('Weight of the scaled cosine (0 in keyword mode).'),
+  semantic_weight: z.number().describe("Weight of the scaled cosine: the collection's calibrated weight, 0.2 by default (0 in keyword mode)."),
   collection_cosine: z.number().nullable().describe("Cosine of the passage's file and the query in the collection's own model (docs/ranking.md); null in keyword mode, before the collection has a model, or when the model knows none of the query's words."),
   collection_cosine_scaled: z.number().nullable().describe("collection_cosine scaled to 0..1 over this query's candidates; null when the collection model took no part."),
   collection_weight: z.number().describe("Weight of the scaled collection-model cosine (0 when it took no part)."),

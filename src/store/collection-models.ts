@@ -8,11 +8,15 @@ export interface StoredCollectionModel {
   /** Ready files when it was trained. */
   files: number;
   model: Buffer;
+  /** The embedding's calibrated weight (migration 16), or null for the default. */
+  semantic_weight: number | null;
+  /** The embedding model the weight was fitted for. */
+  semantic_model: string | null;
 }
 
 /** The model's version and size without its bytes: what a reader checks against its cached copy at every search. */
-export function collectionModelHeader(db: Db, collectionRid: number): Omit<StoredCollectionModel, 'model'> | null {
-  return (stmt(db, 'SELECT version, files FROM collection_models WHERE collection_rid = ?').get(collectionRid) as Omit<StoredCollectionModel, 'model'> | undefined) ?? null;
+export function collectionModelHeader(db: Db, collectionRid: number): Pick<StoredCollectionModel, 'version' | 'files'> | null {
+  return (stmt(db, 'SELECT version, files FROM collection_models WHERE collection_rid = ?').get(collectionRid) as Pick<StoredCollectionModel, 'version' | 'files'> | undefined) ?? null;
 }
 
 export function collectionModelVersion(db: Db, collectionRid: number): number | null {
@@ -20,7 +24,9 @@ export function collectionModelVersion(db: Db, collectionRid: number): number | 
 }
 
 export function getCollectionModel(db: Db, collectionRid: number): StoredCollectionModel | null {
-  return (stmt(db, 'SELECT version, files, model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as StoredCollectionModel | undefined) ?? null;
+  return (
+    (stmt(db, 'SELECT version, files, model, semantic_weight, semantic_model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as StoredCollectionModel | undefined) ?? null
+  );
 }
 
 /**
@@ -29,7 +35,12 @@ export function getCollectionModel(db: Db, collectionRid: number): StoredCollect
  * collection's rid comes back (rids are not AUTOINCREMENT), so a per-collection count restarting at
  * 1 would let a new collection's first model pass for the purged one's.
  */
-export function putCollectionModel(db: Db, collectionRid: number, files: number, model: Buffer, now: string): number {
+export function putCollectionModel(
+  db: Db,
+  collectionRid: number,
+  trained: { files: number; model: Buffer; semanticWeight: number | null; semanticModel: string | null },
+  now: string,
+): number {
   const next = stmt(
     db,
     `INSERT INTO meta (key, value) VALUES ('collection_model_version', (SELECT coalesce(max(version), 0) + 1 FROM collection_models))
@@ -38,10 +49,11 @@ export function putCollectionModel(db: Db, collectionRid: number, files: number,
   ).get() as { version: number };
   const row = stmt(
     db,
-    `INSERT INTO collection_models (collection_rid, version, files, model, trained_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (collection_rid) DO UPDATE SET version = excluded.version, files = excluded.files, model = excluded.model, trained_at = excluded.trained_at
+    `INSERT INTO collection_models (collection_rid, version, files, model, trained_at, semantic_weight, semantic_model) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (collection_rid) DO UPDATE SET version = excluded.version, files = excluded.files, model = excluded.model, trained_at = excluded.trained_at,
+       semantic_weight = excluded.semantic_weight, semantic_model = excluded.semantic_model
      RETURNING version`,
-  ).get(collectionRid, next.version, files, model, now) as { version: number };
+  ).get(collectionRid, next.version, trained.files, trained.model, now, trained.semanticWeight, trained.semanticModel) as { version: number };
   return row.version;
 }
 

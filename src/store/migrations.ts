@@ -496,6 +496,18 @@ CREATE TABLE IF NOT EXISTS file_topics (
       const indexes = sqlite(db).prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'fts_[0-9]*' AND sql LIKE '%USING fts5(%'").all() as { name: string }[];
       for (const { name } of indexes) sqlite(db).exec(createFtsInstancesSql(Number(name.slice('fts_'.length))));
     },
+  },  {
+    version: 16,
+    // A collection's calibrated weight for its embedding provider's vote (issue 16, item 2;
+    // src/domain/search/calibration.ts), fitted with each training of its model, and the provider it
+    // was fitted for: under another provider the default weight applies. NULL: the default.
+    // Idempotent like the migrations before it (a database may meet it twice).
+    sql: '',
+    run: (db) => {
+      const columns = new Set((sqlite(db).prepare('PRAGMA table_info(collection_models)').all() as { name: string }[]).map((c) => c.name));
+      if (!columns.has('semantic_weight')) sqlite(db).exec('ALTER TABLE collection_models ADD COLUMN semantic_weight REAL');
+      if (!columns.has('semantic_model')) sqlite(db).exec('ALTER TABLE collection_models ADD COLUMN semantic_model TEXT');
+    },
   },
 ];
 

@@ -13,3 +13,9 @@ export interface EmbeddingProvider {
    */
   embed(texts: string[]): Promise<Float32Array[]>;
 }
+
+/** What the indexing worker knows about embedding: the model in use, loaded on first need. */
+export interface Embedding {
+  modelId: string;
+  get(): Promise<EmbeddingProvider>;
+}

@@ -6,7 +6,7 @@ import type { Db } from '../../store/db.js';
 import type { WriteFn } from '../../store/writer.js';
 import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
-import type { EmbeddingProvider } from '../embed/provider.js';
+import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
 import { cancelCollectionJobs, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, type JobRow } from '../../store/jobs.js';
@@ -52,12 +52,6 @@ export type Indexed =
 export interface EmbeddedPassage {
   textHash: string;
   embedding: Float32Array;
-}
-
-/** What the worker knows about embedding: the model in use, loaded on first need. */
-export interface Embedding {
-  modelId: string;
-  get(): Promise<EmbeddingProvider>;
 }
 
 /** The text a passage's vector stands for: its heading trail gives a short passage its topic. */
@@ -275,7 +269,13 @@ const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.l
  * from everything, just before the last files become ready, instead of at every threshold on
  * the way (SciFact's ingest spent 1.6 s on three trainings that the next one replaced).
  */
-async function batchTopics(db: Db, write: WriteFn, files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }> }[], mayTrain = true): Promise<Map<number, Buffer>> {
+async function batchTopics(
+  db: Db,
+  write: WriteFn,
+  files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }> }[],
+  embedding: Embedding | null,
+  mayTrain = true,
+): Promise<Map<number, Buffer>> {
   const byCollection = new Map<number, { fileRid: number; text: string }[]>();
   for (const f of files) {
     const list = byCollection.get(f.collectionRid) ?? [];
@@ -287,7 +287,7 @@ async function batchTopics(db: Db, write: WriteFn, files: { collectionRid: numbe
     const col = getCollectionByRid(db, collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
-    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null)) out.set(rid, topic);
+    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, embedding)) out.set(rid, topic);
   }
   return out;
 }
@@ -302,7 +302,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
     const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, col, embedding) : null;
     results.push({ job, file, result });
   }
-  const topics = await batchTopics(db, write, results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result }] : [])));
+  const topics = await batchTopics(db, write, results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result }] : [])), embedding);
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
     await write(() => {
@@ -380,7 +380,7 @@ export async function runReindexJob(
       results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, col, embedding) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
-    const topics = await batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
+    const topics = await batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), embedding, false);
     const now = nowIso();
     await write(() => {
       const indexed: IndexedFile[] = [];
@@ -401,7 +401,7 @@ export async function runReindexJob(
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
-  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid);
+  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, embedding);
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }

@@ -11,7 +11,8 @@ import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
 import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
-import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type Embedding, type PipelineConfig } from './pipeline.js';
+import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type PipelineConfig } from './pipeline.js';
+import type { Embedding } from '../embed/provider.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;

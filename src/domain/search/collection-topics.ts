@@ -14,6 +14,8 @@ import type { Db } from '../../store/db.js';
 import { getFileCardsByRid } from '../../store/files.js';
 import { passagesOfFiles } from '../../store/passages.js';
 import type { WriteFn } from '../../store/writer.js';
+import type { Embedding } from '../embed/provider.js';
+import { calibrateSemanticWeight } from './calibration.js';
 import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainFromTerms, type CollectionModel } from './collection-model.js';
 
 /**
@@ -55,19 +57,31 @@ export function topicCosine(query: Float32Array, stored: Buffer): number {
   return s / 127;
 }
 
+/** A collection's model as searches use it, with the embedding weight calibrated at its training. */
+export interface CollectionModelEntry {
+  version: number;
+  model: CollectionModel;
+  /** The calibrated weight of the embedding's vote and the embedding model it holds for; null: the default. */
+  semanticWeight: { weight: number; embeddingModel: string } | null;
+}
+
 /** Deserialised models by collection, each with the version it was read at (a few MB each). */
-const cache = new Map<number, { version: number; model: CollectionModel }>();
+const cache = new Map<number, CollectionModelEntry>();
 const CACHED_MODELS = 16;
 
 /** The collection's current model, or null when it has none yet; one indexed lookup when cached. */
-export function collectionModelOf(db: Db, collectionRid: number): { version: number; model: CollectionModel } | null {
+export function collectionModelOf(db: Db, collectionRid: number): CollectionModelEntry | null {
   const version = collectionModelVersion(db, collectionRid);
   if (version === null) return null;
   const cached = cache.get(collectionRid);
   if (cached && cached.version === version) return cached;
   const stored = getCollectionModel(db, collectionRid);
   if (!stored) return null;
-  const entry = { version: stored.version, model: deserializeCollectionModel(stored.model) };
+  const entry: CollectionModelEntry = {
+    version: stored.version,
+    model: deserializeCollectionModel(stored.model),
+    semanticWeight: stored.semantic_weight === null || stored.semantic_model === null ? null : { weight: stored.semantic_weight, embeddingModel: stored.semantic_model },
+  };
   cache.delete(collectionRid);
   cache.set(collectionRid, entry);
   while (cache.size > CACHED_MODELS) cache.delete(cache.keys().next().value!);
@@ -96,10 +110,11 @@ export async function topicsForBatch(
   collectionRid: number,
   batch: readonly { fileRid: number; text: string }[],
   readyFiles: number | null,
+  embedding: Embedding | null,
 ): Promise<Map<number, Buffer>> {
   const header = collectionModelHeader(db, collectionRid);
   if (readyFiles !== null && dueForTraining(header?.files ?? null, readyFiles + batch.length)) {
-    const trained = await trainAndRefold(db, write, collectionRid, batch);
+    const trained = await trainAndRefold(db, write, collectionRid, embedding, batch);
     if (trained) return trained.extraTopics;
   }
   const current = collectionModelOf(db, collectionRid)?.model ?? null;
@@ -117,12 +132,14 @@ export async function topicsForBatch(
  * Trains the collection's model from its ready files (and `extra`, files not yet committed), then
  * writes it with every ready file's vector in one transaction, so a search never mixes vectors of
  * two models; returns the model and the vectors of `extra`. Null when there is too little text
- * to learn from. Each file is split into words once, for training and for its vector.
+ * to learn from. Each file is split into words once, for training and for its vector. With the
+ * collection's embedding, the embedding's weight is calibrated on the same sample (calibration.ts).
  */
 export async function trainAndRefold(
   db: Db,
   write: WriteFn,
   collectionRid: number,
+  embedding: Embedding | null,
   extra: readonly { fileRid: number; text: string }[] = [],
 ): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer> } | null> {
   const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
@@ -138,8 +155,9 @@ export async function trainAndRefold(
     .slice(0, MAX_TRAINING_FILES)
     .map((f) => f.rid);
   const oldTexts = storedTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
+  const textOf = (rid: number) => extraTexts.get(rid) ?? oldTexts.get(rid) ?? '';
   const termsByFile = new Map<number, string[]>();
-  for (const rid of chosen) termsByFile.set(rid, modelTerms(extraTexts.get(rid) ?? oldTexts.get(rid) ?? ''));
+  for (const rid of chosen) termsByFile.set(rid, modelTerms(textOf(rid)));
   const model = trainFromTerms(
     chosen.map((rid) => termsByFile.get(rid)!),
     { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS },
@@ -166,12 +184,25 @@ export async function trainAndRefold(
     const topic = encoded(termsByFile.get(f.fileRid) ?? modelTerms(f.text));
     if (topic) extraTopics.set(f.fileRid, topic);
   }
+  const calibrated = embedding ? await calibrate(chosen.map(textOf), embedding, model) : null;
   const bytes = serializeCollectionModel(model);
   await write(() => {
-    putCollectionModel(db, collectionRid, all.length, bytes, nowIso());
+    putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
     putFileTopics(db, topics);
   });
   return { model, extraTopics };
+}
+
+/**
+ * The calibrated weight, or null for the default. A provider that fails here (a remote server
+ * down) costs the collection its calibration until the next training, never its model or its files.
+ */
+async function calibrate(texts: readonly string[], embedding: Embedding, model: CollectionModel): Promise<number | null> {
+  try {
+    return (await calibrateSemanticWeight(texts, await embedding.get(), model)).weight;
+  } catch {
+    return null;
+  }
 }
 
 /** FNV-1a of a path: a stable, well-spread order for sampling. */
@@ -192,8 +223,7 @@ function allReadyFiles(db: Db, collectionRid: number): number[] {
 }
 
 /** Per candidate file: cosine of the query and the file in the collection's model; null without a model or a query vector. */
-export function topicScores(db: Db, collectionRid: number, query: string, fileRids: readonly number[]): Map<number, number> | null {
-  const entry = collectionModelOf(db, collectionRid);
+export function topicScores(db: Db, entry: CollectionModelEntry | null, query: string, fileRids: readonly number[]): Map<number, number> | null {
   if (!entry) return null;
   const q = embedWithModel(entry.model, query, termIndex(entry.model));
   if (!q) return null;

@@ -16,7 +16,8 @@ import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '..
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
-import { topicScores } from './collection-topics.js';
+import { collectionModelOf, topicScores } from './collection-topics.js';
+import { COLLECTION_WEIGHT, SEMANTIC_WEIGHT } from './fusion-weights.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
@@ -193,19 +194,6 @@ function roundExplanation(e: Explanation): Explanation {
   };
 }
 
-// Hybrid fusion, calibrated to the builtin static embedder (bench/embed-research.mjs; docs/ranking.md).
-// BM25 finds the candidates and dominates; the embedding adds a bounded, scale-free bonus and
-// contributes a few candidates of its own. Rank fusion (RRF) gives a much weaker ranker an equal
-// vote and loses score gaps: on SciFact it fell from 0.69 to 0.50 nDCG@10.
-/** Weight of the min-max-scaled cosine next to the min-max-scaled BM25 score (plateau 0.1-0.5). */
-export const SEMANTIC_WEIGHT = 0.2;
-/**
- * Weight of the min-max-scaled cosine in the collection's own model (collection-topics.ts), which
- * knows the collection's words where the builtin model knows English. Through beir.mjs on the three
- * dev sets (docs/ranking.md): 0.4 / 0.5 / 0.6 / 0.8 gave +0.036 / +0.037 / +0.044 / +0.044 mean
- * nDCG@10 over raw FTS5; SciFact, the set it helps least, peaks below 0.6 and falls slowly above.
- */
-export const COLLECTION_WEIGHT = 0.6;
 /** BM25 candidates considered at least; the dense stage adds its own top DENSE_DEPTH. */
 const KEYWORD_DEPTH = 100;
 const DENSE_DEPTH = 20;
@@ -267,15 +255,19 @@ async function hybridPassages(
   const scaleBm25 = minMax([...bm25.values()]);
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
   // The collection model scores files (a vector per file; per passage would not fit the 1M disk budget).
-  // It is learnt from every file of the collection, so a reader of an enforced collection, whose
-  // scores may count only what it may read (issue 16, item 4), ranks without it.
-  const topics = scope.readableFiles === null ? topicScores(s.db, col.rid, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]) : null;
+  // It and the embedding's calibrated weight are learnt from every file of the collection, so a
+  // reader of an enforced collection, whose scores may count only what it may read (issue 16,
+  // item 4), ranks without the model and with the default weight.
+  const model = scope.readableFiles === null ? collectionModelOf(s.db, col.rid) : null;
+  const calibrated = model?.semanticWeight;
+  const semanticWeight = calibrated && calibrated.embeddingModel === s.embedding.modelId ? calibrated.weight : SEMANTIC_WEIGHT;
+  const topics = topicScores(s.db, model, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]);
   const scaleTopic = minMax(topics ? [...candidates.values()].map((c) => topics.get(c.fileRid) ?? 0) : []);
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
     const raw = bm25.get(rid);
     const keywordPart = raw === undefined ? 0 : scaleBm25(raw);
     const cosineScaled = usable ? scaleCos(cosine.get(rid) ?? 0) : null;
-    const semanticPart = cosineScaled === null ? 0 : SEMANTIC_WEIGHT * cosineScaled;
+    const semanticPart = cosineScaled === null ? 0 : semanticWeight * cosineScaled;
     const topic = topics ? (topics.get(c.fileRid) ?? null) : null;
     const topicScaled = topics ? scaleTopic(topic ?? 0) : null;
     const collectionPart = topicScaled === null ? 0 : COLLECTION_WEIGHT * topicScaled;
@@ -289,7 +281,7 @@ async function hybridPassages(
         bm25_scaled: raw === undefined ? null : keywordPart,
         cosine: usable ? (cosine.get(rid) ?? null) : null,
         cosine_scaled: cosineScaled,
-        semantic_weight: usable ? SEMANTIC_WEIGHT : 0,
+        semantic_weight: usable ? semanticWeight : 0,
         collection_cosine: topic,
         collection_cosine_scaled: topicScaled,
         collection_weight: topics ? COLLECTION_WEIGHT : 0,

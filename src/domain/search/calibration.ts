@@ -1,0 +1,202 @@
+// Fusion that calibrates itself per collection (issue 16, item 2): the weight of the embedding
+// provider's vote next to BM25, fitted without labels on pseudo-queries drawn from the
+// collection's own text, each time the collection model is trained (collection-topics.ts).
+//
+// A pseudo-query is one sentence of a file; its answer is the rest of that file, among the rests
+// of up to PSEUDO_QUERIES files. Each candidate weight fuses the signals as search.ts does
+// (min-max BM25 + w · min-max cosine + COLLECTION_WEIGHT · min-max collection cosine) and is scored
+// by the reciprocal rank of the answer. The weight moves from the default only when the best
+// weight's gain over the default is large and several standard errors clear of noise: on the
+// three dev sets the builtin model's gains were all under 0.011 MRR within 2 standard errors
+// (bench/calibration-research.mjs, docs/ranking.md), so the builtin model keeps SEMANTIC_WEIGHT,
+// while a provider that finds the answers BM25 misses earns a larger weight.
+import type { EmbeddingProvider } from '../embed/provider.js';
+import { embedTerms, modelTerms, termIndex, type CollectionModel } from './collection-model.js';
+import { COLLECTION_WEIGHT, SEMANTIC_WEIGHT } from './fusion-weights.js';
+
+/** Weights tried; the default (0.2) is among them. */
+export const WEIGHT_GRID = [0, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3] as const;
+/** Pseudo-queries per calibration: one per file, the first files of the training sample that have enough sentences. */
+export const PSEUDO_QUERIES = 200;
+/** Fewer usable files than this: no calibration (the default weight stays). */
+export const MIN_PSEUDO_QUERIES = 50;
+/** A weight replaces the default only when its mean reciprocal rank is at least this much higher… */
+export const MIN_GAIN = 0.02;
+/** …and that gain is at least this many standard errors of the paired differences. */
+export const MIN_STANDARD_ERRORS = 3;
+/** A sentence counts when it has at least this many words; a file needs MIN_SENTENCES of them. */
+const MIN_SENTENCE_WORDS = 6;
+const MIN_SENTENCES = 3;
+/** The rest of a file as embedded: about a passage's worth (a remote provider limits its input). */
+const REST_CHARS = 2000;
+const EMBED_BATCH = 100;
+/** BM25 for the pseudo-queries, FTS5's defaults. */
+const K1 = 1.2;
+const B = 0.75;
+
+export interface PseudoQuery {
+  query: string;
+  rest: string;
+}
+
+export interface CalibrationResult {
+  /** The weight to use, or null: keep the default. */
+  weight: number | null;
+  queries: number;
+  /** Mean reciprocal rank of the answer per weight of WEIGHT_GRID. */
+  mrr: number[];
+  /** Best weight's gain over the default and its standard error. */
+  gain: number;
+  standardError: number;
+}
+
+/** The sentences of a text with enough words to stand as a query. */
+function sentencesOf(text: string): string[] {
+  return text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => s.split(/\s+/).length >= MIN_SENTENCE_WORDS);
+}
+
+/** FNV-1a: which sentence of a file becomes its query, the same on every run. */
+function hashOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** One pseudo-query per file with enough sentences, in the order given, up to `max`. */
+export function pseudoQueries(texts: readonly string[], max = PSEUDO_QUERIES): PseudoQuery[] {
+  const out: PseudoQuery[] = [];
+  for (const text of texts) {
+    if (out.length >= max) break;
+    const sentences = sentencesOf(text);
+    if (sentences.length < MIN_SENTENCES) continue;
+    const pick = hashOf(text) % sentences.length;
+    out.push({ query: sentences[pick]!, rest: sentences.filter((_, i) => i !== pick).join(' ') });
+  }
+  return out;
+}
+
+/** BM25 of every query against every rest, over the rests' own statistics: rows are queries. */
+function bm25Matrix(queries: readonly (readonly string[])[], docs: readonly (readonly string[])[]): Float64Array[] {
+  const n = docs.length;
+  const df = new Map<string, number>();
+  const tfs = docs.map((d) => {
+    const tf = new Map<string, number>();
+    for (const t of d) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const t of tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
+    return tf;
+  });
+  const avg = docs.reduce((s, d) => s + d.length, 0) / Math.max(1, n) || 1;
+  return queries.map((q) => {
+    const row = new Float64Array(n);
+    for (const t of new Set(q)) {
+      const d = df.get(t);
+      if (!d) continue;
+      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      for (let j = 0; j < n; j++) {
+        const f = tfs[j]!.get(t);
+        if (f) row[j]! += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * docs[j]!.length) / avg));
+      }
+    }
+    return row;
+  });
+}
+
+function dotRows(queries: readonly (Float32Array | null)[], docs: readonly (Float32Array | null)[]): Float64Array[] {
+  return queries.map((q) => {
+    const row = new Float64Array(docs.length);
+    if (!q) return row;
+    docs.forEach((d, j) => {
+      if (!d) return;
+      let s = 0;
+      for (let i = 0; i < q.length; i++) s += q[i]! * d[i]!;
+      row[j] = s;
+    });
+    return row;
+  });
+}
+
+function minMaxRow(row: Float64Array): Float64Array {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of row) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const span = hi - lo;
+  return row.map((v) => (span > 0 ? (v - lo) / span : 1));
+}
+
+/**
+ * Chooses the embedding's weight from each pseudo-query's signals against every candidate (row i's
+ * answer is candidate i), all min-max scaled per row as search.ts scales them. Pure.
+ */
+export function chooseWeight(
+  signals: { bm25: readonly Float64Array[]; cosine: readonly Float64Array[]; collection: readonly Float64Array[] | null },
+  defaultWeight: number,
+  collectionWeight: number,
+): CalibrationResult {
+  const n = signals.bm25.length;
+  const none: CalibrationResult = { weight: null, queries: n, mrr: [], gain: 0, standardError: 0 };
+  if (n < MIN_PSEUDO_QUERIES) return none;
+  const b = signals.bm25.map(minMaxRow);
+  const c = signals.cosine.map(minMaxRow);
+  const t = signals.collection?.map(minMaxRow) ?? null;
+  const reciprocalRanks = (w: number): number[] =>
+    b.map((row, i) => {
+      const score = (j: number) => row[j]! + w * c[i]![j]! + (t ? collectionWeight * t[i]![j]! : 0);
+      const own = score(i);
+      let above = 0;
+      for (let j = 0; j < row.length; j++) if (j !== i && score(j) > own) above++;
+      return 1 / (1 + above);
+    });
+  const base = reciprocalRanks(defaultWeight);
+  const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  let best = { weight: defaultWeight, gain: 0, standardError: 0 };
+  const mrr: number[] = [];
+  for (const w of WEIGHT_GRID) {
+    const rr = w === defaultWeight ? base : reciprocalRanks(w);
+    mrr.push(mean(rr));
+    const diff = rr.map((x, i) => x - base[i]!);
+    const gain = mean(diff);
+    const variance = diff.reduce((s, d) => s + (d - gain) ** 2, 0) / (n - 1);
+    if (gain > best.gain) best = { weight: w, gain, standardError: Math.sqrt(variance / n) };
+  }
+  const clear = best.gain >= MIN_GAIN && best.gain >= MIN_STANDARD_ERRORS * best.standardError;
+  return { weight: clear ? best.weight : null, queries: n, mrr, gain: best.gain, standardError: best.standardError };
+}
+
+async function embedAll(provider: EmbeddingProvider, texts: readonly string[]): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += EMBED_BATCH) out.push(...(await provider.embed(texts.slice(i, i + EMBED_BATCH))));
+  return out;
+}
+
+/**
+ * Calibrates the embedding's weight for a collection from the texts of its training sample (in
+ * sample order) with the provider that embeds its passages and the model just trained.
+ */
+export async function calibrateSemanticWeight(
+  texts: readonly string[],
+  provider: EmbeddingProvider,
+  model: CollectionModel | null,
+): Promise<CalibrationResult> {
+  const pairs = pseudoQueries(texts);
+  if (pairs.length < MIN_PSEUDO_QUERIES) return { weight: null, queries: pairs.length, mrr: [], gain: 0, standardError: 0 };
+  const queryTerms = pairs.map((p) => modelTerms(p.query));
+  const restTerms = pairs.map((p) => modelTerms(p.rest));
+  const vectors = await embedAll(provider, [...pairs.map((p) => p.query), ...pairs.map((p) => p.rest.slice(0, REST_CHARS))]);
+  const index = model ? termIndex(model) : null;
+  const inModel = (terms: readonly string[][]) => terms.map((ts) => (model && index ? embedTerms(model, ts, index) : null));
+  return chooseWeight(
+    {
+      bm25: bm25Matrix(queryTerms, restTerms),
+      cosine: dotRows(vectors.slice(0, pairs.length), vectors.slice(pairs.length)),
+      collection: model ? dotRows(inModel(queryTerms), inModel(restTerms)) : null,
+    },
+    SEMANTIC_WEIGHT,
+    COLLECTION_WEIGHT,
+  );
+}
