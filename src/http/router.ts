@@ -31,20 +31,40 @@ export interface AppResponse {
   stream?: AsyncIterable<string>;
 }
 
-export interface RouteContext<B, Q> {
+/**
+ * The names of a path's `{param}` segments, as Hono derives `ParamKeys<Path>`:
+ * '/namespaces/{namespace}/jobs/{job}' → 'namespace' | 'job'.
+ */
+export type ParamKeys<P extends string> = P extends `${string}{${infer K}}${infer Rest}` ? K | ParamKeys<Rest> : never;
+
+/** What the pipeline resolved before the handler runs, typed from the route's path and permission. */
+type Resolved<P extends string, Perm extends Permission> = Perm extends { kind: 'none' }
+  ? { key: null }
+  : { key: AuthenticatedKey } & ('namespace' extends ParamKeys<P> ? { ns: NamespaceRow } : unknown) & ('collection' extends ParamKeys<P> ? { col: CollectionRow } : unknown);
+
+export type RouteContext<B, Q, P extends string = string, Perm extends Permission = Permission> = {
   s: Services;
   requestId: string;
-  key: AuthenticatedKey;
-  params: Record<string, string>;
+  params: Record<ParamKeys<P>, string>;
   body: B;
   query: Q;
-  /** Present when the route's path names a namespace, resolved and visible to the key. */
-  ns: NamespaceRow;
-  /** Present when the route's path names a collection. */
-  col: CollectionRow;
   /** What the route's `target` hook resolved (e.g. a job), visible to the key. */
   target: unknown;
   req: AppRequest;
+} & Resolved<P, Perm>;
+
+/** The context as the router builds it for any route; `route()` narrows it to the route's own. */
+interface AnyRouteContext {
+  s: Services;
+  requestId: string;
+  params: Record<string, string>;
+  body: unknown;
+  query: unknown;
+  target: unknown;
+  req: AppRequest;
+  key: AuthenticatedKey | null;
+  ns: NamespaceRow | undefined;
+  col: CollectionRow | undefined;
 }
 
 export interface Reply {
@@ -57,11 +77,11 @@ export interface Reply {
   stream?: AsyncIterable<string>;
 }
 
-export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
+interface RouteFields<B extends z.ZodType, Q extends z.ZodType, P extends string, Perm extends Permission> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  path: string;
+  path: P;
   summary: string;
-  permission: Permission;
+  permission: Perm;
   body?: B;
   /** Shown in /openapi.json instead of `body` when validation is split (search filters). */
   docBody?: z.ZodType;
@@ -72,16 +92,33 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
    * Resolves a target the path names by ID (a job), with the key's visibility (404 outside its
    * scope), before the permission check, so an out-of-scope target is 404 and never 403.
    */
-  target?: (s: Services, key: AuthenticatedKey, params: Record<string, string>) => unknown;
+  target?: (s: Services, key: AuthenticatedKey, params: Record<ParamKeys<P>, string>) => unknown;
   /** The handler reads the body stream itself (signed upload PUT). */
   streamBody?: boolean;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
-  handler: (ctx: RouteContext<z.output<B>, z.output<Q>>) => Reply | Promise<Reply>;
+}
+
+/** A route as one route's author writes it: the handler's context is typed from its path, permission, body and query. */
+export interface TypedRouteDef<B extends z.ZodType, Q extends z.ZodType, P extends string, Perm extends Permission> extends RouteFields<B, Q, P, Perm> {
+  handler: (ctx: RouteContext<z.output<B>, z.output<Q>, P, Perm>) => Reply | Promise<Reply>;
+}
+
+/** A route as the router holds it, whatever its path and schemas. */
+export interface RouteDef extends RouteFields<z.ZodType, z.ZodType, string, Permission> {
+  handler: (ctx: AnyRouteContext) => Reply | Promise<Reply>;
 }
 
 export { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
 
-export function route<B extends z.ZodType = z.ZodNever, Q extends z.ZodType = z.ZodNever>(def: RouteDef<B, Q>): RouteDef {
+/**
+ * Erases a route's own types for the table. Sound because dispatch() builds the context from the
+ * same path and permission: `key` is set whenever the permission is not `none`, `ns` whenever the
+ * path names `{namespace}` and `col` whenever it names `{collection}` (both resolved under the key),
+ * and `params` holds every `{param}` of the matched path.
+ */
+export function route<B extends z.ZodType = z.ZodNever, Q extends z.ZodType = z.ZodNever, const P extends string = string, const Perm extends Permission = Permission>(
+  def: TypedRouteDef<B, Q, P, Perm>,
+): RouteDef {
   return def as unknown as RouteDef;
 }
 
@@ -318,9 +355,9 @@ export class Router {
 
     const { def } = matched.route;
     if (!this.s.ready() && def.permission.kind !== 'none') throw new TroveError('temporarily_unavailable', 'The daemon is starting or stopping.');
-    let key = null as unknown as AuthenticatedKey;
-    let ns = undefined as unknown as NamespaceRow;
-    let col = undefined as unknown as CollectionRow;
+    let key: AuthenticatedKey | null = null;
+    let ns: NamespaceRow | undefined;
+    let col: CollectionRow | undefined;
     let target: unknown = undefined;
     if (def.permission.kind !== 'none') {
       key = authenticate(this.s.db, bearer(req.headers));

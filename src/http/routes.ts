@@ -249,7 +249,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a research run (the creating key or a cluster key)',
       permission: { kind: 'action', action: 'query' },
       responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
-      handler: ({ s, key, col, params }) => ({ status: 200, body: presentRun(resolveRun(s, key, col, params.run_id!)) }),
+      handler: ({ s, key, col, params }) => ({ status: 200, body: presentRun(resolveRun(s, key, col, params.run_id)) }),
     }),
     route({
       method: 'POST',
@@ -257,7 +257,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Cancel a queued or running research run',
       permission: { kind: 'action', action: 'query' },
       responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
-      handler: async ({ s, key, col, params }) => ({ status: 200, body: await cancelRun(s, resolveRun(s, key, col, params.run_id!)) }),
+      handler: async ({ s, key, col, params }) => ({ status: 200, body: await cancelRun(s, resolveRun(s, key, col, params.run_id)) }),
     }),
 
     // ------------------------------------------------------------ files
@@ -290,7 +290,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a file by ID or encoded path',
       permission: read,
       responses: { 200: { description: 'file', schema: S.FileSchema }, ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: presentFile(s.db, resolveFile(s.db, col, params.file!)) }),
+      handler: ({ s, col, params }) => ({ status: 200, body: presentFile(s.db, resolveFile(s.db, col, params.file)) }),
     }),
     route({
       method: 'PATCH',
@@ -300,7 +300,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       body: S.UpdateFileRequest,
       responses: { 200: { description: 'file', schema: S.FileSchema }, 202: { description: 'reindexing', schema: FileWithJob }, ...common },
       handler: async ({ s, ns, col, params, body }) => {
-        const { file, job, upload } = await patchFile(s, ns, col, resolveFile(s.db, col, params.file!), body);
+        const { file, job, upload } = await patchFile(s, ns, col, resolveFile(s.db, col, params.file), body);
         return job ? { status: 202, body: { file, job: presentJob(job), ...(upload ? { upload } : {}) } } : { status: 200, body: file };
       },
     }),
@@ -310,7 +310,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Delete a file',
       permission: write,
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: async ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(await deleteFile(s, ns, col, resolveFile(s.db, col, params.file!))) } }),
+      handler: async ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(await deleteFile(s, ns, col, resolveFile(s.db, col, params.file))) } }),
     }),
     route({
       method: 'GET',
@@ -318,7 +318,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: "A short-lived signed URL for the file's bytes",
       permission: read,
       responses: { 200: { description: 'signed URL', schema: S.FileContentResponse }, 409: err('external_source or operation_in_progress'), ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: fileContentUrl(s, resolveFile(s.db, col, params.file!)) }),
+      handler: ({ s, col, params }) => ({ status: 200, body: fileContentUrl(s, resolveFile(s.db, col, params.file)) }),
     }),
     route({
       method: 'PUT',
@@ -331,7 +331,7 @@ export function dataPlaneRoutes(): RouteDef[] {
         const length = req.headers['content-length'];
         const body = req.body ?? Buffer.alloc(0);
         const stream: Readable = Buffer.isBuffer(body) ? Readable.from([body]) : body;
-        const file = await receiveUpload(s, params.token!, stream, length === undefined ? null : Number(length));
+        const file = await receiveUpload(s, params.token, stream, length === undefined ? null : Number(length));
         return { status: 200, body: { file } };
       },
     }),
@@ -342,7 +342,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'none' },
       responses: { 200: { description: 'the bytes' }, 404: err('not_found') },
       handler: ({ s, params }) => {
-        const { bytes, contentType, path } = openDownload(s, params.token!);
+        const { bytes, contentType, path } = openDownload(s, params.token);
         return { status: 200, raw: { bytes, contentType }, headers: downloadHeaders(contentType, path) };
       },
     }),
@@ -378,7 +378,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get an access rule',
       permission: read,
       responses: { 200: { description: 'rule', schema: S.AccessRuleSchema }, ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: presentRule(resolveRule(s.db, col, params.rule_id!)) }),
+      handler: ({ s, col, params }) => ({ status: 200, body: presentRule(resolveRule(s.db, col, params.rule_id)) }),
     }),
     route({
       method: 'PATCH',
@@ -392,7 +392,7 @@ export function dataPlaneRoutes(): RouteDef[] {
         409: err('limit_exceeded'),
         ...common,
       },
-      handler: async ({ s, ns, col, params, body }) => ruleReply(await patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id!), body)),
+      handler: async ({ s, ns, col, params, body }) => ruleReply(await patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id), body)),
     }),
     route({
       method: 'DELETE',
@@ -401,7 +401,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: write,
       responses: { 204: { description: 'deleted' }, 202: { description: 'files move', schema: JobEnvelope }, ...common },
       handler: async ({ s, ns, col, params }) => {
-        const job = await removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id!));
+        const job = await removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id));
         return job ? { status: 202, body: { job: presentJob(job) } } : { status: 204 };
       },
     }),
@@ -451,7 +451,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a key (without its secret)',
       permission: keyAdmin,
       responses: { 200: { description: 'key', schema: S.KeySchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: presentKey(s, resolveKey(s, key, params.key_id!)) }),
+      handler: ({ s, key, params }) => ({ status: 200, body: presentKey(s, resolveKey(s, key, params.key_id)) }),
     }),
     route({
       method: 'POST',
@@ -459,7 +459,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Revoke a key (repeating it is a no-op)',
       permission: keyAdmin,
       responses: { 200: { description: 'key with revoked_at', schema: S.KeySchema }, ...common },
-      handler: async ({ s, key, params }) => ({ status: 200, body: await revokeKey(s, resolveKey(s, key, params.key_id!)) }),
+      handler: async ({ s, key, params }) => ({ status: 200, body: await revokeKey(s, resolveKey(s, key, params.key_id)) }),
     }),
 
     // ------------------------------------------------------------ events
@@ -485,7 +485,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       path: '/jobs/{job}',
       summary: 'Get a job',
       permission: read,
-      target: (s, key, params) => resolveJob(s.db, key, params.job!),
+      target: (s, key, params) => resolveJob(s.db, key, params.job),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
       handler: ({ target }) => ({ status: 200, body: presentJob(target as JobRow) }),
     }),
@@ -494,7 +494,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       path: '/jobs/{job}:cancel',
       summary: 'Cancel a queued or running job',
       permission: write,
-      target: (s, key, params) => resolveJob(s.db, key, params.job!),
+      target: (s, key, params) => resolveJob(s.db, key, params.job),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
       handler: async ({ s, target }) => ({ status: 200, body: presentJob(await cancelJob(s, target as JobRow)) }),
     }),

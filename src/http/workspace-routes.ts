@@ -43,8 +43,8 @@ const common = { 400: err('invalid_request'), 401: err('unauthenticated'), 403: 
 
 // Resolved in the handler, after the permission check: a key of the workspace lacking the action is
 // 403 whatever the webhook ID, as on every other workspace-scoped route.
-const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<string, string>): WebhookRow =>
-  resolveWebhook(s, key, resolveNamespace(s.db, key, params.namespace!), params.webhookId!);
+const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<'namespace' | 'webhookId', string>): WebhookRow =>
+  resolveWebhook(s, key, resolveNamespace(s.db, key, params.namespace), params.webhookId);
 
 export function webhookRoutes(): RouteDef[] {
   return [
@@ -55,7 +55,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: { kind: 'namespace_or_cluster' },
       body: S.PatchWorkspaceApiKeyRequest,
       responses: { 200: { description: 'the workspace API key', schema: S.WorkspaceApiKeySchema }, 409: err('already_exists'), ...common },
-      handler: async ({ s, key, ns, params, body }) => ({ status: 200, body: await patchWorkspaceKey(s, key, ns, params.keyId!, body) }),
+      handler: async ({ s, key, ns, params, body }) => ({ status: 200, body: await patchWorkspaceKey(s, key, ns, params.keyId, body) }),
     }),
     // ---------------------------------------------------------------- restores (workspace-api.md; decisions.md §5)
     route({
@@ -64,7 +64,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'Restore a deleted bucket within its recovery window (editor or higher)',
       permission: { kind: 'action', action: 'write' },
       responses: { 200: { description: 'the restored bucket (collection)', schema: S.CollectionSchema }, 409: err('already_exists'), ...common },
-      handler: async ({ s, key, ns, params }) => ({ status: 200, body: await restoreBucket(s, key, ns, params.bucketId!) }),
+      handler: async ({ s, key, ns, params }) => ({ status: 200, body: await restoreBucket(s, key, ns, params.bucketId) }),
     }),
     route({
       method: 'POST',
@@ -169,7 +169,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'One delivery: its exact body and every attempt',
       permission: anyWorkspaceKey,
       responses: { 200: { description: 'delivery', schema: S.WebhookDeliveryDetail }, ...common },
-      handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId!) }),
+      handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId) }),
     }),
   ];
 }
