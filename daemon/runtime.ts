@@ -18,7 +18,7 @@ import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/r
 import { sweepEvents } from '../src/domain/events.js';
 import { purgeExpired } from '../src/domain/restore.js';
 import { startWebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
-import { parseRetryScale } from '../src/domain/webhooks/config.js';
+import { parseRetryScale } from './flags.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
@@ -29,7 +29,7 @@ import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/work
 import { createApp, type App } from '../src/http/app.js';
 import { withMcp } from '../src/mcp/http.js';
 import { packageVersion } from '../src/contract/version.js';
-import { FileRoots } from '../src/rpc/roots.js';
+import { FileRoots } from '../src/domain/file-roots.js';
 import type { Logger } from '../src/http/router.js';
 import { openDatabase, type SqliteDb } from '../src/store/db.js';
 import { resetInterruptedFiles } from '../src/store/files.js';

@@ -13,7 +13,7 @@ import { describeIssue as sentenceOf } from '../src/contract/issues.js';
 import { SeedSchema, type Seed } from '../src/contract/seed.js';
 import { createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey } from '../src/domain/keys.js';
-import { contentTypeFromPath } from '../src/domain/ingest/detect.js';
+import { contentTypeFromPath } from '../src/contract/content-types.js';
 import type { App } from '../src/http/app.js';
 import { findKeyByName } from '../src/store/keys.js';
 import type { Runtime } from './runtime.js';

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ROOT } from './helpers/cli.js';
-import { hasCjk, keywordIndexText, keywordPhraseText, splitCjkRuns } from '../src/domain/search/cjk.js';
+import { hasCjk, keywordIndexText, keywordPhraseText, splitCjkRuns } from '../src/contract/cjk.js';
 import { buildMatchPhrases, queryTerms, wordsOf } from '../src/domain/search/query-text.js';
 import { chunkDocument } from '../src/domain/ingest/chunk.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';

@@ -5,7 +5,7 @@
 // changed 1,197 of 5,638 scores in the last bit and swapped 48 tied pairs.
 import t from 'tap';
 import { buildMatchPhrases } from '../src/domain/search/query-text.js';
-import { keywordIndexText } from '../src/domain/search/cjk.js';
+import { keywordIndexText } from '../src/contract/cjk.js';
 import { openDatabase } from '../src/store/db.js';
 import { createFtsTableSql } from '../src/store/migrations.js';
 import { scopedKeywordPassageHits } from '../src/store/scoped-bm25.js';

@@ -7,7 +7,7 @@ import { open, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import ignore from 'ignore';
 import { filePathProblem } from '../contract/paths.js';
-import { contentTypeFromPath } from '../domain/ingest/detect.js';
+import { contentTypeFromPath } from '../contract/content-types.js';
 
 /** The daemon's limit on indexed files (daemon/runtime.ts maxFileBytes). */
 export const MAX_FILE_BYTES = 256 * 1024 * 1024;

@@ -4,18 +4,12 @@
 import { initTRPC, tracked, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { z } from 'zod';
 import { ERROR_TABLE, TroveError, type ErrorCode } from '../contract/errors.js';
-import { hasPrefix } from '../contract/ids.js';
 import { issuesSentence } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
-import { EVERYTHING } from '../domain/event-audience.js';
 import { EVENT_TYPES, presentEvent } from '../domain/events.js';
-import { presentNamespace } from '../domain/present.js';
-import { restoreWorkspace } from '../domain/restore.js';
-import { eventsAfter, findEventRid, lastEventRid } from '../store/events.js';
-import { findNamespace } from '../store/namespaces.js';
-import { clusterCounts } from '../store/operator.js';
+import type { FileRoots } from '../domain/file-roots.js';
+import { clusterCounts, operatorEventCursor, operatorEventsAfter, restoreWorkspaceForOperator } from '../domain/operator.js';
 import { maskValue, readConfig, setConfig } from './config.js';
-import type { FileRoots } from './roots.js';
 
 export interface OperatorLog {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -166,7 +160,7 @@ export function createOperatorRouter(deps: OperatorDeps) {
         operator_socket: deps.socketPath(),
         ready: s.ready(),
         indexer: { alive: s.indexerAlive() },
-        ...clusterCounts(s.db),
+        ...clusterCounts(s),
         embedding: { provider: s.embedding.config.provider, model_id: s.embedding.modelId },
         generation: { provider: s.generation.provider, model: s.generation.model },
         file_roots: deps.roots.list(),
@@ -176,18 +170,10 @@ export function createOperatorRouter(deps: OperatorDeps) {
     // Every namespace's events (the operator sees the cluster), exactly as GET /events shows them.
     // Each is `tracked` by its event ID, so a client that reconnects resumes after the last one it got.
     events: procedure.input(EventsInput).subscription(async function* ({ input, signal }) {
-      let cursor: number;
-      if (input.lastEventId) {
-        if (!hasPrefix(input.lastEventId, 'evt')) throw new TroveError('invalid_request', "'lastEventId' takes an event ID (evt_…).");
-        const rid = findEventRid(s.db, input.lastEventId);
-        if (rid === undefined) throw new TroveError('invalid_request', `No event '${input.lastEventId}' (events are kept 30 days); subscribe without lastEventId.`);
-        cursor = rid;
-      } else {
-        cursor = lastEventRid(s.db);
-      }
+      let cursor = operatorEventCursor(s, input.lastEventId);
       const wanted = input.types ? new Set<string>(input.types) : null;
       while (!signal?.aborted && s.ready()) {
-        const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience: EVERYTHING });
+        const rows = operatorEventsAfter(s, cursor, 500);
         for (const row of rows) {
           cursor = row.rid;
           if (!wanted || wanted.has(row.type)) yield tracked(row.id, presentEvent(row));
@@ -221,11 +207,9 @@ export function createOperatorRouter(deps: OperatorDeps) {
 
     workspace: t.router({
       restore: procedure.input(z.object({ ref: z.string().min(1) }).strict()).mutation(async ({ input }) => {
-        const { id } = await restoreWorkspace(s, input.ref);
-        const ns = findNamespace(s.db, id);
-        if (!ns) throw new TroveError('internal_error', `Workspace ${id} was restored but cannot be read back.`);
-        deps.log.info('operator restored a workspace', { id, name: ns.name });
-        return { namespace: presentNamespace(s.db, ns) };
+        const { id, name, namespace } = await restoreWorkspaceForOperator(s, input.ref);
+        deps.log.info('operator restored a workspace', { id, name });
+        return { namespace };
       }),
     }),
 

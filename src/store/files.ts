@@ -23,7 +23,7 @@ export interface FileRow {
   error_message: string | null;
   version_id: string;
   indexed_version_id: string | null;
-  /** The access rule that governs the file (src/domain/access/governing.ts); null: none. */
+  /** The access rule that governs the file (src/contract/governing-rule.ts); null: none. */
   governing_rule_rid: number | null;
   /** The apply_access_rule job that holds the file hidden until it finishes. */
   access_job_rid: number | null;

@@ -2,8 +2,8 @@
 // diacritics, so a plain substring match would miss "purring" for "purr"; terms here are compared
 // the same loose way, by a folded, lightly stemmed form of each word.
 
-import { hasCjk, splitCjkRuns } from '../domain/search/cjk.js';
-import { STOPWORDS } from '../domain/search/query-text.js';
+import { hasCjk, splitCjkRuns } from '../contract/cjk.js';
+import { STOPWORDS } from '../contract/stopwords.js';
 
 export interface Segment {
   text: string;
@@ -58,7 +58,7 @@ export function highlightSegments(text: string, terms: readonly string[]): Segme
     else segments.push({ text: piece, match });
   };
   // Chinese and Japanese put no spaces between words: a term of theirs is marked wherever it stands
-  // inside a run, as the keyword index's bigrams find it (src/domain/search/cjk.ts), longest first.
+  // inside a run, as the keyword index's bigrams find it (src/contract/cjk.ts), longest first.
   const cjkTerms = terms.filter(hasCjk).sort((a, b) => b.length - a.length);
   for (const found of text.matchAll(WORD)) {
     const word = found[0];

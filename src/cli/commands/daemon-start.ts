@@ -8,7 +8,7 @@ import type { LoadedSeed } from '../../../daemon/seed.js';
 import { ERROR_TABLE } from '../../contract/errors.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
-import { parseRetryScale } from '../../domain/webhooks/config.js';
+import { parseRetryScale } from '../../../daemon/flags.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
 
 // daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { contentTypeFromPath } from '../../domain/ingest/detect.js';
+import { contentTypeFromPath } from '../../contract/content-types.js';
 import { ApiClient, CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';

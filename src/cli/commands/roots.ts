@@ -2,10 +2,14 @@
 // the daemon runs (over the operator channel). Granted roots survive restarts; the start-up ones
 // (--allow-file-root, TROVE_FILE_ROOTS) are listed but cannot be removed here.
 import { resolve } from 'node:path';
-import type { RootEntry } from '../../rpc/roots.js';
+import type { inferRouterOutputs } from '@trpc/server';
+import type { OperatorRouter } from '../../rpc/router.js';
 import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { withOperator } from './operator-call.js';
+
+/** A root as the operator channel lists it. */
+type RootEntry = inferRouterOutputs<OperatorRouter>['roots']['list']['roots'][number];
 
 export interface RootsOptions {
   json?: boolean;

@@ -1,5 +1,5 @@
 // `trove rules set|list|rm|explain`: access rules of a collection from the terminal.
-import { governingRule } from '../../domain/access/governing.js';
+import { governingRule } from '../../contract/governing-rule.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { parseTarget } from '../defaults.js';

@@ -32,7 +32,7 @@ import { readCursor, requestBinding } from '../cursors.js';
 import { enqueueCollectionJob } from '../jobs.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { pageOf } from '../paging.js';
-import { candidateTargets, governingRule, indexRules } from './governing.js';
+import { candidateTargets, governingRule, indexRules } from '../../contract/governing-rule.js';
 
 /** retrieval-api.md, Limits: access rule readers. */
 export const MAX_READERS = 1024;

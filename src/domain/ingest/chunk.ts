@@ -1,6 +1,6 @@
 // Cuts an extracted document into passages that follow its structure: sections, blocks, then sentences.
 import { commonJsonPath, jsonPathSteps } from './json-path.js';
-import { cjkCharLength } from '../search/cjk.js';
+import { cjkCharLength } from '../../contract/cjk.js';
 import type { Block, ChunkOptions, EvidenceKind, ExtractedDocument, JsonSpan, Passage, SourceLocation } from './types.js';
 
 export { commonJsonPath };

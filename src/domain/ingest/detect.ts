@@ -1,6 +1,6 @@
 // Decides which content type a file is: declared type, then magic numbers, then extension, then a text sniff.
 import { isUtf8 } from 'node:buffer';
-import path from 'node:path';
+import { contentTypeFromPath } from '../../contract/content-types.js';
 import { lazyImport } from './lazy.js';
 
 export const SUPPORTED_CONTENT_TYPES = [
@@ -60,107 +60,6 @@ export function isSupportedContentType(contentType: string): boolean {
   return normalized.startsWith('text/') || (SUPPORTED_CONTENT_TYPES as readonly string[]).includes(normalized);
 }
 
-const EXTENSION_TYPES: Readonly<Record<string, string>> = {
-  '.txt': 'text/plain',
-  '.text': 'text/plain',
-  '.log': 'text/plain',
-  '.ini': 'text/plain',
-  '.cfg': 'text/plain',
-  '.conf': 'text/plain',
-  '.env': 'text/plain',
-  '.md': 'text/markdown',
-  '.markdown': 'text/markdown',
-  '.mdown': 'text/markdown',
-  '.mkd': 'text/markdown',
-  '.mdx': 'text/markdown',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-  '.xhtml': 'text/html',
-  '.json': 'application/json',
-  '.ndjson': 'application/x-ndjson',
-  '.jsonl': 'application/x-ndjson',
-  '.csv': 'text/csv',
-  '.vtt': 'text/vtt',
-  '.srt': 'application/x-subrip',
-  '.pdf': 'application/pdf',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.tif': 'image/tiff',
-  '.tiff': 'image/tiff',
-  '.tsv': 'text/tab-separated-values',
-  '.xml': 'application/xml',
-  '.rst': 'text/x-rst',
-  '.tex': 'text/x-tex',
-  '.yaml': 'text/yaml',
-  '.yml': 'text/yaml',
-  '.toml': 'text/x-toml',
-  '.css': 'text/css',
-  '.scss': 'text/x-scss',
-  '.less': 'text/x-less',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript',
-  '.cjs': 'text/javascript',
-  '.jsx': 'text/javascript',
-  '.ts': 'text/x-typescript',
-  '.mts': 'text/x-typescript',
-  '.cts': 'text/x-typescript',
-  '.tsx': 'text/x-typescript',
-  '.vue': 'text/x-vue',
-  '.svelte': 'text/x-svelte',
-  '.py': 'text/x-python',
-  '.pyi': 'text/x-python',
-  '.rb': 'text/x-ruby',
-  '.go': 'text/x-go',
-  '.rs': 'text/x-rust',
-  '.java': 'text/x-java',
-  '.kt': 'text/x-kotlin',
-  '.kts': 'text/x-kotlin',
-  '.scala': 'text/x-scala',
-  '.swift': 'text/x-swift',
-  '.c': 'text/x-c',
-  '.h': 'text/x-c',
-  '.cc': 'text/x-c++',
-  '.cpp': 'text/x-c++',
-  '.cxx': 'text/x-c++',
-  '.hpp': 'text/x-c++',
-  '.hh': 'text/x-c++',
-  '.cs': 'text/x-csharp',
-  '.fs': 'text/x-fsharp',
-  '.php': 'text/x-php',
-  '.pl': 'text/x-perl',
-  '.pm': 'text/x-perl',
-  '.lua': 'text/x-lua',
-  '.r': 'text/x-r',
-  '.jl': 'text/x-julia',
-  '.dart': 'text/x-dart',
-  '.ex': 'text/x-elixir',
-  '.exs': 'text/x-elixir',
-  '.erl': 'text/x-erlang',
-  '.hs': 'text/x-haskell',
-  '.clj': 'text/x-clojure',
-  '.ml': 'text/x-ocaml',
-  '.zig': 'text/x-zig',
-  '.nim': 'text/x-nim',
-  '.sh': 'text/x-shellscript',
-  '.bash': 'text/x-shellscript',
-  '.zsh': 'text/x-shellscript',
-  '.fish': 'text/x-shellscript',
-  '.ps1': 'text/x-powershell',
-  '.bat': 'text/x-bat',
-  '.sql': 'text/x-sql',
-  '.graphql': 'text/x-graphql',
-  '.proto': 'text/x-protobuf',
-  '.tf': 'text/x-terraform',
-  '.gradle': 'text/x-groovy',
-  '.groovy': 'text/x-groovy',
-  '.diff': 'text/x-diff',
-  '.patch': 'text/x-diff',
-};
 
 /**
  * file-type matches some signatures that ordinary text can start with ("BM" is a BMP, "MZ" an .exe, "ID3" an
@@ -235,12 +134,6 @@ async function magicContentType(bytes: Buffer, looksLikeText: boolean): Promise<
   return mime;
 }
 
-export function contentTypeFromPath(filePath: string): string | undefined {
-  // URIs carry a query string and fragment that are not part of the name.
-  const name = /^[a-z][a-z0-9+.-]*:\/\//i.test(filePath) ? (filePath.split(/[?#]/, 1)[0] ?? '') : filePath;
-  const extension = path.posix.extname(name.replaceAll('\\', '/')).toLowerCase();
-  return extension === '' ? undefined : EXTENSION_TYPES[extension];
-}
 
 /** Types whose bytes are text we could read, even if we don't support the type itself. */
 function isTextualType(contentType: string): boolean {

@@ -14,7 +14,7 @@ import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, 
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
-import { hasCjk, keywordIndexText } from '../search/cjk.js';
+import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
 import { modelText, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
@@ -42,7 +42,7 @@ export interface PipelineConfig {
 /**
  * `source`: the version's inline text, which passages that are verbatim slices of it are read from
  * (src/store/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
- * differs from the passage (Han or kana text, src/domain/search/cjk.ts); made here, not in the
+ * differs from the passage (Han or kana text, src/contract/cjk.ts); made here, not in the
  * write transaction.
  */
 export type Indexed =

@@ -23,7 +23,7 @@ export interface WorkerInit extends PipelineConfig {
   batchSize: number;
 }
 
-/** `roots`: the operator changed the file:// roots while the daemon runs (src/rpc/roots.ts). */
+/** `roots`: the operator changed the file:// roots while the daemon runs (src/domain/file-roots.ts). */
 export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { type: 'roots'; fileRoots: string[] } | { type: 'stop' };
 export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopped' } | { type: 'error'; message: string };
 

@@ -1,24 +1,15 @@
 // Turning a literal query into an FTS5 expression: the query's words OR'd together, so BM25 ranks
 // documents by how many of them (weighted by rarity) they contain, as classic keyword search does.
-import { hasCjk, keywordPhraseText, splitCjkRuns } from './cjk.js';
+import { hasCjk, keywordPhraseText, splitCjkRuns } from '../../contract/cjk.js';
+import { STOPWORDS } from '../../contract/stopwords.js';
 
-// A short English stopword list: these words carry no ranking signal in BM25 and make OR queries
-// scan most of the index. Queries made only of stopwords keep them.
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  `a about above after again against all am an and any are as at be because been before being below between both but by
-  can could did do does doing down during each few for from further had has have having he her here hers herself him
-  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
-  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
-  these they this those through to too under until up very was we were what when where which while who whom why will
-  with would you your yours yourself yourselves`.split(/\s+/),
-);
 
 /** The most distinct words a query contributes; longer queries keep their first words. */
 export const MAX_QUERY_TERMS = 64;
 
 /**
  * The words of a text as the keyword stage sees them: NFKC, lower case, runs of letters and digits,
- * with a Han or kana run a word of its own where it meets other letters (src/domain/search/cjk.ts).
+ * with a Han or kana run a word of its own where it meets other letters (src/contract/cjk.ts).
  */
 export function wordsOf(text: string): string[] {
   const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];

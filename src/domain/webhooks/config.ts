@@ -32,11 +32,3 @@ export function webhookConfig(s: Services): WebhookConfig {
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-
-/** Reads a retry scale from a flag value or TROVE_WEBHOOK_RETRY_SCALE; undefined when neither is set. */
-export function parseRetryScale(value: string | undefined = process.env.TROVE_WEBHOOK_RETRY_SCALE): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--webhook-retry-scale / TROVE_WEBHOOK_RETRY_SCALE must be a positive number, got '${value}'`);
-  return n;
-}
