@@ -1,4 +1,4 @@
-// Exit codes as the README's table says, in every command: each command that talks to a daemon,
+// Exit codes as docs/tour.md lists them, in every command: each command that talks to a daemon,
 // pointed at a URL (and a data dir) where nothing listens, exits 9. The command list is the
 // commander tree itself, so a new command is covered (or must be listed as local) by construction.
 import t from 'tap';

@@ -178,7 +178,7 @@ t.test('a refused key names itself and its source; a missing key is exit 3', asy
   const empty = path.join(work, 'empty');
   await mkdir(empty);
   const missing = await runCli(['--url', daemon.url, '--data-dir', empty, 'search', 'ferry'], { env });
-  t.equal(missing.code, 3, 'no key anywhere: exit 3, as the README table says');
+  t.equal(missing.code, 3, 'no key anywhere: exit 3, as docs/tour.md lists the exit codes');
   t.match(missing.stderr, /No API key: there is no cluster key file/);
 });
 

@@ -167,7 +167,7 @@ export class ApiClient {
     if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
       return new CliError(`The daemon at ${this.baseUrl} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, 1, 'daemon_unreachable');
     }
-    // No daemon answers: exit 9 in every command, as the README's table says (a timeout is not
+    // No daemon answers: exit 9 in every command, as docs/tour.md's exit codes say (a timeout is not
     // that: something answered the connection, and it stays "unexpected").
     const code = errnoCode(err);
     if (code === 'ECONNREFUSED') {

@@ -50,7 +50,7 @@ export function resolveDataDir(opts: GlobalOptions, env: Env = process.env): str
   return dir ? resolve(dir) : defaultDataDir();
 }
 
-// README's exit-code table: a missing or bad key is 3, as the API's unauthenticated is.
+// The exit codes (docs/tour.md): a missing or bad key is 3, as the API's unauthenticated is.
 const EXIT_UNAUTHENTICATED = ERROR_TABLE.unauthenticated.exitCode;
 
 export async function resolveKeyWithSource(opts: GlobalOptions, env: Env = process.env): Promise<{ key: string; source: KeySource }> {

@@ -3,7 +3,7 @@
 // the contract's 401 envelope. Stateless: each POST gets its own server and transport (no
 // Mcp-Session-Id), and every tool call inside it is an in-process request to the app with the
 // caller's own credential headers, so it goes through the routes' permission checks and access
-// rules. Not a contract route, so not in /openapi.json; README.md ("Agents: MCP") documents it.
+// rules. Not a contract route, so not in /openapi.json; docs/tour.md ("Agents: MCP in detail") documents it.
 import { TroveError } from '../contract/errors.js';
 import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
 import type { App } from '../http/app.js';

@@ -1,4 +1,4 @@
-// Where a database's bytes go, by kind of table (bench: semantic-scale prints it, and README's
+// Where a database's bytes go, by kind of table (bench: semantic-scale prints it, and docs/performance.md's
 // "1M passages" figures come from it). dbstat counts whole pages, so free space inside pages is
 // charged to the table that owns them, as it is on disk.
 import type { Db } from './db.js';

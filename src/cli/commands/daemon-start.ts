@@ -55,7 +55,7 @@ const log = {
 
 /**
  * Another daemon holds the data dir, or the port: a conflict (exit 6, ERROR_TABLE's conflicts), as
- * the README's exit-code table has it; anything else is unexpected (1).
+ * docs/tour.md's exit codes have it; anything else is unexpected (1).
  */
 export function startFailureExitCode(err: unknown): number {
   if (err instanceof DataDirLockedError || (err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return ERROR_TABLE.already_exists.exitCode;
