@@ -40,6 +40,8 @@ t.test('pseudo-queries: one sentence of a file against the rest of it, chosen th
   t.equal(pq!.rest.split('. ').length, 2);
   t.same(pseudoQueries(texts), first, 'deterministic');
   t.equal(pseudoQueries(Array.from({ length: 300 }, (_, i) => `${texts[0]} File ${i} has words enough to count.`)).length, 200, 'at most 200');
+  const endless = `${'a line with no end and many words '.repeat(30)}\n${texts[0]}`;
+  t.ok(pseudoQueries([endless]).every((p) => p.query.length <= 500 && p.rest.length <= 2000), 'a query is a sentence of at most 500 characters, an answer at most 2,000');
 });
 
 t.test('chooseWeight keeps the default unless a weight clearly wins', async (t) => {
@@ -60,6 +62,13 @@ t.test('chooseWeight keeps the default unless a weight clearly wins', async (t) 
   const strong = chooseWeight({ bm25: weakBm25, cosine: matrix(n, (i, j) => (i === j ? 0.9 : 0.1 + 0.3 * noise())), collection: null }, SEMANTIC_WEIGHT, 0.6);
   t.ok(strong.weight !== null && strong.weight >= 1, `a cosine that finds what BM25 misses earns a larger weight (${strong.weight})`);
   t.ok(strong.gain >= 0.02 && strong.gain >= 3 * strong.standardError);
+
+  // Rows BM25 cannot score at all (no shared word): every candidate ties. A tie must not count as
+  // a win, or weight 0, which leaves them tied, would look perfect.
+  const blank = matrix(n, () => 0);
+  const tied = chooseWeight({ bm25: blank, cosine: matrix(n, (i, j) => (i === j ? 0.9 : 0.3 * noise())), collection: null }, SEMANTIC_WEIGHT, 0.6);
+  t.not(tied.weight, 0, `ties count half: weight ${tied.weight}, MRR at 0 ${tied.mrr[0]!.toFixed(3)}`);
+  t.ok(tied.mrr[0]! < 0.1, 'all tied: the answer is anywhere among them');
 
   const few = chooseWeight({ bm25: weakBm25.slice(0, MIN_PSEUDO_QUERIES - 1), cosine: matrix(MIN_PSEUDO_QUERIES - 1, (i, j) => (i === j ? 1 : 0)), collection: null }, SEMANTIC_WEIGHT, 0.6);
   t.equal(few.weight, null, 'too few pseudo-queries to tell: the default stays');

@@ -287,9 +287,17 @@ async function batchTopics(
     const col = getCollectionByRid(db, collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
-    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, embedding)) out.set(rid, topic);
+    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding))) out.set(rid, topic);
   }
   return out;
+}
+
+/**
+ * The embedding to calibrate a collection's weight with, or null: an enforced collection's readers
+ * always rank with the default weight (it is learnt from every file), so it would be work for nothing.
+ */
+function calibrating(col: CollectionRow, embedding: Embedding | null): Embedding | null {
+  return col.access_control === 'enforced' ? null : embedding;
 }
 
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
@@ -401,7 +409,7 @@ export async function runReindexJob(
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
-  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, embedding);
+  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, calibrating(end, embedding));
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }

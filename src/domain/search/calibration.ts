@@ -12,7 +12,7 @@
 // while a provider that finds the answers BM25 misses earns a larger weight.
 import type { EmbeddingProvider } from '../embed/provider.js';
 import { embedTerms, modelTerms, termIndex, type CollectionModel } from './collection-model.js';
-import { COLLECTION_WEIGHT, SEMANTIC_WEIGHT } from './fusion-weights.js';
+import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
 
 /** Weights tried; the default (0.2) is among them. */
 export const WEIGHT_GRID = [0, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3] as const;
@@ -24,10 +24,11 @@ export const MIN_PSEUDO_QUERIES = 50;
 export const MIN_GAIN = 0.02;
 /** …and that gain is at least this many standard errors of the paired differences. */
 export const MIN_STANDARD_ERRORS = 3;
-/** A sentence counts when it has at least this many words; a file needs MIN_SENTENCES of them. */
+/** A sentence counts when it has at least this many words and at most MAX_SENTENCE_CHARS; a file needs MIN_SENTENCES of them. */
 const MIN_SENTENCE_WORDS = 6;
+const MAX_SENTENCE_CHARS = 500;
 const MIN_SENTENCES = 3;
-/** The rest of a file as embedded: about a passage's worth (a remote provider limits its input). */
+/** The rest of a file, the answer: about a passage's worth (a remote provider limits its input). */
 const REST_CHARS = 2000;
 const EMBED_BATCH = 100;
 /** BM25 for the pseudo-queries, FTS5's defaults. */
@@ -55,7 +56,7 @@ function sentencesOf(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+|\n+/)
     .map((s) => s.trim())
-    .filter((s) => s.split(/\s+/).length >= MIN_SENTENCE_WORDS);
+    .filter((s) => s.length <= MAX_SENTENCE_CHARS && s.split(/\s+/).length >= MIN_SENTENCE_WORDS);
 }
 
 /** FNV-1a: which sentence of a file becomes its query, the same on every run. */
@@ -73,7 +74,7 @@ export function pseudoQueries(texts: readonly string[], max = PSEUDO_QUERIES): P
     const sentences = sentencesOf(text);
     if (sentences.length < MIN_SENTENCES) continue;
     const pick = hashOf(text) % sentences.length;
-    out.push({ query: sentences[pick]!, rest: sentences.filter((_, i) => i !== pick).join(' ') });
+    out.push({ query: sentences[pick]!, rest: sentences.filter((_, i) => i !== pick).join(' ').slice(0, REST_CHARS) });
   }
   return out;
 }
@@ -118,15 +119,9 @@ function dotRows(queries: readonly (Float32Array | null)[], docs: readonly (Floa
   });
 }
 
+/** A row scaled as search.ts scales each signal over its candidates. */
 function minMaxRow(row: Float64Array): Float64Array {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const v of row) {
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  const span = hi - lo;
-  return row.map((v) => (span > 0 ? (v - lo) / span : 1));
+  return row.map(minMax(Array.from(row)));
 }
 
 /**
@@ -148,8 +143,15 @@ export function chooseWeight(
     b.map((row, i) => {
       const score = (j: number) => row[j]! + w * c[i]![j]! + (t ? collectionWeight * t[i]![j]! : 0);
       const own = score(i);
+      // A tie counts half: search breaks ties by passage rid, which puts the answer anywhere among
+      // them, and counting ties as wins would reward a weight that leaves every candidate equal.
       let above = 0;
-      for (let j = 0; j < row.length; j++) if (j !== i && score(j) > own) above++;
+      for (let j = 0; j < row.length; j++) {
+        if (j === i) continue;
+        const other = score(j);
+        if (other > own) above++;
+        else if (other === own) above += 0.5;
+      }
       return 1 / (1 + above);
     });
   const base = reciprocalRanks(defaultWeight);
@@ -187,7 +189,7 @@ export async function calibrateSemanticWeight(
   if (pairs.length < MIN_PSEUDO_QUERIES) return { weight: null, queries: pairs.length, mrr: [], gain: 0, standardError: 0 };
   const queryTerms = pairs.map((p) => modelTerms(p.query));
   const restTerms = pairs.map((p) => modelTerms(p.rest));
-  const vectors = await embedAll(provider, [...pairs.map((p) => p.query), ...pairs.map((p) => p.rest.slice(0, REST_CHARS))]);
+  const vectors = await embedAll(provider, [...pairs.map((p) => p.query), ...pairs.map((p) => p.rest)]);
   const index = model ? termIndex(model) : null;
   const inModel = (terms: readonly string[][]) => terms.map((ts) => (model && index ? embedTerms(model, ts, index) : null));
   return chooseWeight(

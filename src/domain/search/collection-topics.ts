@@ -65,14 +65,19 @@ export interface CollectionModelEntry {
   semanticWeight: { weight: number; embeddingModel: string } | null;
 }
 
-/** Deserialised models by collection, each with the version it was read at (a few MB each). */
-const cache = new Map<number, CollectionModelEntry>();
+/**
+ * Deserialised models by database and collection, each with the version it was read at (a few MB
+ * each). Per database: versions are unique within a data dir only, and a test process opens many.
+ */
+const caches = new WeakMap<Db, Map<number, CollectionModelEntry>>();
 const CACHED_MODELS = 16;
 
 /** The collection's current model, or null when it has none yet; one indexed lookup when cached. */
 export function collectionModelOf(db: Db, collectionRid: number): CollectionModelEntry | null {
   const version = collectionModelVersion(db, collectionRid);
   if (version === null) return null;
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new Map()));
   const cached = cache.get(collectionRid);
   if (cached && cached.version === version) return cached;
   const stored = getCollectionModel(db, collectionRid);
@@ -184,7 +189,7 @@ export async function trainAndRefold(
     const topic = encoded(termsByFile.get(f.fileRid) ?? modelTerms(f.text));
     if (topic) extraTopics.set(f.fileRid, topic);
   }
-  const calibrated = embedding ? await calibrate(chosen.map(textOf), embedding, model) : null;
+  const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
   const bytes = serializeCollectionModel(model);
   await write(() => {
     putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
@@ -195,13 +200,15 @@ export async function trainAndRefold(
 
 /**
  * The calibrated weight, or null for the default. A provider that fails here (a remote server
- * down) costs the collection its calibration until the next training, never its model or its files.
+ * down) keeps the weight last fitted for it: a collection that stopped growing may not be trained
+ * again for a long time. It never costs the collection its model or its files.
  */
-async function calibrate(texts: readonly string[], embedding: Embedding, model: CollectionModel): Promise<number | null> {
+async function calibrate(db: Db, collectionRid: number, texts: readonly string[], embedding: Embedding, model: CollectionModel): Promise<number | null> {
   try {
     return (await calibrateSemanticWeight(texts, await embedding.get(), model)).weight;
   } catch {
-    return null;
+    const previous = getCollectionModel(db, collectionRid);
+    return previous?.semantic_model === embedding.modelId ? previous.semantic_weight : null;
   }
 }
 

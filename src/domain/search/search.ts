@@ -17,7 +17,7 @@ import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
-import { COLLECTION_WEIGHT, SEMANTIC_WEIGHT } from './fusion-weights.js';
+import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
@@ -297,18 +297,6 @@ async function hybridPassages(
   return ranked;
 }
 
-/** Scales values to 0..1 over their own range; a list of equal values scales to 1. */
-function minMax(values: number[]): (x: number) => number {
-  if (values.length === 0) return () => 0;
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const v of values) {
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  const span = hi - lo;
-  return span > 0 ? (x) => (x - lo) / span : () => 1;
-}
 
 interface FileGroup {
   fileRid: number;
