@@ -14,9 +14,13 @@ export interface StoredCollectionModel {
   semantic_model: string | null;
 }
 
-/** The model's version and size without its bytes: what a reader checks against its cached copy at every search. */
-export function collectionModelHeader(db: Db, collectionRid: number): Pick<StoredCollectionModel, 'version' | 'files'> | null {
-  return (stmt(db, 'SELECT version, files FROM collection_models WHERE collection_rid = ?').get(collectionRid) as Pick<StoredCollectionModel, 'version' | 'files'> | undefined) ?? null;
+/** The model's row without its bytes: what a reader checks against its cached copy at every search. */
+export function collectionModelHeader(db: Db, collectionRid: number): Omit<StoredCollectionModel, 'model'> | null {
+  return (
+    (stmt(db, 'SELECT version, files, semantic_weight, semantic_model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as
+      | Omit<StoredCollectionModel, 'model'>
+      | undefined) ?? null
+  );
 }
 
 export function collectionModelVersion(db: Db, collectionRid: number): number | null {

@@ -34,6 +34,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { EmbeddingProvider } from './provider.js';
+import { fnv1a } from '../fnv.js';
 import { packageFile } from '../../contract/package-files.js';
 
 export const BUILTIN_MODEL_ID = 'builtin:glove-sg-100d-sif';
@@ -291,12 +292,6 @@ export class GloveTable {
     this.addTo(acc, idx, 1);
     return Math.sqrt(dot(acc, acc));
   }
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
 
 function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {

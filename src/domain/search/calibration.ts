@@ -11,7 +11,8 @@
 // (bench/calibration-research.mjs, docs/ranking.md), so the builtin model keeps SEMANTIC_WEIGHT,
 // while a provider that finds the answers BM25 misses earns a larger weight.
 import type { EmbeddingProvider } from '../embed/provider.js';
-import { embedTerms, modelTerms, termIndex, type CollectionModel } from './collection-model.js';
+import { fnv1a } from '../fnv.js';
+import { cosine, embedTerms, modelTerms, termIndex, type CollectionModel } from './collection-model.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
 
 /** Weights tried; the default (0.2) is among them. */
@@ -51,19 +52,17 @@ export interface CalibrationResult {
   standardError: number;
 }
 
+/** The result when there are too few pseudo-queries to tell. */
+function uncalibrated(queries: number): CalibrationResult {
+  return { weight: null, queries, mrr: [], gain: 0, standardError: 0 };
+}
+
 /** The sentences of a text with enough words to stand as a query. */
 function sentencesOf(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+|\n+/)
     .map((s) => s.trim())
     .filter((s) => s.length <= MAX_SENTENCE_CHARS && s.split(/\s+/).length >= MIN_SENTENCE_WORDS);
-}
-
-/** FNV-1a: which sentence of a file becomes its query, the same on every run. */
-function hashOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
 
 /** One pseudo-query per file with enough sentences, in the order given, up to `max`. */
@@ -73,7 +72,8 @@ export function pseudoQueries(texts: readonly string[], max = PSEUDO_QUERIES): P
     if (out.length >= max) break;
     const sentences = sentencesOf(text);
     if (sentences.length < MIN_SENTENCES) continue;
-    const pick = hashOf(text) % sentences.length;
+    // Which sentence becomes the query: the same on every run.
+    const pick = fnv1a(text) % sentences.length;
     out.push({ query: sentences[pick]!, rest: sentences.filter((_, i) => i !== pick).join(' ').slice(0, REST_CHARS) });
   }
   return out;
@@ -110,10 +110,7 @@ function dotRows(queries: readonly (Float32Array | null)[], docs: readonly (Floa
     const row = new Float64Array(docs.length);
     if (!q) return row;
     docs.forEach((d, j) => {
-      if (!d) return;
-      let s = 0;
-      for (let i = 0; i < q.length; i++) s += q[i]! * d[i]!;
-      row[j] = s;
+      if (d) row[j] = cosine(q, d);
     });
     return row;
   });
@@ -134,8 +131,7 @@ export function chooseWeight(
   collectionWeight: number,
 ): CalibrationResult {
   const n = signals.bm25.length;
-  const none: CalibrationResult = { weight: null, queries: n, mrr: [], gain: 0, standardError: 0 };
-  if (n < MIN_PSEUDO_QUERIES) return none;
+  if (n < MIN_PSEUDO_QUERIES) return uncalibrated(n);
   const b = signals.bm25.map(minMaxRow);
   const c = signals.cosine.map(minMaxRow);
   const t = signals.collection?.map(minMaxRow) ?? null;
@@ -186,17 +182,21 @@ export async function calibrateSemanticWeight(
   model: CollectionModel | null,
 ): Promise<CalibrationResult> {
   const pairs = pseudoQueries(texts);
-  if (pairs.length < MIN_PSEUDO_QUERIES) return { weight: null, queries: pairs.length, mrr: [], gain: 0, standardError: 0 };
+  if (pairs.length < MIN_PSEUDO_QUERIES) return uncalibrated(pairs.length);
   const queryTerms = pairs.map((p) => modelTerms(p.query));
   const restTerms = pairs.map((p) => modelTerms(p.rest));
   const vectors = await embedAll(provider, [...pairs.map((p) => p.query), ...pairs.map((p) => p.rest)]);
-  const index = model ? termIndex(model) : null;
-  const inModel = (terms: readonly string[][]) => terms.map((ts) => (model && index ? embedTerms(model, ts, index) : null));
+  let collection: Float64Array[] | null = null;
+  if (model) {
+    const index = termIndex(model);
+    const inModel = (terms: readonly string[][]) => terms.map((ts) => embedTerms(model, ts, index));
+    collection = dotRows(inModel(queryTerms), inModel(restTerms));
+  }
   return chooseWeight(
     {
       bm25: bm25Matrix(queryTerms, restTerms),
       cosine: dotRows(vectors.slice(0, pairs.length), vectors.slice(pairs.length)),
-      collection: model ? dotRows(inModel(queryTerms), inModel(restTerms)) : null,
+      collection,
     },
     SEMANTIC_WEIGHT,
     COLLECTION_WEIGHT,

@@ -15,6 +15,7 @@ import { getFileCardsByRid } from '../../store/files.js';
 import { passagesOfFiles } from '../../store/passages.js';
 import type { WriteFn } from '../../store/writer.js';
 import type { Embedding } from '../embed/provider.js';
+import { fnv1a } from '../fnv.js';
 import { calibrateSemanticWeight } from './calibration.js';
 import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainFromTerms, type CollectionModel } from './collection-model.js';
 
@@ -153,7 +154,7 @@ export async function trainAndRefold(
   if (all.length < FIRST_TRAINING_FILES) return null;
   // The sample, and the order it is read in, follow a hash of each file's path, not the order of
   // upload: the same files give the same model however their uploads interleaved.
-  const keys = new Map(getFileCardsByRid(db, all).map((f) => [f.rid, pathKey(f.path)]));
+  const keys = new Map(getFileCardsByRid(db, all).map((f) => [f.rid, fnv1a(f.path)]));
   const chosen = all
     .map((rid) => ({ rid, key: keys.get(rid) ?? 0 }))
     .sort((a, b) => a.key - b.key || a.rid - b.rid)
@@ -207,16 +208,9 @@ async function calibrate(db: Db, collectionRid: number, texts: readonly string[]
   try {
     return (await calibrateSemanticWeight(texts, await embedding.get(), model)).weight;
   } catch {
-    const previous = getCollectionModel(db, collectionRid);
+    const previous = collectionModelHeader(db, collectionRid);
     return previous?.semantic_model === embedding.modelId ? previous.semantic_weight : null;
   }
-}
-
-/** FNV-1a of a path: a stable, well-spread order for sampling. */
-function pathKey(path: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
 
 function allReadyFiles(db: Db, collectionRid: number): number[] {
