@@ -166,6 +166,8 @@ function withField(message: string, name: string, path: PropertyKey[], options: 
 /** A field that may hold a secret, by its name: `secret`, `signingSecret`, `api_key`, `access_token` (not `chunk_tokens`). */
 const SECRET_NAME = /(^|[_-]|[a-z](?=[A-Z]))(secrets?|password|passwd|token|credentials?|authorization)$|secret|api[_-]?key|private[_-]?key/i;
 const MAX_SHOWN_CHARS = 40;
+/** A string holding one of these is never echoed: it could rewrite the terminal or the log line it lands in. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /** A value fit to echo back: a short scalar, outside any field that may hold a secret. */
 function showable(value: unknown, path: PropertyKey[], options: DescribeOptions): string | undefined {
@@ -173,8 +175,7 @@ function showable(value: unknown, path: PropertyKey[], options: DescribeOptions)
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
   if (typeof value === 'string') {
-    // eslint-disable-next-line no-control-regex
-    if (value.length > MAX_SHOWN_CHARS || /[\u0000-\u001f\u007f]/.test(value)) return undefined;
+    if (value.length > MAX_SHOWN_CHARS || CONTROL_CHARACTER.test(value)) return undefined;
     return JSON.stringify(value);
   }
   return undefined;
@@ -197,8 +198,7 @@ function describeType(value: unknown, reveal = true): string {
   if (value === undefined) return '';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  // eslint-disable-next-line no-control-regex
-  if (typeof value === 'string') return reveal && value.length <= MAX_SHOWN_CHARS && !/[\u0000-\u001f\u007f]/.test(value) ? `the string ${JSON.stringify(value)}` : 'a string';
+  if (typeof value === 'string') return reveal && value.length <= MAX_SHOWN_CHARS && !CONTROL_CHARACTER.test(value) ? `the string ${JSON.stringify(value)}` : 'a string';
   if (typeof value === 'number') return reveal && Number.isFinite(value) ? String(value) : 'a number';
   if (typeof value === 'boolean') return reveal ? String(value) : 'a boolean';
   if (typeof value === 'object') return 'an object';

@@ -8,7 +8,6 @@ export function filePathProblem(path: string): string | null {
   if (path.length > 1 && path.endsWith('/')) return "must not end with '/'";
   if (path === '/') return 'must name a file, not the root';
   if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) return `must be at most ${MAX_PATH_BYTES} UTF-8 bytes`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f]/.test(path)) return 'must not contain control characters';
   if (path.isWellFormed && !path.isWellFormed()) return 'must be valid Unicode';
   for (const segment of path.slice(1).split('/')) {

@@ -11,7 +11,6 @@ const ESCAPES: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n',
 /** The step selecting `key` of an object: `.key`, or `['key']` when it is not an identifier. */
 export function jsonPathMember(key: string): string {
   if (IDENTIFIER.test(key)) return `.${key}`;
-  // eslint-disable-next-line no-control-regex
   const quoted = key.replace(/[\u0000-\u001f'\\]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return `['${quoted}']`;
 }
