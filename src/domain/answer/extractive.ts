@@ -344,6 +344,154 @@ function cosine(a: Map<string, number>, b: Map<string, number>): number {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The steps of one answer
+
+/** Question terms weigh 1; terms a follow-up borrows from earlier turns weigh 0.5 (1 if the question has none of its own). */
+function questionWeights(input: GenerateInput): { weights: Map<string, number>; questionTerms: string[] } {
+  const weights = new Map<string, number>();
+  const questionTerms = termsOf(questionText(input.question));
+  for (const t of questionTerms) weights.set(t, 1);
+  const expanded = followUpQuery(input.question, input.history);
+  if (expanded !== input.question.trim()) {
+    const borrowed = weights.size === 0 ? 1 : 0.5;
+    for (const t of termsOf(expanded.slice(input.question.trim().length))) if (!weights.has(t)) weights.set(t, borrowed);
+  }
+  return { weights, questionTerms };
+}
+
+/** IDF over the candidate sentences (BM25's smoothing: a term in every sentence tells little), memoised. */
+function sentenceIdf(candidates: Candidate[]): (term: string) => number {
+  const df = new Map<string, number>();
+  for (const c of candidates) for (const t of c.termSet) df.set(t, (df.get(t) ?? 0) + 1);
+  const n = candidates.length;
+  const cache = new Map<string, number>();
+  return (term) => {
+    let v = cache.get(term);
+    if (v === undefined) {
+      const d = df.get(term) ?? 0;
+      v = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      cache.set(term, v);
+    }
+    return v;
+  };
+}
+
+interface QuestionProfile {
+  /** Each question term with its weight times its IDF. */
+  weighted: (readonly [string, number])[];
+  /** Σ of those; a candidate's coverage is its share of it. */
+  total: number;
+  /** Adjacent question terms: a sentence repeating them earns a small phrase bonus. */
+  bigrams: [string, string][];
+  /** 0..1 per source (sourcePriors). */
+  priors: number[];
+}
+
+/** Sets each candidate's coverage and score (the formula at the top of this file); returns the best coverage. */
+function scoreCandidates(candidates: Candidate[], q: QuestionProfile): number {
+  let bestCoverage = 0;
+  for (const c of candidates) {
+    let matched = 0;
+    let fromContext = 0;
+    for (const [t, v] of q.weighted) {
+      if (c.termSet.has(t)) matched += v;
+      else if (c.context.has(t)) fromContext += v;
+    }
+    c.coverage = matched / q.total;
+    if (c.coverage === 0) continue;
+    let phrase = 0;
+    if (q.bigrams.length > 0) {
+      for (let i = 0; i + 1 < c.terms.length && phrase < 0.15; i++) {
+        if (q.bigrams.some(([a, b]) => a === c.terms[i] && b === c.terms[i + 1])) phrase += 0.05;
+      }
+    }
+    const rel = Math.min(1, c.coverage + (0.3 * fromContext) / q.total) + Math.min(0.15, phrase);
+    c.score = rel * shapeFactor(c) * (0.85 + 0.15 * q.priors[c.source]!);
+    bestCoverage = Math.max(bestCoverage, c.coverage);
+  }
+  return bestCoverage;
+}
+
+/** TF-IDF vectors (all terms, unit length), for the redundancy side of MMR. */
+function setTfIdfVectors(pool: Candidate[], idf: (term: string) => number): void {
+  for (const c of pool) {
+    const tf = new Map<string, number>();
+    for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    let norm = 0;
+    for (const [t, f] of tf) {
+      const v = (1 + Math.log(f)) * idf(t);
+      tf.set(t, v);
+      norm += v * v;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (const [t, v] of tf) tf.set(t, v / norm);
+    c.vector = tf;
+  }
+}
+
+interface PickLimits {
+  maxSentences: number;
+  maxChars: number;
+  lambda: number;
+  duplicate: number;
+  /** Coverage every pick needs. */
+  floor: number;
+  /** Coverage the first pick's neighbour in its passage needs, to be a second sentence. */
+  neighbourFloor: number;
+}
+
+/** Maximal marginal relevance over the pool, within the limits; near duplicates of a pick leave the pool. */
+function pickByMmr(candidatePool: Candidate[], limits: PickLimits): Candidate[] {
+  let pool = candidatePool;
+  const bestScore = Math.max(...pool.map((c) => c.score));
+  const picked: Candidate[] = [];
+  const maxSim = new Map<Candidate, number>(pool.map((c) => [c, 0]));
+  let chars = 0;
+  while (picked.length < limits.maxSentences && pool.length > 0) {
+    let best: Candidate | undefined;
+    let bestMmr = -Infinity;
+    for (const c of pool) {
+      const mmr = limits.lambda * (c.score / bestScore) - (1 - limits.lambda) * maxSim.get(c)!;
+      if (mmr > bestMmr) {
+        bestMmr = mmr;
+        best = c;
+      }
+    }
+    if (!best) break;
+    pool = pool.filter((c) => c !== best);
+    const neighbour = picked.length === 1 && picked[0]!.source === best.source && picked[0]!.passage === best.passage && Math.abs(picked[0]!.index - best.index) === 1;
+    if (best.coverage < (neighbour ? limits.neighbourFloor : limits.floor)) continue;
+    if (picked.length > 0 && chars + best.text.length > limits.maxChars) continue;
+    picked.push(best);
+    chars += best.text.length + 1;
+    pool = pool.filter((c) => {
+      const sim = cosine(c.vector, best.vector);
+      if (sim >= limits.duplicate) return false;
+      if (sim > maxSim.get(c)!) maxSim.set(c, sim);
+      return true;
+    });
+  }
+  return picked;
+}
+
+/**
+ * Readable order: sources in the order of their first pick (most relevant first), each source's
+ * passages likewise, and within a passage the order of the text itself.
+ */
+function readingOrder(picked: Candidate[]): Candidate[] {
+  const order = new Map<string, number>();
+  picked.forEach((c, i) => {
+    if (!order.has(`s${c.source}`)) order.set(`s${c.source}`, i);
+    if (!order.has(`p${c.source}:${c.passage}`)) order.set(`p${c.source}:${c.passage}`, i);
+  });
+  const rankOf = (c: Candidate) => [order.get(`s${c.source}`)!, order.get(`p${c.source}:${c.passage}`)!, c.offset] as const;
+  return [...picked].sort((a, b) => {
+    const [x, y] = [rankOf(a), rankOf(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // The generator
 
 export function extractiveGenerator(options: ExtractiveOptions = {}): Generator {
@@ -354,136 +502,43 @@ export function extractiveGenerator(options: ExtractiveOptions = {}): Generator 
 
   function answer(input: GenerateInput): GeneratedAnswer {
     const nothingFound: GeneratedAnswer = { answer: nothing, cited: [] };
-    // Question terms weigh 1; terms a follow-up borrows from earlier turns weigh 0.5.
-    const weights = new Map<string, number>();
-    const questionTerms = termsOf(questionText(input.question));
-    for (const t of questionTerms) weights.set(t, 1);
-    const expanded = followUpQuery(input.question, input.history);
-    if (expanded !== input.question.trim()) {
-      const borrowed = weights.size === 0 ? 1 : 0.5;
-      for (const t of termsOf(expanded.slice(input.question.trim().length))) if (!weights.has(t)) weights.set(t, borrowed);
-    }
+    const { weights, questionTerms } = questionWeights(input);
     if (weights.size === 0) return nothingFound;
 
     const candidates = candidatesOf(input.sources);
     if (candidates.length === 0) return nothingFound;
 
-    // IDF over the candidate sentences (BM25's smoothing: a term in every sentence tells little).
-    const df = new Map<string, number>();
-    for (const c of candidates) for (const t of c.termSet) df.set(t, (df.get(t) ?? 0) + 1);
-    const n = candidates.length;
-    const idfCache = new Map<string, number>();
-    const idf = (t: string) => {
-      let v = idfCache.get(t);
-      if (v === undefined) {
-        const d = df.get(t) ?? 0;
-        v = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-        idfCache.set(t, v);
-      }
-      return v;
-    };
+    const idf = sentenceIdf(candidates);
     const weighted = [...weights].map(([t, w]) => [t, w * idf(t)] as const);
     let total = 0;
     for (const [, v] of weighted) total += v;
     if (total <= 0) return nothingFound;
 
-    const priors = sourcePriors(input.sources);
     const bigrams: [string, string][] = [];
     for (let i = 0; i + 1 < questionTerms.length; i++) bigrams.push([questionTerms[i]!, questionTerms[i + 1]!]);
-
-    let bestCoverage = 0;
-    for (const c of candidates) {
-      let matched = 0;
-      let fromContext = 0;
-      for (const [t, v] of weighted) {
-        if (c.termSet.has(t)) matched += v;
-        else if (c.context.has(t)) fromContext += v;
-      }
-      c.coverage = matched / total;
-      if (c.coverage === 0) continue;
-      let phrase = 0;
-      if (bigrams.length > 0) {
-        for (let i = 0; i + 1 < c.terms.length && phrase < 0.15; i++) {
-          if (bigrams.some(([a, b]) => a === c.terms[i] && b === c.terms[i + 1])) phrase += 0.05;
-        }
-      }
-      const rel = Math.min(1, c.coverage + (0.3 * fromContext) / total) + Math.min(0.15, phrase);
-      c.score = rel * shapeFactor(c) * (0.85 + 0.15 * priors[c.source]!);
-      bestCoverage = Math.max(bestCoverage, c.coverage);
-    }
+    const bestCoverage = scoreCandidates(candidates, { weighted, total, bigrams, priors: sourcePriors(input.sources) });
     if (bestCoverage < minRelevance) return nothingFound;
 
-    const maxSentences = options.maxSentences?.[input.mode] ?? DEFAULT_MAX_SENTENCES[input.mode];
-    const maxChars = options.maxChars?.[input.mode] ?? DEFAULT_MAX_CHARS[input.mode];
     // Every pick must cover at least half of what the best sentence covers; to reach two
     // sentences, a neighbour of the first pick in its passage may cover a little less (context).
-    const floor = Math.max(0.6 * minRelevance, 0.5 * bestCoverage);
     const neighbourFloor = Math.max(0.6 * minRelevance, 0.35 * bestCoverage);
     // MMR over the best few hundred: eight picks never reach further down.
-    let pool = candidates
+    const pool = candidates
       .filter((c) => c.coverage >= neighbourFloor)
       .sort((a, b) => b.score - a.score)
       .slice(0, MMR_POOL);
-
-    // TF-IDF vectors (all terms, unit length) for the redundancy side of MMR.
-    for (const c of pool) {
-      const tf = new Map<string, number>();
-      for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-      let norm = 0;
-      for (const [t, f] of tf) {
-        const v = (1 + Math.log(f)) * idf(t);
-        tf.set(t, v);
-        norm += v * v;
-      }
-      norm = Math.sqrt(norm) || 1;
-      for (const [t, v] of tf) tf.set(t, v / norm);
-      c.vector = tf;
-    }
-
-    const bestScore = Math.max(...pool.map((c) => c.score));
-    const picked: Candidate[] = [];
-    const maxSim = new Map<Candidate, number>(pool.map((c) => [c, 0]));
-    let chars = 0;
-    while (picked.length < maxSentences && pool.length > 0) {
-      let best: Candidate | undefined;
-      let bestMmr = -Infinity;
-      for (const c of pool) {
-        const mmr = lambda * (c.score / bestScore) - (1 - lambda) * maxSim.get(c)!;
-        if (mmr > bestMmr) {
-          bestMmr = mmr;
-          best = c;
-        }
-      }
-      if (!best) break;
-      pool = pool.filter((c) => c !== best);
-      const neighbour = picked.length === 1 && picked[0]!.source === best.source && picked[0]!.passage === best.passage && Math.abs(picked[0]!.index - best.index) === 1;
-      if (best.coverage < (neighbour ? neighbourFloor : floor)) continue;
-      if (picked.length > 0 && chars + best.text.length > maxChars) continue;
-      picked.push(best);
-      chars += best.text.length + 1;
-      // Update redundancy; near duplicates of the pick leave the pool.
-      pool = pool.filter((c) => {
-        const sim = cosine(c.vector, best.vector);
-        if (sim >= duplicate) return false;
-        if (sim > maxSim.get(c)!) maxSim.set(c, sim);
-        return true;
-      });
-    }
+    setTfIdfVectors(pool, idf);
+    const picked = pickByMmr(pool, {
+      maxSentences: options.maxSentences?.[input.mode] ?? DEFAULT_MAX_SENTENCES[input.mode],
+      maxChars: options.maxChars?.[input.mode] ?? DEFAULT_MAX_CHARS[input.mode],
+      lambda,
+      duplicate,
+      floor: Math.max(0.6 * minRelevance, 0.5 * bestCoverage),
+      neighbourFloor,
+    });
     if (picked.length === 0) return nothingFound;
 
-    // Readable order: sources in the order of their first pick (most relevant first), each
-    // source's passages likewise, and within a passage the order of the text itself.
-    const order = new Map<string, number>();
-    picked.forEach((c, i) => {
-      if (!order.has(`s${c.source}`)) order.set(`s${c.source}`, i);
-      if (!order.has(`p${c.source}:${c.passage}`)) order.set(`p${c.source}:${c.passage}`, i);
-    });
-    const rankOf = (c: Candidate) => [order.get(`s${c.source}`)!, order.get(`p${c.source}:${c.passage}`)!, c.offset] as const;
-    const ordered = [...picked].sort((a, b) => {
-      const [x, y] = [rankOf(a), rankOf(b)];
-      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-    });
-    const parts = ordered.map((c) => `${c.text} ${formatMarker(input.sources[c.source]!.key)}`);
+    const parts = readingOrder(picked).map((c) => `${c.text} ${formatMarker(input.sources[c.source]!.key)}`);
     return finishAnswer(parts.join(' '), input.sources.map((s) => s.key));
   }
 
