@@ -87,11 +87,11 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
     },
     index: (c) => {
       const f = pick(live(c).filter((x) => x.status === 'indexing' || x.status === 'pending'));
-      if (f) markFileIndexed(db, f.rid, f.version_id, 'text/plain', now());
+      if (f) markFileIndexed(db, f.rid, { versionId: f.version_id, contentType: 'text/plain' }, now());
     },
     reindexReady: (c) => {
       const f = pick(live(c).filter((x) => x.status === 'ready'));
-      if (f) markFileIndexed(db, f.rid, f.version_id, 'text/plain', now());
+      if (f) markFileIndexed(db, f.rid, { versionId: f.version_id, contentType: 'text/plain' }, now());
     },
     fail: (c) => {
       const f = pick(live(c).filter((x) => x.status !== 'failed'));

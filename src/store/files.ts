@@ -165,7 +165,15 @@ export function setFileStatus(db: Db, rid: number, status: FileStatus, now: stri
   fileChanged(db, before, { ...before, status });
 }
 
-export function markFileIndexed(db: Db, rid: number, versionId: string, contentType: string, now: string, notes: string[] = []): void {
+/** What indexing a version found out about the file. */
+export interface IndexedVersion {
+  versionId: string;
+  contentType: string;
+  /** The file's notes (warnings of the extraction), none when absent. */
+  notes?: string[];
+}
+
+export function markFileIndexed(db: Db, rid: number, { versionId, contentType, notes = [] }: IndexedVersion, now: string): void {
   const before = fileState(db, rid);
   if (!before) return;
   stmt(db, "UPDATE files SET status = 'ready', indexed_version_id = ?, content_type = ?, notes = ?, error_code = NULL, error_message = NULL, updated_at = ? WHERE rid = ?").run(

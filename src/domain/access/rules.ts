@@ -137,7 +137,7 @@ export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow,
   const target = targetOf(body.folder, body.file, 'body');
   const readers = checkedReaders(body.readers);
   const result = await s.write(() => {
-    const { row, created } = upsert(s.db, col, target, readers, body.sealed);
+    const { row, created } = upsert(s.db, col, { target, readers, sealed: body.sealed });
     const job = holdMovedFiles(s, ns, col, created || row.changedSeal ? [target] : []);
     return { rule: presentRule(row.rule), job, created };
   });
@@ -146,7 +146,8 @@ export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow,
   return { status: result.created ? 201 : 200, rule: result.rule, job: null };
 }
 
-function upsert(db: Db, col: CollectionRow, target: RuleTarget, readers: string[], sealed: boolean, where = 'body'): { row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean } {
+/** `where` names the rule in an error: 'body', or the batch operation's path. */
+function upsert(db: Db, col: CollectionRow, { target, readers, sealed }: { target: RuleTarget; readers: string[]; sealed: boolean }, where = 'body'): { row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean } {
   if (sealed && target.file !== undefined) throw new TroveError('invalid_request', `${where}: only folder rules can be sealed.`);
   const now = nowIso();
   const existing = findRuleByTarget(db, col.rid, target);
@@ -238,7 +239,7 @@ export async function batchRules(s: Services, ns: NamespaceRow, col: CollectionR
         requireEnforced(col);
         if (op.add_readers != null || op.remove_readers != null) throw new TroveError('invalid_request', `${where}: upsert takes readers and sealed, not add_readers or remove_readers.`);
         if (op.readers == null) throw new TroveError('invalid_request', `${where}: upsert needs readers.`);
-        const { row, created } = upsert(s.db, col, target, checkedReaders(op.readers, where), op.sealed ?? false, where);
+        const { row, created } = upsert(s.db, col, { target, readers: checkedReaders(op.readers, where), sealed: op.sealed ?? false }, where);
         rules.push(row.rule);
         if (created || row.changedSeal) changed.push(target);
       } else if (op.op === 'update') {

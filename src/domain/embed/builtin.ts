@@ -208,24 +208,53 @@ export function tokenize(text: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // The loaded cache
 
+/** The views a GloveTable reads, over one buffer (the cache file's layout). */
+export interface GloveTableParts {
+  dims: number;
+  count: number;
+  quantization: Quantization;
+  /** int8: per-word scale; f32: null. */
+  scales: Float32Array | null;
+  q8: Int8Array | null;
+  f32: Float32Array | null;
+  offsets: Uint32Array;
+  chars: Uint16Array;
+  hash: Int32Array;
+  /** Unit vectors, computed for `componentsA`. */
+  storedComponents: Float32Array[];
+  componentsA: number;
+  /** Size of the JSON the cache was converted from. */
+  sourceBytes: number;
+}
+
 export class GloveTable {
-  constructor(
-    readonly dims: number,
-    readonly count: number,
-    readonly quantization: Quantization,
-    /** int8: per-word scale; f32: null. */
-    private readonly scales: Float32Array | null,
-    private readonly q8: Int8Array | null,
-    private readonly f32: Float32Array | null,
-    private readonly offsets: Uint32Array,
-    private readonly chars: Uint16Array,
-    private readonly hash: Int32Array,
-    /** Unit vectors, computed for `componentsA`. */
-    readonly storedComponents: Float32Array[],
-    readonly componentsA: number,
-    /** Size of the JSON the cache was converted from. */
-    readonly sourceBytes: number,
-  ) {}
+  readonly dims: number;
+  readonly count: number;
+  readonly quantization: Quantization;
+  private readonly scales: Float32Array | null;
+  private readonly q8: Int8Array | null;
+  private readonly f32: Float32Array | null;
+  private readonly offsets: Uint32Array;
+  private readonly chars: Uint16Array;
+  private readonly hash: Int32Array;
+  readonly storedComponents: Float32Array[];
+  readonly componentsA: number;
+  readonly sourceBytes: number;
+
+  constructor(parts: GloveTableParts) {
+    this.dims = parts.dims;
+    this.count = parts.count;
+    this.quantization = parts.quantization;
+    this.scales = parts.scales;
+    this.q8 = parts.q8;
+    this.f32 = parts.f32;
+    this.offsets = parts.offsets;
+    this.chars = parts.chars;
+    this.hash = parts.hash;
+    this.storedComponents = parts.storedComponents;
+    this.componentsA = parts.componentsA;
+    this.sourceBytes = parts.sourceBytes;
+  }
 
   /** Vocabulary index (= frequency rank − 1) of an exact word, or −1. */
   lookup(word: string): number {
@@ -563,7 +592,20 @@ interface Layout {
 
 const align8 = (n: number) => (n + 7) & ~7;
 
-function layout(dims: number, count: number, quant: Quantization, slots: number, chars: number, k: number): Layout {
+/** The numbers in a cache file's header that fix where each table starts. */
+interface CacheShape {
+  dims: number;
+  count: number;
+  quant: Quantization;
+  /** Hash table slots (a power of two). */
+  slots: number;
+  /** UTF-16 code units of all the words. */
+  chars: number;
+  /** Common components stored. */
+  k: number;
+}
+
+function layout({ dims, count, quant, slots, chars, k }: CacheShape): Layout {
   let at = HEADER_BYTES;
   const scales = at;
   if (quant === 'int8') at = align8(at + 4 * count);
@@ -597,26 +639,26 @@ function tryReadCache(path: string): GloveTable | null {
   const nChars = buf.readUInt32LE(28);
   const k = buf.readUInt32LE(32);
   const compA = buf.readFloatLE(36);
-  const L = layout(dims, count, quant, slots, nChars, k);
+  const L = layout({ dims, count, quant, slots, chars: nChars, k });
   if (buf.length !== L.total) return null;
   const ab = buf.buffer;
   const o = buf.byteOffset;
   const comps: Float32Array[] = [];
   for (let i = 0; i < k; i++) comps.push(new Float32Array(ab, o + L.components + 4 * i * dims, dims));
-  return new GloveTable(
+  return new GloveTable({
     dims,
     count,
-    quant,
-    quant === 'int8' ? new Float32Array(ab, o + L.scales, count) : null,
-    quant === 'int8' ? new Int8Array(ab, o + L.vectors, count * dims) : null,
-    quant === 'f32' ? new Float32Array(ab, o + L.vectors, count * dims) : null,
-    new Uint32Array(ab, o + L.offsets, count + 1),
-    new Uint16Array(ab, o + L.chars, nChars),
-    new Int32Array(ab, o + L.hash, slots),
-    comps,
-    compA,
-    buf.readUInt32LE(40),
-  );
+    quantization: quant,
+    scales: quant === 'int8' ? new Float32Array(ab, o + L.scales, count) : null,
+    q8: quant === 'int8' ? new Int8Array(ab, o + L.vectors, count * dims) : null,
+    f32: quant === 'f32' ? new Float32Array(ab, o + L.vectors, count * dims) : null,
+    offsets: new Uint32Array(ab, o + L.offsets, count + 1),
+    chars: new Uint16Array(ab, o + L.chars, nChars),
+    hash: new Int32Array(ab, o + L.hash, slots),
+    storedComponents: comps,
+    componentsA: compA,
+    sourceBytes: buf.readUInt32LE(40),
+  });
 }
 
 /**
@@ -649,7 +691,7 @@ export async function buildGloveCache(sourcePath: string, outPath: string, opts:
   let slots = 1;
   while (slots < count * 3) slots <<= 1;
   const k = STORED_COMPONENTS;
-  const L = layout(dims, count, quant, slots, nChars, k);
+  const L = layout({ dims, count, quant, slots, chars: nChars, k });
   const buf = Buffer.alloc(L.total);
   const ab = buf.buffer;
   const o = buf.byteOffset;
@@ -688,9 +730,20 @@ export async function buildGloveCache(sourcePath: string, outPath: string, opts:
     at += w.length;
   }
   offsets[count] = at;
-  const partial = new GloveTable(dims, count, quant, quant === 'int8' ? new Float32Array(ab, o + L.scales, count) : null,
-    quant === 'int8' ? new Int8Array(ab, o + L.vectors, count * dims) : null, quant === 'f32' ? new Float32Array(ab, o + L.vectors, count * dims) : null,
-    offsets, chars, hash, [], DEFAULT_SIF_A, sourceBytes);
+  const partial = new GloveTable({
+    dims,
+    count,
+    quantization: quant,
+    scales: quant === 'int8' ? new Float32Array(ab, o + L.scales, count) : null,
+    q8: quant === 'int8' ? new Int8Array(ab, o + L.vectors, count * dims) : null,
+    f32: quant === 'f32' ? new Float32Array(ab, o + L.vectors, count * dims) : null,
+    offsets,
+    chars,
+    hash,
+    storedComponents: [],
+    componentsA: DEFAULT_SIF_A,
+    sourceBytes,
+  });
   const mask = slots - 1;
   for (let i = 0; i < count; i++) {
     const w = words[i]!;

@@ -326,7 +326,7 @@ export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, 
         const col = getCollectionByRid(db, fresh.collection_rid)!;
         if (result.ok) {
           indexed.push({ col, fileRid: fresh.rid, result, topic: topics.get(fresh.rid) });
-          markFileIndexed(db, fresh.rid, job.version_id!, result.contentType, now, result.notes);
+          markFileIndexed(db, fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
           bumped.add(fresh.collection_rid);
           finishJob(db, job.rid, 'succeeded', now);
         } else {
@@ -397,7 +397,7 @@ export async function runReindexJob(
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         if (result.ok) {
           indexed.push({ col, fileRid: rid, result, topic: topics.get(rid) });
-          markFileIndexed(db, rid, versionId, result.contentType, now, result.notes);
+          markFileIndexed(db, rid, { versionId, contentType: result.contentType, notes: result.notes }, now);
         } else {
           deletePassages(db, col.rid, rid);
           setFileStatus(db, rid, 'failed', now, { code: result.code, message: result.message });

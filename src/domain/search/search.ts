@@ -109,7 +109,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     const hits = body.result_unit === 'passage' ? keywordHits(wanted) : passagesCoveringFiles(keywordHits, wanted, fileWindow(keywordHits.extent(), wanted));
     ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
   } else {
-    ranked = await hybridPassages(s, col, body.query, match, scope, wanted, body.result_unit, stages, explain);
+    ranked = await hybridPassages(s, col, { query: body.query, match, scope, wanted, unit: body.result_unit, explain }, stages);
   }
   const groups = body.result_unit === 'file' ? groupByFile(ranked, options.evidencePerFile ?? EVIDENCE_PER_FILE) : ranked.map(singlePassageGroup);
   const pageGroups = groups.slice(offset, offset + body.limit);
@@ -198,17 +198,31 @@ function roundExplanation(e: Explanation): Explanation {
 const KEYWORD_DEPTH = 100;
 const DENSE_DEPTH = 20;
 
-async function hybridPassages(
-  s: Services,
-  col: CollectionRow,
-  query: string,
-  match: string[] | null,
-  scope: RetrievalScope,
-  wanted: number,
-  unit: 'file' | 'passage',
-  stages: ('keyword' | 'semantic')[],
-  explain = false,
-): Promise<RankedPassage[]> {
+interface HybridRequest {
+  query: string;
+  /** The query's FTS5 phrases; null when it has no word the keyword index could match. */
+  match: string[] | null;
+  scope: RetrievalScope;
+  wanted: number;
+  unit: 'file' | 'passage';
+  explain: boolean;
+}
+
+/** What the keyword and dense stages found, before fusion. */
+interface HybridCandidates {
+  /** False when the query's vector has no direction (only unknown words): no cosine counts. */
+  usable: boolean;
+  bm25: Map<number, number>;
+  cosine: Map<number, number>;
+  candidates: Map<number, { fileRid: number; matchedBy: ('keyword' | 'semantic')[] }>;
+}
+
+async function hybridPassages(s: Services, col: CollectionRow, request: HybridRequest, stages: ('keyword' | 'semantic')[]): Promise<RankedPassage[]> {
+  return fuseCandidates(s, col, request, await hybridCandidates(s, col, request, stages));
+}
+
+async function hybridCandidates(s: Services, col: CollectionRow, request: HybridRequest, stages: ('keyword' | 'semantic')[]): Promise<HybridCandidates> {
+  const { query, match, scope, wanted, unit } = request;
   let queryVector: Float32Array | undefined;
   try {
     queryVector = (await (await s.embedding.get()).embed([query]))[0];
@@ -252,6 +266,13 @@ async function hybridPassages(
     if (c) c.matchedBy = ['keyword', 'semantic'];
     else candidates.set(d.passageRid, { fileRid: d.fileRid, matchedBy: ['semantic'] });
   }
+  return { usable, bm25, cosine, candidates };
+}
+
+/** Min-max fusion of BM25, the embedding's cosine and the collection model (docs/ranking.md), best first. */
+function fuseCandidates(s: Services, col: CollectionRow, request: HybridRequest, found: HybridCandidates): RankedPassage[] {
+  const { query, scope, explain } = request;
+  const { usable, bm25, cosine, candidates } = found;
   const scaleBm25 = minMax([...bm25.values()]);
   const scaleCos = minMax([...candidates.keys()].map((rid) => cosine.get(rid) ?? 0));
   // The collection model scores files (a vector per file; per passage would not fit the 1M disk budget).
