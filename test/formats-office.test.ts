@@ -9,7 +9,7 @@ import t from 'tap';
 import { chunkDocument } from '../src/domain/ingest/chunk.js';
 import { extractDocument, extractTextDocument } from '../src/domain/ingest/extract.js';
 import { extractCode, isSourceCodeType } from '../src/domain/ingest/formats/code.js';
-import { extractDocx, extractPptx, extractXlsx } from '../src/domain/ingest/formats/office.js';
+import { extractDocx, extractPptx, extractXlsx } from '../src/domain/ingest/formats/office-reader.js';
 import { extractSrt, extractVtt } from '../src/domain/ingest/formats/transcript.js';
 import {
   type Block,

@@ -1,13 +1,13 @@
-// PDF text layers, OCR of scanned pages and images, and their failures (src/domain/ingest/formats/{pdf,image,ocr}.ts).
+// PDF text layers, OCR of scanned pages and images, and their failures (src/domain/ingest/formats/{pdf-reader,image-reader,ocr}.ts).
 // Fixtures are generated into a temporary directory by fixtures/build/{pdf,image}.mjs.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { decodeTiffPage, extractImage, readTiffPages } from '../src/domain/ingest/formats/image.js';
+import { decodeTiffPage, extractImage, readTiffPages } from '../src/domain/ingest/formats/image-reader.js';
 import { recognize, shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
-import { extractPdf } from '../src/domain/ingest/formats/pdf.js';
+import { extractPdf } from '../src/domain/ingest/formats/pdf-reader.js';
 import { type Block, type ExtractContext, type ExtractedDocument, IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -15,7 +15,7 @@ type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 // The compiled test sits in <root>/<outDir>/test/; the fixture generators are plain ESM in <root>/fixtures/build/.
 const root = new URL('../../', import.meta.url);
 const ocrModule = new URL('../src/domain/ingest/formats/ocr.js', import.meta.url);
-const imageModule = new URL('../src/domain/ingest/formats/image.js', import.meta.url);
+const imageModule = new URL('../src/domain/ingest/formats/image-reader.js', import.meta.url);
 
 interface PdfFixtures {
   build(outDir: string): Promise<Record<string, string>>;

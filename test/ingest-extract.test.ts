@@ -1,5 +1,6 @@
 import t from 'tap';
-import { extractTextDocument, MAX_JSON_LEAVES } from '../src/domain/ingest/extract.js';
+import { extractTextDocument } from '../src/domain/ingest/extract.js';
+import { MAX_JSON_LEAVES } from '../src/domain/ingest/formats/json.js';
 import { type ExtractedDocument, IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];

@@ -1,9 +1,9 @@
 // DOCX (mammoth → HTML → the HTML extractor), PPTX (read directly with jszip, one page per slide) and XLSX (exceljs,
 // one row block per spreadsheet row, labelled with the header row like the CSV extractor).
 import { Parser as HtmlParser } from 'htmlparser2';
-import { extractHtml } from '../extract.js';
+import { extractHtml } from './html.js';
 import { lazyImport } from '../lazy.js';
-import { type Block, type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure, type SourceLocation } from '../types.js';
+import { type Block, type ExtractContext, type ExtractedDocument, IngestFailure, type SourceLocation } from '../types.js';
 
 type OfficeFormat = 'DOCX' | 'PPTX' | 'XLSX';
 
@@ -248,12 +248,6 @@ async function beforeDeadline<T>(work: Promise<T>, ctx: ExtractContext, format: 
 
 // ---------------------------------------------------------------------------------------------------------
 // DOCX
-
-// The extractors are function declarations, not `const`s: this module and ../extract.js import each other,
-// and a hoisted function is defined whichever of the two is loaded first.
-type AreExtractors = [typeof extractDocx, typeof extractPptx, typeof extractXlsx] extends Extractor[] ? true : never;
-const extractorsCheck: AreExtractors = true;
-void extractorsCheck;
 
 export async function extractDocx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
   zipEntryNames(bytes, 'DOCX');
