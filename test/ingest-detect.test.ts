@@ -1,11 +1,7 @@
 import t from 'tap';
 import { deflateRawSync } from 'node:zlib';
-import {
-  detectContentType,
-  isSupportedContentType,
-  normalizeContentType,
-  SUPPORTED_CONTENT_TYPES,
-} from '../src/domain/ingest/detect.js';
+import { detectContentType, isSupportedContentType, normalizeContentType } from '../src/domain/ingest/detect.js';
+import { SUPPORTED_CONTENT_TYPES } from '../src/domain/ingest/formats/registry.js';
 
 const PNG = Buffer.from([
   0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
@@ -141,9 +137,23 @@ t.test('supported content types', async (t) => {
     'image/webp',
     'text/csv',
     'text/html',
+    'text/javascript',
     'text/markdown',
     'text/plain',
     'text/vtt',
+    'text/x-c',
+    'text/x-c++',
+    'text/x-csharp',
+    'text/x-go',
+    'text/x-java',
+    'text/x-kotlin',
+    'text/x-php',
+    'text/x-python',
+    'text/x-ruby',
+    'text/x-rust',
+    'text/x-scala',
+    'text/x-swift',
+    'text/x-typescript',
   ]);
   for (const supported of ['text/plain', 'text/markdown', 'text/html', 'application/json', 'application/x-ndjson', 'text/csv', 'application/pdf', 'image/png', 'image/jpg', 'text/srt']) {
     t.ok(isSupportedContentType(supported), supported);

@@ -1,79 +1,25 @@
 // Decides which content type a file is: declared type, then magic numbers, then extension, then a text sniff.
 import { isUtf8 } from 'node:buffer';
 import { contentTypeFromPath } from '../../contract/content-types.js';
+import { canonicalContentType, formatFor } from './formats/registry.js';
 import { lazyImport } from './lazy.js';
-
-export const SUPPORTED_CONTENT_TYPES = [
-  'text/plain',
-  'text/markdown',
-  'text/html',
-  'application/json',
-  'application/x-ndjson',
-  'text/csv',
-  'text/vtt',
-  'application/x-subrip',
-  'application/pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'image/tiff',
-] as const;
-
-export type SupportedContentType = (typeof SUPPORTED_CONTENT_TYPES)[number];
-
-/** Spellings seen in the wild for the types we read, mapped to the one we use. */
-const CONTENT_TYPE_ALIASES: Readonly<Record<string, string>> = {
-  'text/x-markdown': 'text/markdown',
-  'text/md': 'text/markdown',
-  'application/xhtml+xml': 'text/html',
-  'text/json': 'application/json',
-  'application/ndjson': 'application/x-ndjson',
-  'application/jsonl': 'application/x-ndjson',
-  'application/jsonlines': 'application/x-ndjson',
-  'application/x-jsonlines': 'application/x-ndjson',
-  'application/json-seq': 'application/x-ndjson',
-  'text/x-ndjson': 'application/x-ndjson',
-  'text/jsonl': 'application/x-ndjson',
-  'application/csv': 'text/csv',
-  'text/comma-separated-values': 'text/csv',
-  'text/srt': 'application/x-subrip',
-  'application/srt': 'application/x-subrip',
-  'text/x-subrip': 'application/x-subrip',
-  'image/jpg': 'image/jpeg',
-  'image/pjpeg': 'image/jpeg',
-  'image/tif': 'image/tiff',
-  'application/x-pdf': 'application/pdf',
-};
 
 /** Lowercases, drops parameters (`; charset=utf-8`) and maps aliases to the canonical type. */
 export function normalizeContentType(contentType: string): string {
   const bare = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
-  return CONTENT_TYPE_ALIASES[bare] ?? bare;
+  return canonicalContentType(bare);
 }
 
 export function isSupportedContentType(contentType: string): boolean {
-  const normalized = normalizeContentType(contentType);
-  // Every other text/* type (source code, logs, text/xml, ...) is read as plain text.
-  return normalized.startsWith('text/') || (SUPPORTED_CONTENT_TYPES as readonly string[]).includes(normalized);
+  return formatFor(normalizeContentType(contentType)) !== undefined;
 }
-
 
 /**
  * file-type matches some signatures that ordinary text can start with ("BM" is a BMP, "MZ" an .exe, "ID3" an
- * MP3). When the bytes are clean text such a match is ignored, except for these formats, which are written
- * in ASCII but are still not text we can read.
+ * MP3). When the bytes are clean text such a match is ignored, except for formats whose signature is ASCII
+ * (a registered format's `magic.asciiSignature`, and these, which no format reads but which are not text).
  */
-const TEXT_WRITTEN_BINARY_FORMATS = new Set(['application/pdf', 'application/postscript', 'application/eps', 'application/rtf']);
-
-/** Office Open XML formats: zip containers, which magic numbers alone may only call application/zip. */
-const OFFICE_TYPES = new Set([
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-]);
+const UNREAD_ASCII_SIGNATURE_TYPES = new Set(['application/postscript', 'application/eps', 'application/rtf']);
 
 /** Declared types that say nothing about the content. */
 const UNINFORMATIVE_DECLARED_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown']);
@@ -99,8 +45,8 @@ export async function detectContentType(input: {
       };
     }
     // A declared binary format the bytes do not carry the signature of: follow the bytes.
-    if (!isTextualType(declared) && isSupportedContentType(declared)) {
-      if (magic !== undefined && magic !== declared && !(magic === 'application/zip' && OFFICE_TYPES.has(declared))) {
+    if (formatFor(declared)?.reads === 'bytes') {
+      if (magic !== undefined && magic !== declared && !isContainerOf(magic, declared)) {
         return { contentType: magic, note: `declared content type ${declared} is contradicted by the file's bytes, which are ${magic}` };
       }
       if (magic === undefined && looksLikeText) {
@@ -113,8 +59,8 @@ export async function detectContentType(input: {
     return { contentType: declared };
   }
 
-  // Office files are zips; one too damaged for its parts to be recognised is still the format its name says.
-  if (magic === 'application/zip' && fromExtension !== undefined && OFFICE_TYPES.has(fromExtension)) return { contentType: fromExtension };
+  // A container format (Office files are zips) too damaged for its parts to be recognised is still the format its name says.
+  if (magic !== undefined && fromExtension !== undefined && isContainerOf(magic, fromExtension)) return { contentType: fromExtension };
   if (magic !== undefined && !isTextualType(magic)) return { contentType: magic };
   if (fromExtension !== undefined) return { contentType: fromExtension };
   if (magic !== undefined) return { contentType: magic };
@@ -130,18 +76,26 @@ async function magicContentType(bytes: Buffer, looksLikeText: boolean): Promise<
   const detected = await fileTypeFromBuffer(bytes);
   if (detected === undefined) return undefined;
   const mime = normalizeContentType(detected.mime);
-  if (looksLikeText && !isTextualType(mime) && !TEXT_WRITTEN_BINARY_FORMATS.has(mime)) return undefined;
+  if (looksLikeText && !isTextualType(mime) && !hasAsciiSignature(mime)) return undefined;
   return mime;
 }
 
+function hasAsciiSignature(contentType: string): boolean {
+  const format = formatFor(contentType);
+  return format?.reads === 'bytes' ? format.magic?.asciiSignature === true : UNREAD_ASCII_SIGNATURE_TYPES.has(contentType);
+}
+
+/** Whether `contentType`'s format is a container of type `sniffed` (an Office file is a zip). */
+function isContainerOf(sniffed: string, contentType: string): boolean {
+  const format = formatFor(contentType);
+  return format?.reads === 'bytes' && format.magic?.container === sniffed;
+}
 
 /** Types whose bytes are text we could read, even if we don't support the type itself. */
 function isTextualType(contentType: string): boolean {
   return (
     contentType.startsWith('text/') ||
-    contentType === 'application/json' ||
-    contentType === 'application/x-ndjson' ||
-    contentType === 'application/x-subrip' ||
+    formatFor(contentType)?.reads === 'text' ||
     contentType === 'application/xml' ||
     contentType.endsWith('+xml') ||
     contentType.endsWith('+json')

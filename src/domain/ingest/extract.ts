@@ -1,32 +1,9 @@
-// Turns the bytes of a supported file into readable text plus the structural blocks the chunker follows.
+// Turns the bytes of a supported file into readable text plus the structural blocks the chunker follows: the
+// format registry (formats/registry.ts) names the format that reads a type; text formats are decoded here first.
 import { isUtf8 } from 'node:buffer';
-import { normalizeContentType, SUPPORTED_CONTENT_TYPES } from './detect.js';
-import { lazyImport } from './lazy.js';
-import { type ExtractContext, type ExtractedDocument, type Extractor, IngestFailure } from './types.js';
-import { extractCode, isSourceCodeType } from './formats/code.js';
-import { extractCsv } from './formats/csv.js';
-import { extractHtml } from './formats/html.js';
-import { extractJson, extractNdjson } from './formats/json.js';
-import { extractMarkdown } from './formats/markdown.js';
-import { extractPlainText } from './formats/plain-text.js';
-import { extractSrt, extractVtt } from './formats/transcript.js';
-
-// Format readers (src/domain/ingest/formats/), imported when the first file of their format arrives.
-const pdfModule = lazyImport(() => import('./formats/pdf-reader.js'));
-const officeModule = lazyImport(() => import('./formats/office-reader.js'));
-const imageModule = lazyImport(() => import('./formats/image-reader.js'));
-
-/** Formats read from their bytes by a library (src/domain/ingest/formats/), each loaded on first use. */
-const BINARY_EXTRACTORS: Readonly<Record<string, Extractor>> = {
-  'application/pdf': async (bytes, ctx) => (await pdfModule()).extractPdf(bytes, ctx),
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': async (bytes, ctx) => (await officeModule()).extractDocx(bytes, ctx),
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': async (bytes, ctx) => (await officeModule()).extractPptx(bytes, ctx),
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async (bytes, ctx) => (await officeModule()).extractXlsx(bytes, ctx),
-  'image/png': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
-  'image/jpeg': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
-  'image/webp': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
-  'image/tiff': async (bytes, ctx) => (await imageModule()).extractImage(bytes, ctx),
-};
+import { normalizeContentType } from './detect.js';
+import { formatFor, SUPPORTED_CONTENT_TYPES } from './formats/registry.js';
+import { type ExtractContext, type ExtractedDocument, IngestFailure } from './types.js';
 
 /** Share of undecodable or control characters above which a file that is not valid UTF-8 is rejected. */
 const MAX_GARBAGE_RATIO = 0.05;
@@ -34,43 +11,21 @@ const MAX_GARBAGE_RATIO = 0.05;
 const MAX_LEGACY_NON_ASCII_RATIO = 0.3;
 
 export async function extractDocument(bytes: Buffer, contentType: string, ctx: ExtractContext): Promise<ExtractedDocument> {
-  const binary = BINARY_EXTRACTORS[normalizeContentType(contentType)];
-  return binary !== undefined ? binary(bytes, ctx) : extractTextDocument(bytes, contentType);
+  const format = formatFor(normalizeContentType(contentType));
+  return format?.reads === 'bytes' ? format.extract(bytes, ctx) : extractTextDocument(bytes, contentType);
 }
 
 /** The formats that are text: decoded, then read by their structure (synchronous, no limits needed). */
 export function extractTextDocument(bytes: Buffer, contentType: string): ExtractedDocument {
   const type = normalizeContentType(contentType);
-  if (isSourceCodeType(type)) return extractCode(decodeText(bytes), type);
-  const extract = extractorFor(type);
-  if (extract === undefined) {
+  const format = formatFor(type);
+  if (format?.reads !== 'text') {
     throw new IngestFailure(
       'unsupported_content',
       `cannot extract text from content type ${type === '' ? '(none)' : type}; supported: ${SUPPORTED_CONTENT_TYPES.join(', ')} and other text/* types`,
     );
   }
-  return extract(decodeText(bytes));
-}
-
-function extractorFor(type: string): ((text: string) => ExtractedDocument) | undefined {
-  switch (type) {
-    case 'text/markdown':
-      return extractMarkdown;
-    case 'text/html':
-      return extractHtml;
-    case 'application/json':
-      return extractJson;
-    case 'application/x-ndjson':
-      return extractNdjson;
-    case 'text/csv':
-      return extractCsv;
-    case 'text/vtt':
-      return extractVtt;
-    case 'application/x-subrip':
-      return extractSrt;
-    default:
-      return type.startsWith('text/') ? extractPlainText : undefined;
-  }
+  return format.extract(decodeText(bytes), type);
 }
 
 // ---------------------------------------------------------------------------------------------------------

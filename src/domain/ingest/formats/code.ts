@@ -6,6 +6,7 @@
 // strings from being read as code. The source text is kept verbatim and every non-blank character ends up
 // in exactly one block, whatever the input: unrecognised code simply stays in larger blocks.
 import type { Block, ExtractedDocument } from '../types.js';
+import type { TextFormat } from './format.js';
 
 type Kind = 'def' | 'container';
 
@@ -276,6 +277,19 @@ const LANGUAGES: Readonly<Record<string, Language>> = {
   'text/x-kotlin': KOTLIN,
   'text/x-swift': SWIFT,
   'text/x-scala': SCALA,
+};
+
+/** Source code in the languages above; code in other languages (shell, SQL, Lua, ...) is read as plain text. */
+export const sourceCodeFormat: TextFormat = {
+  name: 'source code',
+  contentTypes: Object.keys(LANGUAGES),
+  extensions: [
+    '.py', '.pyi', '.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx', '.go', '.rs', '.java', '.c', '.h',
+    '.cc', '.cpp', '.cxx', '.hpp', '.hh', '.cs', '.rb', '.php', '.kt', '.kts', '.swift', '.scala',
+  ],
+  evidence: ['text'],
+  reads: 'text',
+  extract: extractCode,
 };
 
 function languageOf(contentType: string): Language | undefined {

@@ -2,6 +2,7 @@
 // its column's header.
 import { lazyRequire } from '../lazy.js';
 import { type ExtractedDocument, IngestFailure } from '../types.js';
+import type { TextFormat } from './format.js';
 import { assemble, collapseWhitespace, type RenderedBlock } from './rendered-blocks.js';
 
 // The parser loads on the first CSV file, not at start-up (issue 15: both threads loaded it for every
@@ -10,6 +11,16 @@ import { assemble, collapseWhitespace, type RenderedBlock } from './rendered-blo
 const csvModule = lazyRequire<typeof import('csv-parse/sync')>('csv-parse/sync');
 const parseCsv: typeof import('csv-parse/sync').parse = ((...args: Parameters<typeof import('csv-parse/sync').parse>) =>
   csvModule().parse(...args)) as typeof import('csv-parse/sync').parse;
+
+export const csvFormat: TextFormat = {
+  name: 'CSV',
+  contentTypes: ['text/csv'],
+  aliases: { 'application/csv': 'text/csv', 'text/comma-separated-values': 'text/csv' },
+  extensions: ['.csv'],
+  evidence: ['text'],
+  reads: 'text',
+  extract: extractCsv,
+};
 
 const DELIMITER_CANDIDATES = [',', ';', '\t', '|'] as const;
 

@@ -2,7 +2,18 @@
 // chrome; the <title> stands in for a missing <h1>. The DOCX reader renders to HTML and reads it here too.
 import { lazyRequire } from '../lazy.js';
 import type { ExtractedDocument } from '../types.js';
+import type { TextFormat } from './format.js';
 import { assemble, collapseWhitespace, type RenderedBlock } from './rendered-blocks.js';
+
+export const htmlFormat: TextFormat = {
+  name: 'HTML',
+  contentTypes: ['text/html'],
+  aliases: { 'application/xhtml+xml': 'text/html' },
+  extensions: ['.html', '.htm', '.xhtml'],
+  evidence: ['text'],
+  reads: 'text',
+  extract: extractHtml,
+};
 
 // The parser loads on the first page that needs it, not at start-up (issue 15: both threads loaded it for
 // every daemon, ~60 ms). Synchronous `require`, because extraction of text formats is synchronous; the

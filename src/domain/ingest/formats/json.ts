@@ -2,7 +2,37 @@
 // (evidence `json_path`).
 import { jsonPathMember } from '../json-path.js';
 import { type ExtractedDocument, IngestFailure } from '../types.js';
+import type { TextFormat } from './format.js';
 import { assemble, type RenderedBlock } from './rendered-blocks.js';
+
+export const jsonFormat: TextFormat = {
+  name: 'JSON',
+  contentTypes: ['application/json'],
+  aliases: { 'text/json': 'application/json' },
+  extensions: ['.json'],
+  evidence: ['json_path'],
+  reads: 'text',
+  extract: extractJson,
+};
+
+/** One JSON value per line (JSON Lines), read as if the file were one array. */
+export const ndjsonFormat: TextFormat = {
+  name: 'NDJSON',
+  contentTypes: ['application/x-ndjson'],
+  aliases: {
+    'application/ndjson': 'application/x-ndjson',
+    'application/jsonl': 'application/x-ndjson',
+    'application/jsonlines': 'application/x-ndjson',
+    'application/x-jsonlines': 'application/x-ndjson',
+    'application/json-seq': 'application/x-ndjson',
+    'text/x-ndjson': 'application/x-ndjson',
+    'text/jsonl': 'application/x-ndjson',
+  },
+  extensions: ['.ndjson', '.jsonl'],
+  evidence: ['json_path'],
+  reads: 'text',
+  extract: extractNdjson,
+};
 
 /** JSON documents stop contributing text after this many leaves, so one huge file cannot exhaust memory. */
 export const MAX_JSON_LEAVES = 200_000;

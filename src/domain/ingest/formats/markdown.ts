@@ -1,6 +1,17 @@
 // Markdown: headings (ATX and setext), paragraphs and fenced code, with link URLs dropped and front matter kept.
 import type { ExtractedDocument } from '../types.js';
+import type { TextFormat } from './format.js';
 import { assemble, collapseWhitespace, type RenderedBlock } from './rendered-blocks.js';
+
+export const markdownFormat: TextFormat = {
+  name: 'Markdown',
+  contentTypes: ['text/markdown'],
+  aliases: { 'text/x-markdown': 'text/markdown', 'text/md': 'text/markdown' },
+  extensions: ['.md', '.markdown', '.mdown', '.mkd', '.mdx'],
+  evidence: ['text'],
+  reads: 'text',
+  extract: extractMarkdown,
+};
 
 const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const FENCE_OPEN = /^( {0,3})(`{3,}|~{3,})(.*)$/;

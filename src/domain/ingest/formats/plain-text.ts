@@ -1,5 +1,22 @@
 // Plain text, and every text/* type no other format reads (logs, YAML, shell scripts, ...): paragraphs.
 import type { Block, ExtractedDocument } from '../types.js';
+import type { TextFormat } from './format.js';
+
+export const plainTextFormat: TextFormat = {
+  name: 'plain text',
+  contentTypes: ['text/plain'],
+  // text/plain's, and those of the other text types read as plain text (./registry.ts hands this format
+  // every text/* type no format names).
+  extensions: [
+    '.txt', '.text', '.log', '.ini', '.cfg', '.conf', '.env', '.tsv', '.rst', '.tex', '.yaml', '.yml', '.toml',
+    '.css', '.scss', '.less', '.vue', '.svelte', '.fs', '.pl', '.pm', '.lua', '.r', '.jl', '.dart', '.ex', '.exs',
+    '.erl', '.hs', '.clj', '.ml', '.zig', '.nim', '.sh', '.bash', '.zsh', '.fish', '.ps1', '.bat', '.sql',
+    '.graphql', '.proto', '.tf', '.gradle', '.groovy', '.diff', '.patch',
+  ],
+  evidence: ['text'],
+  reads: 'text',
+  extract: extractPlainText,
+};
 
 const WHITESPACE = /\s/;
 

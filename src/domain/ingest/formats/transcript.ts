@@ -6,6 +6,7 @@
 // the WEBVTT header line; one is supplied and the file notes it. A file without a single readable cue fails.
 import { lazyRequire } from '../lazy.js';
 import { type Block, type ExtractedDocument, IngestFailure } from '../types.js';
+import type { TextFormat } from './format.js';
 
 // Loaded on the first subtitle file, not at start-up (issue 15); it ships CommonJS only.
 const webvtt = lazyRequire<typeof import('webvtt-parser').default>('webvtt-parser');
@@ -23,6 +24,25 @@ const CUE_TAG = /<\/?(?:[a-z][\w.-]*|\d{1,9}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?)(?
 
 /** Speakers are kept as a `Name: ` prefix, the way a transcript is read aloud; set false to drop them. */
 const KEEP_SPEAKER_NAMES = true;
+
+export const webVttFormat: TextFormat = {
+  name: 'WebVTT',
+  contentTypes: ['text/vtt'],
+  extensions: ['.vtt'],
+  evidence: ['transcript'],
+  reads: 'text',
+  extract: extractVtt,
+};
+
+export const srtFormat: TextFormat = {
+  name: 'SRT',
+  contentTypes: ['application/x-subrip'],
+  aliases: { 'text/srt': 'application/x-subrip', 'application/srt': 'application/x-subrip', 'text/x-subrip': 'application/x-subrip' },
+  extensions: ['.srt'],
+  evidence: ['transcript'],
+  reads: 'text',
+  extract: extractSrt,
+};
 
 export function extractVtt(text: string): ExtractedDocument {
   return extractSubtitles(text, 'WebVTT');
