@@ -1,9 +1,11 @@
 // The content type a file name implies, by its extension: the daemon's detection weighs it against
 // the declared type and the bytes (src/domain/ingest/detect.ts), and the CLI sends it with an
-// upload, so both read one table.
+// upload, so both read one table. Each format in src/domain/ingest/formats/ names the extensions it
+// reads; test/formats-conformance.test.ts holds those to this table.
 import path from 'node:path';
 
-const EXTENSION_TYPES: Readonly<Record<string, string>> = {
+/** Extension (lowercase, with the dot) → content type. */
+export const EXTENSION_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain',
   '.text': 'text/plain',
   '.log': 'text/plain',
