@@ -6,6 +6,7 @@ import { createOperatorRouter } from '../src/rpc/router.js';
 import { packageVersion } from '../src/contract/version.js';
 import { startOperatorServer, type OperatorServer } from '../src/rpc/server.js';
 import { removeListeningRecord, writeListeningRecord } from './listening.js';
+import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT } from './config.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface DaemonOptions extends RuntimeOptions {
@@ -37,18 +38,6 @@ export interface RunningDaemon {
   /** The operator channel's Unix socket, or null when it is off. */
   operatorSocket: string | null;
   stop(): Promise<void>;
-}
-
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 7410;
-export const DEFAULT_DRAIN_SECONDS = 10;
-
-/** Reads --drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS; undefined when neither is set. */
-export function parseDrainSeconds(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > 3600) throw new Error(`--drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS must be a number of seconds from 0 to 3600, got '${value}'`);
-  return n;
 }
 
 function isLoopback(host: string): boolean {

@@ -12,19 +12,21 @@ import { tightenDataDir } from './private.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureBlobsDir, removeUnfinishedUploads } from '../src/domain/blobs.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
-import { createGenerator, resolveGenerationConfig, type GenerationConfig } from '../src/domain/answer/config.js';
+import { createGenerator, type GenerationConfig } from '../src/domain/answer/config.js';
 import type { Generator } from '../src/domain/answer/generator.js';
 import { startResearchRunner, type ResearchRunner } from '../src/domain/answer/research.js';
 import { sweepEvents } from '../src/domain/events.js';
 import { purgeExpired } from '../src/domain/restore.js';
-import { startWebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
-import { parseRetryScale } from './flags.js';
+import { startWebhookDispatcher, type WebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
-import { resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
+import type { VectorMemory } from '../src/domain/search/vector-memory.js';
 import { workerExecArgv } from '../src/domain/threads.js';
-import { lazyEmbedding, resolveEmbeddingConfig, type EmbeddingConfig } from '../src/domain/embed/config.js';
+import { lazyEmbedding, type EmbeddingConfig } from '../src/domain/embed/config.js';
+import { configFilePath } from '../src/domain/config-file.js';
+import type { WebhookConfig } from '../src/domain/webhooks/config.js';
+import { readConfigFile, resolveFileSettings, resolveWebhookConfig, type FileSettings } from './config.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import { withMcp } from '../src/mcp/http.js';
@@ -47,23 +49,24 @@ export interface RuntimeOptions {
   clusterKey?: string | undefined;
   fileRoots?: string[];
   allowPrivateSources?: boolean;
-  /** The embedding provider; default from `<data-dir>/config.json` and TROVE_EMBEDDING_* (src/domain/embed/config.ts). */
+  /** The embedding provider; by default from `<data-dir>/config.json` and TROVE_EMBEDDING_* (daemon/config.ts). */
   embedding?: EmbeddingConfig;
-  /** The in-memory vector copies' budget; default from `<data-dir>/config.json` and TROVE_VECTOR_MEMORY (src/domain/search/vector-memory.ts). */
+  /** The in-memory vector copies' budget; by default from `<data-dir>/config.json` and TROVE_VECTOR_MEMORY (daemon/config.ts). */
   vectorMemory?: VectorMemory;
   /** Lifetime of signed upload URLs (default one hour); tests shorten it. */
   uploadTtlMs?: number;
   /** false: open without the indexing worker, so queued jobs stay queued (tests of in-between states). */
   indexer?: boolean;
-  /** decisions.md §6: let webhooks deliver over http:// to loopback (a developer's machine, CI). */
-  allowInsecureWebhooks?: boolean;
-  /** Multiplies every webhook retry wait (tests and CI fixtures compress the ~75-hour schedule). */
-  webhookRetryScale?: number | undefined;
+  /**
+   * Webhook delivery: allowInsecure (decisions.md §6: http:// to loopback, for a developer's machine
+   * or CI) and retryScale (tests compress the ~75-hour schedule); by default from TROVE_* (daemon/config.ts).
+   */
+  webhooks?: Partial<WebhookConfig>;
   /** false: open without the webhook dispatcher (tests that drive their own). */
   webhookDispatcher?: boolean;
   /** false: open without the research runner, so queued runs stay queued (tests of restarts). */
   researchRunner?: boolean;
-  /** The answer generator; default from `<data-dir>/config.json` and TROVE_GENERATION_* (src/domain/answer/config.ts). */
+  /** The answer generator; by default from `<data-dir>/config.json` and TROVE_GENERATION_* (daemon/config.ts). */
   generation?: GenerationConfig;
   log?: Logger & { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
 }
@@ -173,17 +176,23 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const writeGate = new WriteGate();
     const writer = new Writer(db, writeGate, 'main');
 
-    const embeddingConfig = options.embedding ?? resolveEmbeddingConfig(dataDir);
+    // `trove daemon start` resolves every setting before it opens the runtime (daemon/config.ts); an
+    // in-process caller may leave some out, and gets them the same way.
+    let fromFile: FileSettings | undefined;
+    const fileSettings = () => (fromFile ??= resolveFileSettings(process.env, readConfigFile(configFilePath(dataDir))));
+    const embeddingConfig = options.embedding ?? fileSettings().embedding;
     // Loaded on the first semantic query, not at start-up (start-up must stay fast).
     const embedding = lazyEmbedding(embeddingConfig);
     // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
     const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
 
-    const vectorMemory = options.vectorMemory ?? resolveVectorMemory(dataDir);
+    const vectorMemory = options.vectorMemory ?? fileSettings().vectorMemory;
     const dense = new DenseSearcher(dbFile, { vectorMemoryBytes: vectorMemory.bytes });
-    const generation = options.generation ?? resolveGenerationConfig(dataDir);
+    const generation = options.generation ?? fileSettings().generation;
+    const webhookConfig: WebhookConfig = { ...resolveWebhookConfig({}, process.env), ...options.webhooks };
     let generator: Generator | undefined;
     let research: ResearchRunner | undefined;
+    let webhooks: WebhookDispatcher | undefined;
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const shutdown = new AbortController();
@@ -216,6 +225,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       generation,
       generator: async () => (generator ??= createGenerator(generation)),
       research: { wake: () => research?.wake(), abort: (rid) => research?.abort(rid) },
+      webhooks: webhookConfig,
+      wakeWebhookDispatcher: () => webhooks?.wake(),
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
@@ -227,8 +238,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
     const app = withMcp(createApp(services, log), { version: packageVersion() });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
-    if (options.allowInsecureWebhooks) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
-    const webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { allowInsecure: options.allowInsecureWebhooks ?? false, retryScale: options.webhookRetryScale ?? parseRetryScale(), log });
+    if (webhookConfig.allowInsecure) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
+    webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { log });
     // The event log keeps 30 days (decisions.md §6).
     // Deleted namespaces and collections are purged after their recovery window (decisions.md §5).
     const sweep = async () => {

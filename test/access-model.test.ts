@@ -12,7 +12,6 @@
 // TROVE_MODEL_SEED fixes the random worlds and rule sets.
 import fc from 'fast-check';
 import t from 'tap';
-import { configureWebhooks } from '../src/domain/webhooks/config.js';
 import { fanOut } from '../src/domain/webhooks/dispatcher.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
@@ -162,8 +161,7 @@ let governingChecks = 0;
 let runsDone = 0;
 t.before(async () => {
   // The event model reads webhook logs after calling fanOut itself: no dispatcher sends anything.
-  f = await startFixture({ webhookDispatcher: false });
-  configureWebhooks(f.rt.services, { allowInsecure: true });
+  f = await startFixture({ webhookDispatcher: false, webhooks: { allowInsecure: true } });
 });
 t.teardown(() => f.close());
 

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { resolveEmbeddingConfig } from '../src/domain/embed/config.js';
+import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { loadBuiltinEmbedder } from '../src/domain/embed/builtin.js';
 import { vectorTableName } from '../src/store/migrations.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
@@ -11,7 +11,7 @@ import { addInline, seedCollection, startFixture, type Fixture } from './helpers
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
 t.test('the builtin vectors carry meaning', async (t) => {
-  const embedder = await loadBuiltinEmbedder({ cacheDir: resolveEmbeddingConfig('/nonexistent').cacheDir });
+  const embedder = await loadBuiltinEmbedder({ cacheDir: defaultCacheDir() });
   const [car, automobile, banana] = await embedder.embed(['car', 'automobile', 'banana']);
   t.ok(cosine(car!, automobile!) > cosine(car!, banana!), '"car" is nearer "automobile" than "banana"');
   const [a, b, c] = await embedder.embed(['the physician treated the patient', 'a doctor cared for someone who was ill', 'quarterly revenue beat forecasts']);
@@ -121,7 +121,7 @@ t.test('an OpenAI-compatible provider, and switching models needs a reindex', as
   process.env.TEST_EMBEDDING_KEY = 'sk-test-123';
   const dataDir = (await import('node:fs')).mkdtempSync(`${(await import('node:os')).tmpdir()}/trove-model-`);
   t.teardown(() => (import('node:fs').then((fs) => fs.rmSync(dataDir, { recursive: true, force: true }))));
-  const openai = { provider: 'openai' as const, model: 'letters-1', url: server.url, apiKeyEnv: 'TEST_EMBEDDING_KEY', cacheDir: resolveEmbeddingConfig(dataDir).cacheDir };
+  const openai = { provider: 'openai' as const, model: 'letters-1', url: server.url, apiKeyEnv: 'TEST_EMBEDDING_KEY', cacheDir: defaultCacheDir() };
 
   const first = await startFixture({ dataDir, ephemeral: false, embedding: openai });
   const { base } = await seedCollection(first, 'm', 'docs');
@@ -161,7 +161,7 @@ t.test('an OpenAI-compatible provider, and switching models needs a reindex', as
 t.test('unchanged passages are not embedded again', async (t) => {
   const server = await fakeOpenAi();
   t.teardown(() => server.close());
-  const f = await startFixture({ embedding: { provider: 'openai', model: 'letters-1', url: server.url, cacheDir: resolveEmbeddingConfig('/nonexistent').cacheDir } });
+  const f = await startFixture({ embedding: { provider: 'openai', model: 'letters-1', url: server.url, cacheDir: defaultCacheDir() } });
   t.teardown(() => f.close());
   const { base } = await seedCollection(f, 'reuse', 'docs', { processing: { chunk_tokens: 64, chunk_overlap: 0 } });
   const para = (w: string) => Array.from({ length: 50 }, () => w).join(' ');
@@ -190,7 +190,7 @@ t.test('the Ollama provider speaks /api/embed; a missing optional transformers p
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const { createEmbedder } = await import('../src/domain/embed/config.js');
-  const cacheDir = resolveEmbeddingConfig('/nonexistent').cacheDir;
+  const cacheDir = defaultCacheDir();
   const ollama = await createEmbedder({ provider: 'ollama', model: 'nomic-embed-text', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, cacheDir });
   const [v] = await ollama.embed(['abc']);
   t.equal(requests[0]?.path, '/api/embed');

@@ -3,7 +3,7 @@
 // vectors mean nothing keeps the default weight, and so does every enforced reader (the weight is
 // learnt from every file). The corpus: test/helpers/concept-corpus.ts.
 import t, { type Test } from 'tap';
-import { resolveEmbeddingConfig } from '../src/domain/embed/config.js';
+import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { conceptCorpus, conceptVector, embeddingServer, scrambledVector, type ConceptCorpus } from './helpers/concept-corpus.js';
 import { sqlite } from '../src/store/sqlite.js';
@@ -16,7 +16,7 @@ const query = corpus.concepts[0]![0]!;
 async function fixtureWith(t: Test, vectorOf: (text: string) => number[], model: string): Promise<Fixture> {
   const server = await embeddingServer(vectorOf);
   t.teardown(() => server.close());
-  const f = await startFixture({ embedding: { provider: 'openai', model, url: server.url, cacheDir: resolveEmbeddingConfig('/nonexistent').cacheDir } });
+  const f = await startFixture({ embedding: { provider: 'openai', model, url: server.url, cacheDir: defaultCacheDir() } });
   t.teardown(() => f.close());
   return f;
 }

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheFile, defaultShippedModelPath, loadBuiltinEmbedder } from '../src/domain/embed/builtin.js';
-import { createEmbedder, resolveEmbeddingConfig } from '../src/domain/embed/config.js';
+import { createEmbedder } from '../src/domain/embed/config.js';
+import { resolveFileSettings } from '../daemon/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'trove-shipped-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,7 +63,7 @@ t.test('the build ships the real model, and the daemon\'s embedder reads it', as
   const shipped = defaultShippedModelPath();
   t.ok(existsSync(shipped), `the build wrote ${shipped}`);
   const emptyCache = join(dir, 'daemon-cache');
-  const config = resolveEmbeddingConfig(join(dir, 'no-data-dir'), { TROVE_CACHE_DIR: emptyCache });
+  const config = resolveFileSettings({ TROVE_CACHE_DIR: emptyCache }, {}).embedding;
   const embedder = await createEmbedder(config);
   t.match(embedder, { loadedFrom: 'shipped', cachePath: shipped, dimensions: 100 });
   t.notOk(existsSync(emptyCache) && readdirSync(emptyCache).length > 0, 'no conversion into TROVE_CACHE_DIR');

@@ -5,7 +5,6 @@
 // key's principals never reach another key. The same rule holds for the event page, its stream,
 // webhook fan-out (a webhook sees what its creator may see) and the delivery log.
 import t from 'tap';
-import { configureWebhooks } from '../src/domain/webhooks/config.js';
 import { fanOut } from '../src/domain/webhooks/dispatcher.js';
 import { CLUSTER_KEY, addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
@@ -49,8 +48,7 @@ async function research(label: string, col: string, principals: string[] | undef
 
 t.before(async () => {
   // No dispatcher: fanOut is called directly, and nothing is sent; receivers on http://127.0.0.1 are allowed.
-  f = await startFixture({ webhookDispatcher: false });
-  configureWebhooks(f.rt.services, { allowInsecure: true });
+  f = await startFixture({ webhookDispatcher: false, webhooks: { allowInsecure: true } });
   await seedCollection(f, 'vis', 'open');
   await seedCollection(f, 'vis', 'locked', { access_control: 'enforced' });
   await seedCollection(f, 'vis', 'side');

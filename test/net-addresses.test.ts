@@ -5,7 +5,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { configureWebhooks } from '../src/domain/webhooks/config.js';
 import { checkReceiverUrl } from '../src/domain/webhooks/transport.js';
 import { isLoopbackAddress, isPublicAddress, judgeAddress } from '../src/domain/net/addresses.js';
 import { seedCollection, startFixture } from './helpers/trove.js';
@@ -124,7 +123,7 @@ t.test('end to end: an IPv4-compatible loopback address is neither fetched nor a
   t.same(hits, [], 'no request reached the loopback server');
 
   for (const allowInsecure of [false, true]) {
-    configureWebhooks(f.rt.services, { allowInsecure });
+    f.rt.services.webhooks.allowInsecure = allowInsecure;
     const r = await f.call('POST', `/v1/workspaces/${ns}/webhooks`, { name: 'hook', url: `https://[::127.0.0.1]:${port}/hook` });
     t.equal(r.status, 400, `refused with --allow-insecure-webhooks ${allowInsecure ? 'on' : 'off'}`);
     t.match(r.body, { error: { code: 'invalid_request', message: /not public/ } });

@@ -3,10 +3,11 @@
 // table otherwise. Both must rank exactly alike, whatever the memory budget keeps, and a stale copy
 // must never be used: a deleted passage never comes back.
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseVectorMemory, resolveVectorMemory } from '../src/domain/search/vector-memory.js';
+import { resolveFileSettings } from '../daemon/config.js';
 import { migrate, openDatabase, type Db } from '../src/store/db.js';
 import { Int8Scanner } from '../src/store/simd-scan.js';
 import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/vectors.js';
@@ -159,12 +160,10 @@ t.test('the budget setting: bytes, sizes, shares of RAM; bad values say what is 
     const got = parseVectorMemory(bad);
     t.ok(got instanceof Error && /vectors\.memory \(TROVE_VECTOR_MEMORY\).*give bytes/.test(got.message), `'${bad}' is refused: ${(got as Error).message}`);
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'trove-vm-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  t.same(resolveVectorMemory(dir, {}, 8 * gb), { setting: '25%', bytes: 2 * gb }, 'default: a quarter of RAM');
-  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ vectors: { memory: '1GB' } }));
-  t.same(resolveVectorMemory(dir, {}, 8 * gb), { setting: '1GB', bytes: gb }, 'config.json');
-  t.same(resolveVectorMemory(dir, { TROVE_VECTOR_MEMORY: '10%' }, 8 * gb).bytes, Math.floor(0.8 * gb), 'the environment wins');
+  t.same(resolveVectorMemory(undefined, 8 * gb), { setting: '25%', bytes: 2 * gb }, 'default: a quarter of RAM');
+  t.same(resolveVectorMemory('1GB', 8 * gb), { setting: '1GB', bytes: gb });
+  t.same(resolveFileSettings({}, { vectors: { memory: '1GB' } }).vectorMemory, { setting: '1GB', bytes: gb }, 'config.json');
+  t.equal(resolveFileSettings({ TROVE_VECTOR_MEMORY: '10%' }, { vectors: { memory: '1GB' } }).vectorMemory.setting, '10%', 'the environment wins');
 
   const run = await runCli(['daemon', 'start', '--ephemeral', '--port', '0'], { env: { TROVE_VECTOR_MEMORY: 'lots' } });
   t.equal(run.code, 1, 'the daemon does not start');

@@ -9,7 +9,6 @@ import { Webhook } from 'standardwebhooks';
 import { Router } from '../src/http/router.js';
 import { webhookRoutes } from '../src/http/workspace-routes.js';
 import { startWebhookDispatcher, retryDelayMs, classify, RETRY_SCHEDULE_MS, MAX_ATTEMPTS, type WebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
-import { configureWebhooks } from '../src/domain/webhooks/config.js';
 import { checkReceiverUrl, parseReceiverUrl } from '../src/domain/webhooks/transport.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { dataPlaneRoutes } from '../src/http/routes.js';
@@ -118,10 +117,10 @@ const SCALE = 0.0001; // 5 s → 0.5 ms; Retry-After 3600 s → 360 ms; 72 h →
 
 async function harness(t: { teardown(fn: () => unknown): void }, options: { retryScale?: number; timeoutMs?: number } = {}): Promise<Harness> {
   // The harness drives its own dispatcher (custom timeout, poll and restarts), so the runtime starts none.
-  const f = await startFixture({ indexer: false, researchRunner: false, webhookDispatcher: false });
+  const f = await startFixture({ indexer: false, researchRunner: false, webhookDispatcher: false, webhooks: { allowInsecure: true, timeoutMs: options.timeoutMs ?? 300 } });
   const router = new Router(webhookRoutes(), f.rt.services, { error: (m, fields) => console.error(m, fields) });
   const rx = await startReceiver();
-  const start = (scale: number) => startWebhookDispatcher(f.rt.services, { allowInsecure: true, retryScale: scale, timeoutMs: options.timeoutMs ?? 300, pollMs: 20 });
+  const start = (scale: number) => startWebhookDispatcher(f.rt.services, { retryScale: scale, pollMs: 20 });
   const h: Harness = {
     f,
     router,
@@ -146,6 +145,8 @@ async function harness(t: { teardown(fn: () => unknown): void }, options: { retr
       h.dispatcher = start(opts.retryScale ?? SCALE);
     },
   };
+  // A replay or re-enable wakes the harness's dispatcher, as it wakes the runtime's.
+  f.rt.services.wakeWebhookDispatcher = () => h.dispatcher.wake();
   t.teardown(async () => {
     await h.dispatcher.stop();
     await rx.close();
@@ -234,11 +235,12 @@ t.test('URL rules', async (t) => {
   t.equal(await bad('https://u:p@127.0.0.1/x'), 'invalid_request', 'route: userinfo');
   t.equal(await bad('http://127.0.0.1/x#f'), 'invalid_request', 'route: fragment');
   t.equal(await bad('http://10.0.0.1/x'), 'invalid_request', 'route: private address');
-  configureWebhooks(h.f.rt.services, { allowInsecure: false });
+  const webhookConfig = h.f.rt.services.webhooks;
+  webhookConfig.allowInsecure = false;
   t.equal(await bad(h.rx.url('/x')), 'invalid_request', 'route: http refused when insecure webhooks are not allowed');
-  configureWebhooks(h.f.rt.services, { allowInsecure: true });
+  webhookConfig.allowInsecure = true;
   const ok = await hook(h, '/ok');
-  configureWebhooks(h.f.rt.services, { allowInsecure: false });
+  webhookConfig.allowInsecure = false;
   t.equal((await h.call('PATCH', `/v1/workspaces/ws/webhooks/${ok.id}`, { url: h.rx.url('/other') })).status, 400, 'checked again at update');
   // …and at every connection: the test send is refused before any byte leaves.
   const test = await h.call('POST', `/v1/workspaces/ws/webhooks/${ok.id}/test`);
@@ -246,7 +248,7 @@ t.test('URL rules', async (t) => {
   t.equal(test.body.status, null, 'no answer: the connection was refused');
   t.match(test.body.error, /https|loopback|public/);
   t.equal(h.rx.got('/ok').length, 0, 'nothing reached the receiver');
-  configureWebhooks(h.f.rt.services, { allowInsecure: true });
+  webhookConfig.allowInsecure = true;
 });
 
 t.test('CRUD, fields, permissions', async (t) => {

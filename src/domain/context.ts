@@ -5,6 +5,7 @@ import type { DenseQuery } from './search/dense-pool.js';
 import type { DenseHit } from '../store/vectors.js';
 import type { Generator } from './answer/generator.js';
 import type { GenerationConfig } from './answer/config.js';
+import type { WebhookConfig } from './webhooks/config.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
@@ -36,6 +37,10 @@ export interface Services {
   denseSearch: (query: DenseQuery) => Promise<DenseHit[]>;
   /** Lifetime of signed upload URLs. */
   uploadTtlMs: number;
+  /** Webhook delivery settings (--allow-insecure-webhooks, the retry scale, the receivers' timeout). */
+  webhooks: WebhookConfig;
+  /** Wakes the webhook dispatcher after deliveries were made due (a replay, a webhook turned back on). */
+  wakeWebhookDispatcher: () => void;
   /** Wakes the indexing worker after jobs were queued. */
   notifyWork: () => void;
   /** Tells the indexing worker to abandon a job that was canceled while running. */

@@ -1,44 +1,24 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { defaultDataDir } from '../../../daemon/paths.js';
+import { join } from 'node:path';
+import { loadConfig, resolveDataDir, type DaemonConfig, type DaemonFlags } from '../../../daemon/config.js';
 import { DataDirLockedError } from '../../../daemon/runtime.js';
-import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT, parseDrainSeconds, startDaemon, type RunningDaemon } from '../../../daemon/main.js';
+import { startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import type { LoadedSeed } from '../../../daemon/seed.js';
 import { ERROR_TABLE } from '../../contract/errors.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
-import { parseRetryScale } from '../../../daemon/flags.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
 
 // daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
 type SeedModule = typeof import('../../../daemon/seed.js');
 
-export interface DaemonStartOptions {
-  dataDir?: string;
-  host?: string;
-  port?: string;
-  ephemeral?: boolean;
+export interface DaemonStartOptions extends DaemonFlags {
   json?: boolean;
-  allowFileRoot?: string[];
-  allowPrivateSources?: boolean;
-  allowInsecureWebhooks?: boolean;
-  webhookRetryScale?: string;
-  drainSeconds?: string;
-  insecure?: boolean;
-  tlsCert?: string;
-  tlsKey?: string;
   /** A seed file applied before "listening" is reported (daemon/seed.ts, docs/fixture-mode.md). */
   seed?: string;
   /** Run in the background (runDaemonStartDetached). */
   detach?: boolean;
-}
-
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PORT;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got '${value}'.`);
-  return port;
 }
 
 // Every log line goes to stderr and to <data-dir>/logs/daemon.log (`trove daemon logs`).
@@ -64,7 +44,6 @@ export function startFailureExitCode(err: unknown): number {
 
 /** Runs the daemon in the foreground until SIGINT or SIGTERM. */
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
-  const envRoots = (process.env.TROVE_FILE_ROOTS ?? '').split(':').filter(Boolean);
   // A seed is checked whole before anything starts, so a bad one leaves nothing behind.
   let seed: { module: SeedModule; loaded: LoadedSeed } | undefined;
   if (opts.seed !== undefined) {
@@ -78,7 +57,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     }
   }
   let daemon;
-  let drainSeconds = DEFAULT_DRAIN_SECONDS;
+  let config: DaemonConfig;
   // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below; a
   // request that comes before then (while seeding) is kept for then.
   let stopPending = false;
@@ -86,24 +65,9 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     stopPending = true;
   };
   try {
-    drainSeconds = parseDrainSeconds(opts.drainSeconds ?? process.env.TROVE_SHUTDOWN_DRAIN_SECONDS) ?? DEFAULT_DRAIN_SECONDS;
-    daemon = await startDaemon({
-      dataDir: opts.dataDir ?? process.env.TROVE_DATA_DIR,
-      ephemeral: opts.ephemeral ?? false,
-      host: opts.host ?? process.env.TROVE_HOST ?? DEFAULT_HOST,
-      port: parsePort(opts.port ?? process.env.TROVE_PORT),
-      clusterKey: process.env.TROVE_CLUSTER_KEY || undefined,
-      fileRoots: [...envRoots, ...(opts.allowFileRoot ?? [])],
-      allowPrivateSources: opts.allowPrivateSources ?? process.env.TROVE_ALLOW_PRIVATE_SOURCES === '1',
-      allowInsecureWebhooks: opts.allowInsecureWebhooks ?? process.env.TROVE_ALLOW_INSECURE_WEBHOOKS === '1',
-      webhookRetryScale: parseRetryScale(opts.webhookRetryScale ?? process.env.TROVE_WEBHOOK_RETRY_SCALE),
-      drainSeconds,
-      insecure: opts.insecure ?? false,
-      tlsCert: opts.tlsCert,
-      tlsKey: opts.tlsKey,
-      log,
-      onStopRequest: () => stopRequested(),
-    });
+    // Flags, environment and config.json, checked whole before anything starts (daemon/config.ts).
+    config = loadConfig(opts, process.env);
+    daemon = await startDaemon({ ...config, log, onStopRequest: () => stopRequested() });
   } catch (err) {
     if (err instanceof Error) {
       console.error(`trove: ${err.message}`);
@@ -132,7 +96,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       console.error('[trove] second signal: exiting now');
       process.exit(130);
     }
-    log.info(`${signal}: finishing in-flight requests and stopping (they get ${drainSeconds} s, then 503; a second signal exits at once)`);
+    log.info(`${signal}: finishing in-flight requests and stopping (they get ${config.drainSeconds} s, then 503; a second signal exits at once)`);
     daemon.stop().then(
       () => {
         logFile.write('[trove] stopped');
@@ -191,7 +155,7 @@ export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: rea
   const json = opts.json ?? false;
   try {
     if (opts.ephemeral) throw new CliError('--detach and --ephemeral do not go together: an ephemeral data dir is removed when the daemon exits, and a detached one has no terminal to stop it from.', 2);
-    const dataDir = resolve(opts.dataDir ?? process.env.TROVE_DATA_DIR ?? defaultDataDir());
+    const dataDir = resolveDataDir(opts, process.env);
     mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
     const outFile = detachedOutputPath(dataDir);
     const start = existsSync(outFile) ? statSync(outFile).size : 0;

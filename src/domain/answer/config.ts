@@ -1,14 +1,15 @@
-// Which generator answers: `<data-dir>/config.json` {"generation": {...}}, overridden by
-// TROVE_GENERATION_* variables. The default, `extractive`, needs no model and works offline; `openai`
-// speaks to any OpenAI-compatible chat completions endpoint. Shown in GET /info.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Which generator answers (resolved at start from config.json and the environment by
+// daemon/config.ts). The default, `extractive`, needs no model and works offline; `openai` speaks to
+// any OpenAI-compatible chat completions endpoint. Shown in GET /info.
 import { extractiveGenerator } from './extractive.js';
 import type { Generator } from './generator.js';
 import { openAiGenerator } from './openai.js';
 
+/** Every generator the daemon knows (config.json's generation.provider, TROVE_GENERATION_PROVIDER). */
+export const GENERATION_PROVIDERS = ['extractive', 'openai'] as const;
+
 export interface GenerationConfig {
-  provider: 'extractive' | 'openai';
+  provider: (typeof GENERATION_PROVIDERS)[number];
   model: string;
   url?: string | undefined;
   /** Name of the environment variable holding the API key (never the key itself in a file). */
@@ -17,23 +18,13 @@ export interface GenerationConfig {
   vision?: boolean | undefined;
 }
 
-const PROVIDERS = ['extractive', 'openai'] as const;
+/** What a provider uses when neither config.json nor the environment says. */
+export const GENERATION_DEFAULTS: Record<GenerationConfig['provider'], { model: string; url: string | undefined }> = {
+  extractive: { model: 'mmr-v1', url: undefined },
+  openai: { model: 'gpt-4o-mini', url: 'https://api.openai.com/v1' },
+};
 
-export function resolveGenerationConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env): GenerationConfig {
-  const file = join(dataDir, 'config.json');
-  let fromFile: Partial<GenerationConfig> = {};
-  if (existsSync(file)) fromFile = (JSON.parse(readFileSync(file, 'utf8')) as { generation?: Partial<GenerationConfig> }).generation ?? {};
-  const provider = (env.TROVE_GENERATION_PROVIDER ?? fromFile.provider ?? 'extractive') as GenerationConfig['provider'];
-  if (!PROVIDERS.includes(provider)) throw new Error(`Unknown generation provider '${provider}'; use one of ${PROVIDERS.join(', ')}.`);
-  const defaults = { extractive: { model: 'mmr-v1', url: undefined }, openai: { model: 'gpt-4o-mini', url: 'https://api.openai.com/v1' } }[provider];
-  return {
-    provider,
-    model: env.TROVE_GENERATION_MODEL ?? fromFile.model ?? defaults.model,
-    url: env.TROVE_GENERATION_URL ?? fromFile.url ?? defaults.url,
-    apiKeyEnv: fromFile.apiKeyEnv ?? 'TROVE_GENERATION_API_KEY',
-    vision: env.TROVE_GENERATION_VISION !== undefined ? /^(1|true|yes)$/i.test(env.TROVE_GENERATION_VISION) : (fromFile.vision ?? false),
-  };
-}
+export const DEFAULT_GENERATION_API_KEY_ENV = 'TROVE_GENERATION_API_KEY';
 
 export function createGenerator(config: GenerationConfig): Generator {
   if (config.provider === 'extractive') return extractiveGenerator();

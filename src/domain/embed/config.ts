@@ -1,14 +1,17 @@
-// Which embedding provider the daemon uses: `<data-dir>/config.json` {"embedding": {...}}, overridden
-// by TROVE_EMBEDDING_* variables. Shown in GET /info; recorded with each collection's vectors.
-import { existsSync, readFileSync } from 'node:fs';
+// The daemon's embedding provider: its settings (resolved at start from config.json and the
+// environment by daemon/config.ts), the model it loads. Shown in GET /info; recorded with each
+// collection's vectors.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { BUILTIN_MODEL_ID, defaultShippedModelPath, loadBuiltinEmbedder } from './builtin.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteEmbedder } from './remote.js';
 
+/** Every embedding provider the daemon knows (config.json's embedding.provider, TROVE_EMBEDDING_PROVIDER). */
+export const EMBEDDING_PROVIDERS = ['builtin', 'openai', 'ollama', 'transformers'] as const;
+
 export interface EmbeddingConfig {
-  provider: 'builtin' | 'openai' | 'ollama' | 'transformers';
+  provider: (typeof EMBEDDING_PROVIDERS)[number];
   model: string;
   url?: string | undefined;
   /** Name of the environment variable holding the API key (never the key itself in a file). */
@@ -18,37 +21,20 @@ export interface EmbeddingConfig {
   cacheDir: string;
 }
 
-export function defaultCacheDir(): string {
-  if (process.env.TROVE_CACHE_DIR) return process.env.TROVE_CACHE_DIR;
-  return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'trove');
-}
+/** What a provider uses when neither config.json nor the environment says. */
+export const EMBEDDING_DEFAULTS: Record<EmbeddingConfig['provider'], { model: string; url?: string }> = {
+  builtin: { model: BUILTIN_MODEL_ID },
+  openai: { model: 'text-embedding-3-small', url: 'https://api.openai.com' },
+  ollama: { model: 'nomic-embed-text', url: 'http://127.0.0.1:11434' },
+  transformers: { model: 'Xenova/all-MiniLM-L6-v2' },
+};
 
-const PROVIDERS = ['builtin', 'openai', 'ollama', 'transformers'] as const;
+export const DEFAULT_EMBEDDING_API_KEY_ENV = 'TROVE_EMBEDDING_API_KEY';
 
-export function resolveEmbeddingConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env): EmbeddingConfig {
-  const file = join(dataDir, 'config.json');
-  let fromFile: Partial<EmbeddingConfig> = {};
-  if (existsSync(file)) {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { embedding?: Partial<EmbeddingConfig> };
-    fromFile = parsed.embedding ?? {};
-  }
-  const provider = (env.TROVE_EMBEDDING_PROVIDER ?? fromFile.provider ?? 'builtin') as EmbeddingConfig['provider'];
-  if (!PROVIDERS.includes(provider)) throw new Error(`Unknown embedding provider '${provider}'; use one of ${PROVIDERS.join(', ')}.`);
-  const dims = env.TROVE_EMBEDDING_DIMENSIONS ?? fromFile.dimensions;
-  const defaults: Record<EmbeddingConfig['provider'], { model: string; url?: string }> = {
-    builtin: { model: BUILTIN_MODEL_ID },
-    openai: { model: 'text-embedding-3-small', url: 'https://api.openai.com' },
-    ollama: { model: 'nomic-embed-text', url: 'http://127.0.0.1:11434' },
-    transformers: { model: 'Xenova/all-MiniLM-L6-v2' },
-  };
-  return {
-    provider,
-    model: env.TROVE_EMBEDDING_MODEL ?? fromFile.model ?? defaults[provider].model,
-    url: env.TROVE_EMBEDDING_URL ?? fromFile.url ?? defaults[provider].url,
-    apiKeyEnv: fromFile.apiKeyEnv ?? 'TROVE_EMBEDDING_API_KEY',
-    dimensions: dims === undefined ? undefined : Number(dims),
-    cacheDir: env.TROVE_CACHE_DIR ?? fromFile.cacheDir ?? defaultCacheDir(),
-  };
+/** The builtin model's cache when config.json names none: TROVE_CACHE_DIR, else the user's cache dir. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TROVE_CACHE_DIR) return env.TROVE_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'trove');
 }
 
 /** The model id a collection records: switching it needs :reindex. */

@@ -1,10 +1,8 @@
 // How much memory the dense stage's in-memory vector copies may hold together (src/store/vectors.ts):
-// `<data-dir>/config.json` {"vectors": {"memory": …}}, overridden by TROVE_VECTOR_MEMORY. A number
+// config.json's vectors.memory, overridden by TROVE_VECTOR_MEMORY (daemon/config.ts). A number
 // of bytes, a size ("512MB", "1.5GiB"; K/M/G/T count in 1024s) or a share of the machine's RAM
 // ("25%"); "0" keeps no copies. Read once at start; a bad value stops the start with its reason.
-import { existsSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { join } from 'node:path';
 
 /**
  * The default share of RAM. A copy costs about 128 bytes a 100-dimension vector (int8 padded to
@@ -42,11 +40,8 @@ export function parseVectorMemory(value: unknown, machineBytes = totalmem()): nu
   return bytes;
 }
 
-export function resolveVectorMemory(dataDir: string, env: NodeJS.ProcessEnv = process.env, machineBytes = totalmem()): VectorMemory {
-  const file = join(dataDir, 'config.json');
-  let fromFile: unknown;
-  if (existsSync(file)) fromFile = (JSON.parse(readFileSync(file, 'utf8')) as { vectors?: { memory?: unknown } }).vectors?.memory;
-  const setting = env.TROVE_VECTOR_MEMORY ?? fromFile ?? DEFAULT_VECTOR_MEMORY;
+/** The budget a setting gives on this machine; throws the reason a bad setting is refused. */
+export function resolveVectorMemory(setting: unknown = DEFAULT_VECTOR_MEMORY, machineBytes = totalmem()): VectorMemory {
   const bytes = parseVectorMemory(setting, machineBytes);
   if (bytes instanceof Error) throw bytes;
   return { setting: String(setting), bytes };

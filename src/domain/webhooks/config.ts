@@ -1,6 +1,5 @@
-// Daemon-wide webhook settings, attached to the running Services (set by startWebhookDispatcher or
-// configureWebhooks; routes read them). Defaults are the secure ones.
-import type { Services } from '../context.js';
+// Daemon-wide webhook settings (resolved at start by daemon/config.ts, held by Services.webhooks;
+// routes and the dispatcher read them). Defaults are the secure ones.
 
 export interface WebhookConfig {
   /** --allow-insecure-webhooks: http:// and loopback receivers. */
@@ -14,21 +13,4 @@ export interface WebhookConfig {
   timeoutMs: number;
 }
 
-export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = { allowInsecure: false, retryScale: 1, timeoutMs: 15_000 };
-
-const configs = new WeakMap<Services, WebhookConfig>();
-
-export function configureWebhooks(s: Services, config: Partial<WebhookConfig>): WebhookConfig {
-  const merged = { ...DEFAULT_WEBHOOK_CONFIG, ...configs.get(s), ...stripUndefined(config) };
-  if (!(merged.retryScale > 0) || !Number.isFinite(merged.retryScale)) throw new Error(`webhook retry scale must be a positive number, got ${merged.retryScale}`);
-  configs.set(s, merged);
-  return merged;
-}
-
-export function webhookConfig(s: Services): WebhookConfig {
-  return configs.get(s) ?? DEFAULT_WEBHOOK_CONFIG;
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
+export const DEFAULT_WEBHOOK_CONFIG: Readonly<WebhookConfig> = { allowInsecure: false, retryScale: 1, timeoutMs: 15_000 };

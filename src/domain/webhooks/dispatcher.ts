@@ -22,10 +22,9 @@ import {
 import { eventsAfter } from '../../store/events.js';
 import { audienceOfWebhook } from '../event-audience.js';
 import type { Services } from '../context.js';
-import { configureWebhooks, type WebhookConfig } from './config.js';
+import type { WebhookConfig } from './config.js';
 import { signedHeaders } from './signing.js';
 import { postOnce, type PostResult } from './transport.js';
-import { registerWaker } from './wake.js';
 import { liveSecrets } from './webhooks.js';
 
 export const MAX_ATTEMPTS = 10;
@@ -39,6 +38,7 @@ export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 export const AUTO_OFF_WINDOW_MS = 72 * 3600_000;
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600_000;
 
+/** Beyond Services.webhooks, which the dispatcher reads at start, what it may be given in their place (tests). */
 export interface DispatcherOptions extends Partial<WebhookConfig> {
   /** How often to look for new events when nothing wakes it (default 250 ms). */
   pollMs?: number;
@@ -131,7 +131,11 @@ export async function fanOut(s: Services, batch = 500): Promise<number> {
 }
 
 export function startWebhookDispatcher(s: Services, options: DispatcherOptions = {}): WebhookDispatcher {
-  const cfg = configureWebhooks(s, { allowInsecure: options.allowInsecure, retryScale: options.retryScale, timeoutMs: options.timeoutMs });
+  const cfg: WebhookConfig = {
+    allowInsecure: options.allowInsecure ?? s.webhooks.allowInsecure,
+    retryScale: options.retryScale ?? s.webhooks.retryScale,
+    timeoutMs: options.timeoutMs ?? s.webhooks.timeoutMs,
+  };
   const pollMs = options.pollMs ?? 250;
   const concurrency = options.concurrency ?? 8;
   const log = options.log;
@@ -147,7 +151,6 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
     woken = true;
     wakeUp?.();
   };
-  registerWaker(s, wake);
 
   async function attempt(d: DeliveryRow): Promise<void> {
     const w = findWebhookByRid(s.db, d.webhook_rid);
@@ -272,7 +275,6 @@ export function startWebhookDispatcher(s: Services, options: DispatcherOptions =
       stopped = true;
       shutdown.abort();
       wakeUp?.();
-      registerWaker(s, undefined);
       await loop;
       await Promise.all(inflight.values());
       for (const resolve of idleWaiters) resolve();

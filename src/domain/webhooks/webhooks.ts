@@ -26,8 +26,6 @@ import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../c
 import { EVENT_TYPES } from '../events.js';
 import { audienceOfKey } from '../event-audience.js';
 import { ALL_ACTIONS, type AuthenticatedKey } from '../keys.js';
-import { webhookConfig } from './config.js';
-import { wakeDispatcher } from './wake.js';
 import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
 import { checkReceiverUrl, postOnce } from './transport.js';
 
@@ -115,7 +113,7 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
   if (owner === 'me' && key.scope.kind !== 'cluster') throw new TroveError('forbidden', "owner 'me' makes a personal webhook of the local user; a workspace API key creates workspace webhooks (owner 'workspace').");
   const eventTypes = checkEventTypes(input.eventTypes);
   const bucketIds = checkBucketIds(s, ns, key, input.bucketIds);
-  await checkReceiverUrl(input.url, webhookConfig(s));
+  await checkReceiverUrl(input.url, s.webhooks);
   const secret = mintWebhookSecret();
   const now = nowIso();
   const row = await s.write(() =>
@@ -180,7 +178,7 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
   const changes: WebhookChanges = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.url !== undefined) {
-    await checkReceiverUrl(input.url, webhookConfig(s));
+    await checkReceiverUrl(input.url, s.webhooks);
     changes.url = input.url;
   }
   if (Object.hasOwn(input, 'eventTypes') && input.eventTypes !== undefined) {
@@ -211,7 +209,7 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
       updateWebhook(s.db, current.rid, changes);
       return findWebhook(s.db, ns.rid, w.id)!;
     });
-  if (row.enabled === 1) wakeDispatcher(s);
+  if (row.enabled === 1) s.wakeWebhookDispatcher();
   return presentWebhook(row);
 }
 
@@ -296,13 +294,13 @@ export async function replayWebhook(s: Services, w: WebhookRow, input: ReplayInp
       }
       return rows.length;
     });
-  wakeDispatcher(s);
+  s.wakeWebhookDispatcher();
   return { replayed: count };
 }
 
 /** One signed `webhook.test` event; no retries, not logged, works while the webhook is off. */
 export async function testWebhook(s: Services, ns: NamespaceRow, w: WebhookRow): Promise<{ status: number | null; body: string; error?: string }> {
-  const cfg = webhookConfig(s);
+  const cfg = s.webhooks;
   const workspaceId = ns.id;
   const event = { id: newId('evt'), type: 'webhook.test', timestamp: nowIso(), data: { webhookId: w.id, workspaceId } };
   const body = JSON.stringify(event);

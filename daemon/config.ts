@@ -1,0 +1,180 @@
+// The daemon's configuration, resolved in one place from `trove daemon start`'s flags, the
+// environment and `<data-dir>/config.json` (its schema: src/domain/config-file.ts), validated whole
+// before anything starts, and handed to the runtime and its services as a plain object.
+//
+// Precedence, for each setting: flag > environment > config.json > default. Not every setting has
+// every source (docs/daemon.md lists them): where the server listens, TLS, the shutdown drain, file
+// roots and webhook delivery are flags and variables; models and vector memory are config.json
+// and variables. Two exceptions: --allow-file-root adds to TROVE_FILE_ROOTS rather than replacing
+// it, and the data dir (which holds config.json) comes from --data-dir or TROVE_DATA_DIR only.
+// An empty variable counts as unset.
+import { resolve } from 'node:path';
+import type { z } from 'zod';
+import { TroveError } from '../src/contract/errors.js';
+import { issuesSentence } from '../src/contract/issues.js';
+import { DEFAULT_GENERATION_API_KEY_ENV, GENERATION_DEFAULTS, type GenerationConfig } from '../src/domain/answer/config.js';
+import { ConfigFileSchema, configFilePath, readConfigDocument, SETTINGS, variable, type ConfigFile, type KeySpec } from '../src/domain/config-file.js';
+import { DEFAULT_EMBEDDING_API_KEY_ENV, defaultCacheDir, EMBEDDING_DEFAULTS, type EmbeddingConfig } from '../src/domain/embed/config.js';
+import { DEFAULT_VECTOR_MEMORY, resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
+import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from '../src/domain/webhooks/config.js';
+import { defaultDataDir } from './paths.js';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 7410;
+export const DEFAULT_DRAIN_SECONDS = 10;
+
+/** `trove daemon start`'s flags as commander hands them over: text, or true for a switch given. */
+export interface DaemonFlags {
+  dataDir?: string | undefined;
+  ephemeral?: boolean | undefined;
+  host?: string | undefined;
+  port?: string | undefined;
+  insecure?: boolean | undefined;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+  drainSeconds?: string | undefined;
+  allowFileRoot?: string[] | undefined;
+  allowPrivateSources?: boolean | undefined;
+  allowInsecureWebhooks?: boolean | undefined;
+  webhookRetryScale?: string | undefined;
+}
+
+/** The settings config.json holds (each overridden by its TROVE_* variable). */
+export interface FileSettings {
+  embedding: EmbeddingConfig;
+  generation: GenerationConfig;
+  vectorMemory: VectorMemory;
+}
+
+export interface DaemonConfig extends FileSettings {
+  /** Absolute; unused with `ephemeral`, which makes a temporary data dir. */
+  dataDir: string;
+  ephemeral: boolean;
+  host: string;
+  port: number;
+  /** Allow a non-loopback address without TLS (decisions.md §1). */
+  insecure: boolean;
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** On stop, how long requests in flight may take before they are answered 503 (docs/decisions.md, "Stopping"). */
+  drainSeconds: number;
+  /** TROVE_CLUSTER_KEY: accept this secret as the cluster key (decisions.md §1). */
+  clusterKey: string | undefined;
+  fileRoots: string[];
+  allowPrivateSources: boolean;
+  webhooks: WebhookConfig;
+}
+
+/** The data dir the flags and environment name: --data-dir, TROVE_DATA_DIR, else the user's default. */
+export function resolveDataDir(flags: Pick<DaemonFlags, 'dataDir'>, env: NodeJS.ProcessEnv): string {
+  return resolve(flags.dataDir ?? variable(env, 'TROVE_DATA_DIR') ?? defaultDataDir());
+}
+
+/** Resolves every setting (see the precedence above); throws naming the flag, variable or file field that is wrong. */
+export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv, file: ConfigFile): DaemonConfig {
+  return {
+    dataDir: resolveDataDir(flags, env),
+    ephemeral: flags.ephemeral ?? false,
+    host: flags.host ?? variable(env, 'TROVE_HOST') ?? DEFAULT_HOST,
+    port: parsePort(flags.port ?? variable(env, 'TROVE_PORT')) ?? DEFAULT_PORT,
+    insecure: flags.insecure ?? false,
+    tlsCert: flags.tlsCert,
+    tlsKey: flags.tlsKey,
+    drainSeconds: parseDrainSeconds(flags.drainSeconds ?? variable(env, 'TROVE_SHUTDOWN_DRAIN_SECONDS')) ?? DEFAULT_DRAIN_SECONDS,
+    clusterKey: variable(env, 'TROVE_CLUSTER_KEY'),
+    fileRoots: [...(variable(env, 'TROVE_FILE_ROOTS') ?? '').split(':').filter(Boolean), ...(flags.allowFileRoot ?? [])],
+    allowPrivateSources: flags.allowPrivateSources ?? variable(env, 'TROVE_ALLOW_PRIVATE_SOURCES') === '1',
+    webhooks: resolveWebhookConfig(flags, env),
+    ...resolveFileSettings(env, file),
+  };
+}
+
+/** The config of `trove daemon start`: its data dir's config.json read and checked, then resolveConfig. */
+export function loadConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv): DaemonConfig {
+  // An ephemeral data dir is made empty at start: it has no config.json.
+  const file = flags.ephemeral ? {} : readConfigFile(configFilePath(resolveDataDir(flags, env)));
+  return resolveConfig(flags, env, file);
+}
+
+/** config.json, checked against its schema: {} when there is none; throws naming the file and the field. */
+export function readConfigFile(file: string): ConfigFile {
+  let doc: Record<string, unknown>;
+  try {
+    doc = readConfigDocument(file);
+  } catch (err) {
+    if (err instanceof TroveError) throw new Error(err.message);
+    throw err;
+  }
+  const parsed = ConfigFileSchema.safeParse(doc);
+  if (!parsed.success) throw new Error(`${file}: ${issuesSentence(parsed.error.issues, { schema: ConfigFileSchema, input: doc })}`);
+  return parsed.data;
+}
+
+export function resolveWebhookConfig(flags: Pick<DaemonFlags, 'allowInsecureWebhooks' | 'webhookRetryScale'>, env: NodeJS.ProcessEnv): WebhookConfig {
+  return {
+    ...DEFAULT_WEBHOOK_CONFIG,
+    allowInsecure: flags.allowInsecureWebhooks ?? variable(env, 'TROVE_ALLOW_INSECURE_WEBHOOKS') === '1',
+    retryScale: parseRetryScale(flags.webhookRetryScale ?? variable(env, 'TROVE_WEBHOOK_RETRY_SCALE')) ?? DEFAULT_WEBHOOK_CONFIG.retryScale,
+  };
+}
+
+/** The settings config.json holds: each key's variable, else the file, else the default. */
+export function resolveFileSettings(env: NodeJS.ProcessEnv, file: ConfigFile): FileSettings {
+  const embedding = file.embedding ?? {};
+  const embeddingProvider = fromEnv(env, SETTINGS.embedding.provider) ?? embedding.provider ?? 'builtin';
+  const generation = file.generation ?? {};
+  const generationProvider = fromEnv(env, SETTINGS.generation.provider) ?? generation.provider ?? 'extractive';
+  const memory = fromEnv(env, SETTINGS.vectors.memory) ?? file.vectors?.memory ?? DEFAULT_VECTOR_MEMORY;
+  return {
+    embedding: {
+      provider: embeddingProvider,
+      model: fromEnv(env, SETTINGS.embedding.model) ?? embedding.model ?? EMBEDDING_DEFAULTS[embeddingProvider].model,
+      url: fromEnv(env, SETTINGS.embedding.url) ?? embedding.url ?? EMBEDDING_DEFAULTS[embeddingProvider].url,
+      apiKeyEnv: embedding.apiKeyEnv ?? DEFAULT_EMBEDDING_API_KEY_ENV,
+      dimensions: fromEnv(env, SETTINGS.embedding.dimensions) ?? embedding.dimensions,
+      cacheDir: fromEnv(env, SETTINGS.embedding.cacheDir) ?? embedding.cacheDir ?? defaultCacheDir(env),
+    },
+    generation: {
+      provider: generationProvider,
+      model: fromEnv(env, SETTINGS.generation.model) ?? generation.model ?? GENERATION_DEFAULTS[generationProvider].model,
+      url: fromEnv(env, SETTINGS.generation.url) ?? generation.url ?? GENERATION_DEFAULTS[generationProvider].url,
+      apiKeyEnv: generation.apiKeyEnv ?? DEFAULT_GENERATION_API_KEY_ENV,
+      vision: fromEnv(env, SETTINGS.generation.vision) ?? generation.vision ?? false,
+    },
+    vectorMemory: resolveVectorMemory(memory),
+  };
+}
+
+/** A key's variable read by the key's own rule; a bad value is named by key and variable, e.g. `embedding.provider (TROVE_EMBEDDING_PROVIDER)`. */
+function fromEnv<S extends z.ZodType>(env: NodeJS.ProcessEnv, spec: KeySpec<S>): z.output<S> | undefined {
+  if (spec.env === undefined) return undefined;
+  const raw = variable(env, spec.env);
+  if (raw === undefined) return undefined;
+  const schema = spec.envSchema ?? spec.schema;
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(issuesSentence(parsed.error.issues, { schema, input: raw, field: `${spec.key} (${spec.env})` }));
+  return parsed.data as z.output<S>;
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got '${value}'.`);
+  return port;
+}
+
+/** Reads --drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS; undefined when neither is set. */
+export function parseDrainSeconds(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 3600) throw new Error(`--drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS must be a number of seconds from 0 to 3600, got '${value}'`);
+  return n;
+}
+
+/** Reads --webhook-retry-scale / TROVE_WEBHOOK_RETRY_SCALE; undefined when neither is set. */
+export function parseRetryScale(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--webhook-retry-scale / TROVE_WEBHOOK_RETRY_SCALE must be a positive number, got '${value}'`);
+  return n;
+}
