@@ -7,7 +7,7 @@
 // roots and webhook delivery are flags and variables; models and vector memory are config.json
 // and variables. Two exceptions: --allow-file-root adds to TROVE_FILE_ROOTS rather than replacing
 // it, and the data dir (which holds config.json) comes from --data-dir or TROVE_DATA_DIR only.
-// An empty variable counts as unset.
+// An empty variable counts as unset. What is wrong is thrown as a UserError (daemon/user-error.ts).
 import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { TroveError } from '../src/contract/errors.js';
@@ -18,6 +18,7 @@ import { DEFAULT_EMBEDDING_API_KEY_ENV, defaultCacheDir, EMBEDDING_DEFAULTS, typ
 import { DEFAULT_VECTOR_MEMORY, resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
 import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from '../src/domain/webhooks/config.js';
 import { defaultDataDir } from './paths.js';
+import { UserError } from './user-error.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7410;
@@ -102,11 +103,11 @@ export function readConfigFile(file: string): ConfigFile {
   try {
     doc = readConfigDocument(file);
   } catch (err) {
-    if (err instanceof TroveError) throw new Error(err.message);
+    if (err instanceof TroveError) throw new UserError(err.message, 1, { cause: err });
     throw err;
   }
   const parsed = ConfigFileSchema.safeParse(doc);
-  if (!parsed.success) throw new Error(`${file}: ${issuesSentence(parsed.error.issues, { schema: ConfigFileSchema, input: doc })}`);
+  if (!parsed.success) throw new UserError(`${file}: ${issuesSentence(parsed.error.issues, { schema: ConfigFileSchema, input: doc })}`);
   return parsed.data;
 }
 
@@ -152,14 +153,14 @@ function fromEnv<S extends z.ZodType>(env: NodeJS.ProcessEnv, spec: KeySpec<S>):
   if (raw === undefined) return undefined;
   const schema = spec.envSchema ?? spec.schema;
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new Error(issuesSentence(parsed.error.issues, { schema, input: raw, field: `${spec.key} (${spec.env})` }));
+  if (!parsed.success) throw new UserError(issuesSentence(parsed.error.issues, { schema, input: raw, field: `${spec.key} (${spec.env})` }));
   return parsed.data as z.output<S>;
 }
 
 function parsePort(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got '${value}'.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be an integer from 0 to 65535, got '${value}'.`);
   return port;
 }
 
@@ -167,7 +168,7 @@ function parsePort(value: string | undefined): number | undefined {
 export function parseDrainSeconds(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > 3600) throw new Error(`--drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS must be a number of seconds from 0 to 3600, got '${value}'`);
+  if (!Number.isFinite(n) || n < 0 || n > 3600) throw new UserError(`--drain-seconds / TROVE_SHUTDOWN_DRAIN_SECONDS must be a number of seconds from 0 to 3600, got '${value}'`);
   return n;
 }
 
@@ -175,6 +176,6 @@ export function parseDrainSeconds(value: string | undefined): number | undefined
 export function parseRetryScale(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--webhook-retry-scale / TROVE_WEBHOOK_RETRY_SCALE must be a positive number, got '${value}'`);
+  if (!Number.isFinite(n) || n <= 0) throw new UserError(`--webhook-retry-scale / TROVE_WEBHOOK_RETRY_SCALE must be a positive number, got '${value}'`);
   return n;
 }

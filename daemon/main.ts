@@ -6,7 +6,9 @@ import { createOperatorRouter } from '../src/rpc/router.js';
 import { packageVersion } from '../src/contract/version.js';
 import { startOperatorServer, type OperatorServer } from '../src/rpc/server.js';
 import { removeListeningRecord, writeListeningRecord } from './listening.js';
+import { ERROR_TABLE } from '../src/contract/errors.js';
 import { DEFAULT_DRAIN_SECONDS, DEFAULT_HOST, DEFAULT_PORT } from './config.js';
+import { UserError } from './user-error.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface DaemonOptions extends RuntimeOptions {
@@ -40,6 +42,14 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
+function readTlsFile(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new UserError(`Cannot read ${flag} ${file}: ${(err as Error).message}`, 1, { cause: err });
+  }
+}
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
@@ -47,9 +57,9 @@ function isLoopback(host: string): boolean {
 export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
-  const tls = options.tlsCert && options.tlsKey ? { cert: readFileSync(options.tlsCert), key: readFileSync(options.tlsKey) } : null;
+  const tls = options.tlsCert && options.tlsKey ? { cert: readTlsFile('--tls-cert', options.tlsCert), key: readTlsFile('--tls-key', options.tlsKey) } : null;
   if (!isLoopback(host) && !tls && !options.insecure) {
-    throw new Error(`Listening on ${host} exposes the API beyond this machine: pass --tls-cert and --tls-key, or --insecure to accept plain HTTP.`);
+    throw new UserError(`Listening on ${host} exposes the API beyond this machine: pass --tls-cert and --tls-key, or --insecure to accept plain HTTP.`);
   }
   const drainSeconds = options.drainSeconds ?? DEFAULT_DRAIN_SECONDS;
   if (!(drainSeconds >= 0) || !Number.isFinite(drainSeconds)) throw new Error(`drainSeconds must be a number of seconds from 0, got ${drainSeconds}`);
@@ -64,8 +74,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   } catch (err) {
     await runtime.close();
     const code = (err as NodeJS.ErrnoException).code;
-    // The code stays on the error: the CLI exits 6 (conflict) for it, as for a locked data dir.
-    if (code === 'EADDRINUSE') throw Object.assign(new Error(`Port ${port} on ${host} is in use: is another daemon running? Use --port to pick another (0 picks a free one).`), { code });
+    // A conflict, as a locked data dir is: the CLI exits 6 (ERROR_TABLE's already_exists).
+    if (code === 'EADDRINUSE') throw new UserError(`Port ${port} on ${host} is in use: is another daemon running? Use --port to pick another (0 picks a free one).`, ERROR_TABLE.already_exists.exitCode, { cause: err });
+    // A privileged port, or an address this machine does not have: Node's message says which.
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new UserError((err as Error).message, 1, { cause: err });
     throw err;
   }
   const address = server.address() as AddressInfo;

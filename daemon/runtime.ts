@@ -9,6 +9,8 @@ import { entryFile } from '../src/contract/package-files.js';
 import { defaultDataDir } from './paths.js';
 import { isAlive, readListeningRecord } from './listening.js';
 import { tightenDataDir } from './private.js';
+import { UserError } from './user-error.js';
+import { ERROR_TABLE } from '../src/contract/errors.js';
 import type { Services } from '../src/domain/context.js';
 import { ensureBlobsDir, removeUnfinishedUploads } from '../src/domain/blobs.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
@@ -95,7 +97,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export class DataDirLockedError extends Error {}
+/** Another daemon uses the data dir: a conflict, exit 6 as ERROR_TABLE's already_exists. */
+export class DataDirLockedError extends UserError {
+  constructor(message: string) {
+    super(message, ERROR_TABLE.already_exists.exitCode);
+    this.name = 'DataDirLockedError';
+  }
+}
 
 
 const heldLocks = new Set<string>();
@@ -135,7 +143,11 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const startedAt = new Date();
   const log = options.log ?? silentLog;
   const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new UserError(`Cannot create the data dir ${dataDir}: ${(err as Error).message}`, 1, { cause: err });
+  }
   const releaseLock = acquireLock(dataDir);
   let db: SqliteDb | undefined;
   try {

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { TroveError } from '../src/contract/errors.js';
 import { describeIssue as sentenceOf } from '../src/contract/issues.js';
 import { SeedSchema, type Seed } from '../src/contract/seed.js';
+import { UserError } from './user-error.js';
 import { createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey } from '../src/domain/keys.js';
 import { contentTypeFromPath } from '../src/contract/content-types.js';
@@ -27,13 +28,13 @@ export interface LoadedSeed {
   baseDir: string;
 }
 
-/** A seed that cannot be applied; `problems` holds one line per problem, each naming its place. */
-export class SeedError extends Error {
+/** A seed that cannot be applied (exit 2); `problems` holds one line per problem, each naming its place. */
+export class SeedError extends UserError {
   constructor(
     message: string,
     readonly problems: string[] = [],
   ) {
-    super(message);
+    super(message, 2);
     this.name = 'SeedError';
   }
 }

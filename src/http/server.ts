@@ -13,7 +13,21 @@ export interface HttpServerOptions {
   log: Logger;
   /** Serve HTTPS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
+  /** In place of CONNECTION_TIMEOUTS (tests shorten them). */
+  timeouts?: Partial<ConnectionTimeouts>;
 }
+
+export interface ConnectionTimeouts {
+  /** How long an idle keep-alive connection is kept after its last response. */
+  keepAliveMs: number;
+  /** How long a client has to send a request's headers. */
+  headersMs: number;
+  /** How long a client has to send a whole request. */
+  requestMs: number;
+}
+
+/** The same for HTTP and HTTPS: one server serves either, so TLS cannot escape them. */
+export const CONNECTION_TIMEOUTS: Readonly<ConnectionTimeouts> = { keepAliveMs: 5000, headersMs: 30000, requestMs: 15 * 60 * 1000 };
 
 export interface HttpServer {
   server: Server;
@@ -85,9 +99,10 @@ export function createHttpServer(app: App, options: HttpServerOptions): HttpServ
   };
 
   const server: Server = options.tls ? (createHttpsServer(options.tls, handler) as unknown as Server) : createServer(handler);
-  server.keepAliveTimeout = 5000;
-  server.headersTimeout = 30000;
-  server.requestTimeout = 15 * 60 * 1000;
+  const timeouts = { ...CONNECTION_TIMEOUTS, ...options.timeouts };
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  server.headersTimeout = timeouts.headersMs;
+  server.requestTimeout = timeouts.requestMs;
 
   async function respond(ex: Exchange, out: AppResponse): Promise<void> {
     if (ex.answered) return;

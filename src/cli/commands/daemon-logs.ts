@@ -26,16 +26,18 @@ export class DaemonLogFile {
     else if (this.pending.length < 1000) this.pending.push(stamped);
   }
 
-  open(dataDir: string): void {
+  /** Starts writing to the data dir's log (lines waiting first); false when its folder cannot be made. */
+  open(dataDir: string): boolean {
     const file = daemonLogPath(dataDir);
     try {
       mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
       this.size = existsSync(file) ? statSync(file).size : 0;
     } catch {
-      return;
+      return false;
     }
     this.file = file;
     for (const line of this.pending.splice(0)) this.append(line);
+    return true;
   }
 
   private append(line: string): void {

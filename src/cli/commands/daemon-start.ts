@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, resolveDataDir, type DaemonConfig, type DaemonFlags } from '../../../daemon/config.js';
-import { DataDirLockedError } from '../../../daemon/runtime.js';
+import { UserError } from '../../../daemon/user-error.js';
 import { startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import type { LoadedSeed } from '../../../daemon/seed.js';
-import { ERROR_TABLE } from '../../contract/errors.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
@@ -34,11 +33,26 @@ const log = {
 };
 
 /**
- * Another daemon holds the data dir, or the port: a conflict (exit 6, ERROR_TABLE's conflicts), as
- * docs/tour.md's exit codes have it; anything else is unexpected (1).
+ * Says why the daemon did not start and returns the exit code. A user's mistake (UserError: a bad
+ * flag, variable or config file, a data dir or port another daemon holds) is its message alone,
+ * with its own exit code (6 for a conflict, as docs/tour.md's exit codes have it). Anything else
+ * is unexpected: its message, and its stack in the data dir's log, or on stderr when there is no
+ * log to write (an ephemeral data dir, or the error came before the data dir was known).
  */
-export function startFailureExitCode(err: unknown): number {
-  if (err instanceof DataDirLockedError || (err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE') return ERROR_TABLE.already_exists.exitCode;
+export function reportStartFailure(err: unknown, dataDir: string | undefined): number {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof UserError) {
+    console.error(`trove: ${message}`);
+    return err.exitCode;
+  }
+  const stack = err instanceof Error && err.stack ? err.stack : message;
+  if (dataDir !== undefined && logFile.open(dataDir)) {
+    logFile.write(`[trove] error: the daemon did not start ${JSON.stringify({ cause: stack })}`);
+    console.error(`trove: ${message} (stack trace in ${daemonLogPath(dataDir)})`);
+  } else {
+    console.error(`trove: ${message}`);
+    console.error(stack);
+  }
   return 1;
 }
 
@@ -57,7 +71,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     }
   }
   let daemon;
-  let config: DaemonConfig;
+  let config: DaemonConfig | undefined;
   // `trove daemon stop` (the operator channel) takes the same path as SIGTERM, set up below; a
   // request that comes before then (while seeding) is kept for then.
   let stopPending = false;
@@ -69,12 +83,9 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     config = loadConfig(opts, process.env);
     daemon = await startDaemon({ ...config, log, onStopRequest: () => stopRequested() });
   } catch (err) {
-    if (err instanceof Error) {
-      console.error(`trove: ${err.message}`);
-      process.exitCode = startFailureExitCode(err);
-      return;
-    }
-    throw err;
+    // `config` is unset when the configuration itself was refused (a UserError).
+    process.exitCode = reportStartFailure(err, config === undefined || config.ephemeral ? undefined : config.dataDir);
+    return;
   }
   // Only now is the data dir this daemon's own (locked): its log file may be written.
   logFile.open(daemon.dataDir);
