@@ -22,6 +22,7 @@ import { purgeExpired } from '../src/domain/restore.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { UPLOAD_URL_TTL_MS } from '../src/domain/signed-urls.js';
+import { INDEXING_LIMITS } from '../src/domain/limits.js';
 import { DenseSearcher } from '../src/domain/search/dense-pool.js';
 import type { VectorMemory } from '../src/domain/search/vector-memory.js';
 import { workerExecArgv } from '../src/domain/threads.js';
@@ -138,106 +139,58 @@ function acquireLock(dataDir: string): () => void {
 }
 
 const silentLog = { info() {}, warn() {}, error() {} };
+type RuntimeLog = NonNullable<RuntimeOptions['log']>;
+
+/** How often old events and deleted data past their recovery window are swept. */
+const SWEEP_INTERVAL_MS = 3600_000;
 
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const startedAt = new Date();
   const log = options.log ?? silentLog;
-  const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new UserError(`Cannot create the data dir ${dataDir}: ${(err as Error).message}`, 1, { cause: err });
-  }
+  const dataDir = createDataDir(options);
   const releaseLock = acquireLock(dataDir);
-  let db: SqliteDb | undefined;
+  let store: Store | undefined;
   try {
-    // mkdirSync's mode applies only to a folder it creates: an existing data dir (an older version's,
-    // or one made by hand) may be open to other users, and so may what is in it.
-    const tightened = tightenDataDir(dataDir);
-    if (tightened.changed.length > 0) {
-      log.warn('the data dir was readable by other users: removed their permissions (folders 0700, files 0600)', {
-        data_dir: dataDir,
-        paths: tightened.changed.length,
-        examples: tightened.changed.slice(0, 5),
-      });
-    }
-    for (const failed of tightened.failed) log.warn('could not make a path of the data dir private', { data_dir: dataDir, path: failed.path, reason: failed.reason });
-    const blobsDir = join(dataDir, 'blobs');
-    ensureBlobsDir(blobsDir);
-    // Safe only now that the lock is held: no other daemon on this data dir can be receiving one.
-    const unfinished = removeUnfinishedUploads(blobsDir);
-    if (unfinished > 0) log.info('removed uploads left half-written by the last shutdown', { files: unfinished });
-    const dbFile = join(dataDir, 'trove.db');
-    db = openDatabase(dbFile, { migrate: true });
-    const clusterKeyFile = join(dataDir, 'cluster-key');
-    const recovered = db.transaction(() => {
-      const now = nowIso();
-      return { jobs: requeueInterruptedJobs(db!, now), files: resetInterruptedFiles(db!, now) };
-    }).immediate();
-    if (recovered.jobs > 0) log.info('re-queued jobs interrupted by the last shutdown', { jobs: recovered.jobs, files: recovered.files });
-
-    // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
-    const secret = db.transaction(() => ensureClusterKey(db!, options.clusterKey, !existsSync(clusterKeyFile))).immediate();
-    if (secret) {
-      writeFileSync(clusterKeyFile, secret + '\n', { mode: 0o600 });
-      chmodSync(clusterKeyFile, 0o600);
-    }
-
-    const { cursorSecret, urlSecret } = db.transaction(() => ({ cursorSecret: getOrCreateSecret(db!, 'cursor_secret'), urlSecret: getOrCreateSecret(db!, 'url_secret') })).immediate();
+    const blobsDir = prepareDataDir(dataDir, log);
+    store = openStore(dataDir, options.clusterKey, log);
+    const { db, dbFile } = store;
     // From here on every write of this thread goes through the writer.
     const writeGate = new WriteGate();
     const writer = new Writer(db, writeGate, 'main');
-
-    // `trove daemon start` resolves every setting before it opens the runtime (daemon/config.ts); an
-    // in-process caller may leave some out, and gets them the same way.
-    let fromFile: FileSettings | undefined;
-    const fileSettings = () => (fromFile ??= resolveFileSettings(process.env, readConfigFile(configFilePath(dataDir))));
-    const embeddingConfig = options.embedding ?? fileSettings().embedding;
-    // Loaded on the first semantic query, not at start-up (start-up must stay fast).
-    const embedding = lazyEmbedding(embeddingConfig);
+    const settings = runtimeSettings(options, dataDir);
     // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
     const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
+    const allowPrivateSources = options.allowPrivateSources ?? false;
+    const uploadTtlMs = options.uploadTtlMs ?? UPLOAD_URL_TTL_MS;
+    const dense = new DenseSearcher(dbFile, { vectorMemoryBytes: settings.vectorMemory.bytes });
+    const worker: WorkerHandle =
+      options.indexer === false
+        ? idleWorker()
+        : startWorker({ embedding: settings.embedding, dbFile, writeGate: writeGate.buffer, blobsDir, fileRoots, allowPrivateSources, uploadTtlMs, ...INDEXING_LIMITS }, writeGate, log);
 
-    const vectorMemory = options.vectorMemory ?? fileSettings().vectorMemory;
-    const dense = new DenseSearcher(dbFile, { vectorMemoryBytes: vectorMemory.bytes });
-    const generation = options.generation ?? fileSettings().generation;
-    const webhookConfig: WebhookConfig = { ...resolveWebhookConfig({}, process.env), ...options.webhooks };
     let generator: Generator | undefined;
     let research: ResearchRunner | undefined;
     let webhooks: WebhookDispatcher | undefined;
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const shutdown = new AbortController();
-    const worker: WorkerHandle = options.indexer === false ? idleWorker() : startWorker({
-      embedding: embeddingConfig,
-      dbFile,
-      writeGate: writeGate.buffer,
-      blobsDir,
-      fileRoots,
-      allowPrivateSources: options.allowPrivateSources ?? false,
-      uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
-      maxFileBytes: 256 * 1024 * 1024,
-      fetchTimeoutMs: 60_000,
-      maxPages: 2_000,
-      extractTimeoutMs: 300_000,
-      batchSize: 64,
-    }, writeGate, log);
     const services: Services = {
       db,
       write: (change) => writer.write(change),
       dataDir,
       blobsDir,
-      cursorSecret,
-      urlSecret,
+      cursorSecret: store.cursorSecret,
+      urlSecret: store.urlSecret,
       fileRoots,
-      allowPrivateSources: options.allowPrivateSources ?? false,
-      uploadTtlMs: options.uploadTtlMs ?? UPLOAD_URL_TTL_MS,
-      embedding,
+      allowPrivateSources,
+      uploadTtlMs,
+      // Loaded on the first semantic query, not at start-up (start-up must stay fast).
+      embedding: lazyEmbedding(settings.embedding),
       denseSearch: (query) => dense.search(query),
-      generation,
-      generator: async () => (generator ??= createGenerator(generation)),
+      generation: settings.generation,
+      generator: async () => (generator ??= createGenerator(settings.generation)),
       research: { wake: () => research?.wake(), abort: (rid) => research?.abort(rid) },
-      webhooks: webhookConfig,
+      webhooks: settings.webhooks,
       wakeWebhookDispatcher: () => webhooks?.wake(),
       notifyWork: () => worker.post({ type: 'wake' }),
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
@@ -250,31 +203,17 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
     const app = withMcp(createApp(services, log), { version: packageVersion() });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
-    if (webhookConfig.allowInsecure) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
-    webhooks = options.webhookDispatcher === false ? undefined : startWebhookDispatcher(services, { log });
-    // The event log keeps 30 days (decisions.md §6).
-    // Deleted namespaces and collections are purged after their recovery window (decisions.md §5).
-    const sweep = async () => {
-      try {
-        await sweepEvents(services);
-        const purged = await purgeExpired(services);
-        if (purged.collections + purged.namespaces > 0) log.info('purged deleted data past its recovery window', purged);
-      } catch (err) {
-        log.error('the sweep of old events and deleted data failed', { cause: String((err as Error)?.stack ?? err) });
-      }
-    };
-    void sweep();
-    const sweeper = setInterval(() => void sweep(), 3600_000);
-    sweeper.unref();
+    if (settings.webhooks.allowInsecure) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
+    if (options.webhookDispatcher !== false) webhooks = startWebhookDispatcher(services, { log });
+    const stopSweeping = startSweeper(services, log);
     ready = true;
     worker.post({ type: 'wake' });
-    const openDb = db;
     return {
       app,
       services,
       db,
       dataDir,
-      clusterKeyFile,
+      clusterKeyFile: store.clusterKeyFile,
       roots,
       startedAt,
       writeGate,
@@ -291,25 +230,133 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       close: async () => {
         ready = false;
         shutdown.abort();
-        // Query images are read by OCR on this thread's own engine; it must stop too.
-        clearInterval(sweeper);
+        stopSweeping();
         // The research runner stops before the store closes: a run it was executing stays
         // `running` and is re-queued by the next start (never marked failed for a shutdown).
         await research?.stop();
         await webhooks?.stop();
+        // Query images are read by OCR on this thread's own engine; it must stop too.
         await Promise.all([worker.stop(), dense.close(), shutdownOcr()]);
         // Writes already queued commit (or fail) before the store closes; none is cut off half-way.
         await writer.drained();
-        openDb.close();
+        db.close();
         releaseLock();
         if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    db?.close();
+    store?.db.close();
     releaseLock();
     throw err;
   }
+}
+
+/** The data dir, made if missing (private: 0700); an ephemeral one is a new temporary folder. */
+function createDataDir(options: RuntimeOptions): string {
+  const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new UserError(`Cannot create the data dir ${dataDir}: ${(err as Error).message}`, 1, { cause: err });
+  }
+  return dataDir;
+}
+
+/** Makes the (locked) data dir private and its blobs folder ready; returns the blobs folder. */
+function prepareDataDir(dataDir: string, log: RuntimeLog): string {
+  // mkdirSync's mode applies only to a folder it creates: an existing data dir (an older version's,
+  // or one made by hand) may be open to other users, and so may what is in it.
+  const tightened = tightenDataDir(dataDir);
+  if (tightened.changed.length > 0) {
+    log.warn('the data dir was readable by other users: removed their permissions (folders 0700, files 0600)', {
+      data_dir: dataDir,
+      paths: tightened.changed.length,
+      examples: tightened.changed.slice(0, 5),
+    });
+  }
+  for (const failed of tightened.failed) log.warn('could not make a path of the data dir private', { data_dir: dataDir, path: failed.path, reason: failed.reason });
+  const blobsDir = join(dataDir, 'blobs');
+  ensureBlobsDir(blobsDir);
+  // Safe only now that the lock is held: no other daemon on this data dir can be receiving one.
+  const unfinished = removeUnfinishedUploads(blobsDir);
+  if (unfinished > 0) log.info('removed uploads left half-written by the last shutdown', { files: unfinished });
+  return blobsDir;
+}
+
+interface Store {
+  db: SqliteDb;
+  dbFile: string;
+  clusterKeyFile: string;
+  cursorSecret: Buffer;
+  urlSecret: Buffer;
+}
+
+/**
+ * Opens and migrates the database, re-queues what the last shutdown interrupted, and makes sure of
+ * the cluster key (and its file) and the cursor and URL secrets.
+ */
+function openStore(dataDir: string, clusterKey: string | undefined, log: RuntimeLog): Store {
+  const dbFile = join(dataDir, 'trove.db');
+  const db = openDatabase(dbFile, { migrate: true });
+  try {
+    const clusterKeyFile = join(dataDir, 'cluster-key');
+    const recovered = db.transaction(() => {
+      const now = nowIso();
+      return { jobs: requeueInterruptedJobs(db, now), files: resetInterruptedFiles(db, now) };
+    }).immediate();
+    if (recovered.jobs > 0) log.info('re-queued jobs interrupted by the last shutdown', { jobs: recovered.jobs, files: recovered.files });
+    // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
+    const secret = db.transaction(() => ensureClusterKey(db, clusterKey, !existsSync(clusterKeyFile))).immediate();
+    if (secret) {
+      writeFileSync(clusterKeyFile, secret + '\n', { mode: 0o600 });
+      chmodSync(clusterKeyFile, 0o600);
+    }
+    const { cursorSecret, urlSecret } = db.transaction(() => ({ cursorSecret: getOrCreateSecret(db, 'cursor_secret'), urlSecret: getOrCreateSecret(db, 'url_secret') })).immediate();
+    return { db, dbFile, clusterKeyFile, cursorSecret, urlSecret };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+interface RuntimeSettings extends FileSettings {
+  webhooks: WebhookConfig;
+}
+
+/**
+ * The settings the runtime was given. `trove daemon start` resolves every one before it opens the
+ * runtime (daemon/config.ts); an in-process caller may leave some out, and gets them the same way,
+ * from the environment and the data dir's config.json.
+ */
+function runtimeSettings(options: RuntimeOptions, dataDir: string): RuntimeSettings {
+  let fromFile: FileSettings | undefined;
+  const fileSettings = () => (fromFile ??= resolveFileSettings(process.env, readConfigFile(configFilePath(dataDir))));
+  return {
+    embedding: options.embedding ?? fileSettings().embedding,
+    generation: options.generation ?? fileSettings().generation,
+    vectorMemory: options.vectorMemory ?? fileSettings().vectorMemory,
+    webhooks: { ...resolveWebhookConfig({}, process.env), ...options.webhooks },
+  };
+}
+
+/**
+ * Sweeps now and then hourly: the event log keeps 30 days (decisions.md §6); deleted namespaces and
+ * collections are purged after their recovery window (decisions.md §5). Returns the stop.
+ */
+function startSweeper(services: Services, log: RuntimeLog): () => void {
+  const sweep = async () => {
+    try {
+      await sweepEvents(services);
+      const purged = await purgeExpired(services);
+      if (purged.collections + purged.namespaces > 0) log.info('purged deleted data past its recovery window', purged);
+    } catch (err) {
+      log.error('the sweep of old events and deleted data failed', { cause: String((err as Error)?.stack ?? err) });
+    }
+  };
+  void sweep();
+  const timer = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Stands in for the worker when a runtime opens without one: nothing runs, nothing breaks. */
@@ -324,7 +371,7 @@ interface WorkerHandle {
 }
 
 /** The indexing worker thread; restarted if it dies, stopped cleanly on close. */
-function startWorker(init: WorkerInit, gate: WriteGate, log: NonNullable<RuntimeOptions['log']>): WorkerHandle {
+function startWorker(init: WorkerInit, gate: WriteGate, log: RuntimeLog): WorkerHandle {
   let worker: Worker;
   let running = false;
   let stopping = false;

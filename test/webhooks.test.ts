@@ -8,7 +8,7 @@ import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { Router } from '../src/http/router.js';
 import { webhookRoutes } from '../src/http/workspace-routes.js';
-import { startWebhookDispatcher, retryDelayMs, classify, RETRY_SCHEDULE_MS, MAX_ATTEMPTS, type WebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
+import { startWebhookDispatcher, retryDelayMs, classify, progressAfterAttempt, turnOffReason, AUTO_OFF_WINDOW_MS, RETRY_SCHEDULE_MS, MAX_ATTEMPTS, type WebhookDispatcher } from '../src/domain/webhooks/dispatcher.js';
 import { checkReceiverUrl, parseReceiverUrl } from '../src/domain/webhooks/transport.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { dataPlaneRoutes } from '../src/http/routes.js';
@@ -198,6 +198,27 @@ t.test('schedule and retry table (pure)', async (t) => {
   t.match(c(503), { kind: 'retry' });
   t.match(c(null), { kind: 'retry' }, 'no answer / network error is retried');
   t.same(classify({ status: 429, headers: { 'retry-after': '120' } }), { kind: 'retry', retryAfterMs: 120_000 });
+});
+
+t.test('a delivery after an attempt, and when its webhook is turned off (pure)', async (t) => {
+  const now = 1_000_000_000;
+  const fresh = { attempts: 0, round_attempts: 0 };
+  const retry = { kind: 'retry', retryAfterMs: undefined } as const;
+  t.same(progressAfterAttempt(fresh, { kind: 'succeeded' }, now, 1), { status: 'succeeded', attempts: 1, round_attempts: 1, next_attempt_ms: null });
+  t.same(progressAfterAttempt(fresh, retry, now, 1), { status: 'pending', attempts: 1, round_attempts: 1, next_attempt_ms: now + 5_000 }, 'due again after the first wait');
+  t.same(progressAfterAttempt(fresh, retry, now, 0.001), { status: 'pending', attempts: 1, round_attempts: 1, next_attempt_ms: now + 5 }, 'the wait times the retry scale');
+  t.equal(progressAfterAttempt(fresh, { kind: 'retry', retryAfterMs: 60_000 }, now, 1).next_attempt_ms, now + 60_000, 'a longer Retry-After');
+  t.same(progressAfterAttempt({ attempts: 12, round_attempts: MAX_ATTEMPTS - 1 }, retry, now, 1), { status: 'failed', attempts: 13, round_attempts: MAX_ATTEMPTS, next_attempt_ms: null }, 'the last attempt of a round fails');
+  t.equal(progressAfterAttempt(fresh, { kind: 'failed', disable: false }, now, 1).status, 'failed', 'a 4xx fails at once');
+
+  const day = 24 * 3600_000;
+  const young = { created_ms: now - day, last_success_at: null };
+  const old = { created_ms: now - 4 * day, last_success_at: null };
+  t.equal(turnOffReason(young, { kind: 'failed', disable: true }, now, 1), 'receiver answered 410');
+  t.equal(turnOffReason(young, retry, now, 1), null, 'failing for less than 72 hours');
+  t.equal(turnOffReason(old, retry, now, 1), 'no 2xx answer for 72 hours');
+  t.equal(turnOffReason({ ...old, last_success_at: now - day }, retry, now, 1), null, 'a success within 72 hours keeps it on');
+  t.equal(turnOffReason({ created_ms: now - AUTO_OFF_WINDOW_MS * 0.01 - 1, last_success_at: null }, { kind: 'failed', disable: false }, now, 0.01), 'no 2xx answer for 72 hours', 'the window times the retry scale');
 });
 
 t.test('routes: documented in OpenAPI, no clash with the data plane', async (t) => {

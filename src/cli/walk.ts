@@ -9,7 +9,7 @@ import ignore from 'ignore';
 import { filePathProblem } from '../contract/paths.js';
 import { contentTypeFromPath } from '../contract/content-types.js';
 
-/** The daemon's limit on indexed files (daemon/runtime.ts maxFileBytes). */
+/** The daemon's limit on indexed files (INDEXING_LIMITS.maxFileBytes in src/domain/limits.ts, which the CLI may not import). */
 export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 const SNIFF_BYTES = 8192;

@@ -55,7 +55,7 @@ export interface WebhookDispatcher {
   idle(): Promise<void>;
 }
 
-type Outcome = { kind: 'succeeded' } | { kind: 'failed'; disable: boolean } | { kind: 'retry'; retryAfterMs: number | undefined };
+export type Outcome = { kind: 'succeeded' } | { kind: 'failed'; disable: boolean } | { kind: 'retry'; retryAfterMs: number | undefined };
 
 /** The retry table by receiver answer. */
 export function classify(result: Pick<PostResult, 'status' | 'headers'>, nowMs = Date.now()): Outcome {
@@ -130,161 +130,218 @@ export async function fanOut(s: Services, batch = 500): Promise<number> {
   return made;
 }
 
+/** A delivery after one more attempt: what its row becomes. */
+export interface DeliveryProgress {
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  round_attempts: number;
+  next_attempt_ms: number | null;
+}
+
+/**
+ * The retry table applied to one attempt of a pending delivery: succeeded; due again after the
+ * scheduled wait (times `retryScale`) while the round has attempts left; else failed.
+ */
+export function progressAfterAttempt(d: Pick<DeliveryRow, 'attempts' | 'round_attempts'>, outcome: Outcome, nowMs: number, retryScale: number): DeliveryProgress {
+  const attempts = d.attempts + 1;
+  const round = d.round_attempts + 1;
+  if (outcome.kind === 'succeeded') return { status: 'succeeded', attempts, round_attempts: round, next_attempt_ms: null };
+  if (outcome.kind === 'retry' && round < MAX_ATTEMPTS) {
+    return { status: 'pending', attempts, round_attempts: round, next_attempt_ms: nowMs + Math.ceil(retryDelayMs(round, outcome.retryAfterMs) * retryScale) };
+  }
+  return { status: 'failed', attempts, round_attempts: round, next_attempt_ms: null };
+}
+
+/**
+ * Why the service turns a webhook off after a failed attempt (workspace-api.md, States), or null:
+ * its receiver answered 410, or nothing but failures for the auto-off window (72 hours, scaled).
+ */
+export function turnOffReason(w: Pick<WebhookRow, 'created_ms' | 'last_success_at'>, outcome: Outcome, nowMs: number, retryScale: number): string | null {
+  if (outcome.kind === 'failed' && outcome.disable) return 'receiver answered 410';
+  const window = AUTO_OFF_WINDOW_MS * retryScale;
+  const failing = nowMs - w.created_ms > window && (w.last_success_at === null || nowMs - w.last_success_at > window);
+  return failing ? 'no 2xx answer for 72 hours' : null;
+}
+
+export type DispatcherLog = NonNullable<DispatcherOptions['log']>;
+
+/** Records one attempt's result, in one write: the attempt log, the delivery's next state and, when due, the webhook turned off. */
+export async function settleAttempt(s: Services, deliveryRid: number, result: PostResult, retryScale: number, log?: DispatcherLog): Promise<void> {
+  await s.write(() => {
+    const d = findDeliveryByRid(s.db, deliveryRid);
+    if (!d) return; // deleted with its webhook meanwhile
+    const nowMs = Date.now();
+    const now = new Date(nowMs).toISOString();
+    recordAttempt(s.db, { delivery_rid: d.rid, at: new Date(nowMs - result.durationMs).toISOString(), response_status: result.status, error: result.error, duration_ms: result.durationMs });
+    // Turned off (or replayed to a new round) while in flight: the attempt is logged, the state stays.
+    if (d.status !== 'pending') {
+      updateDelivery(s.db, d.rid, { status: d.status, attempts: d.attempts + 1, round_attempts: d.round_attempts, next_attempt_ms: d.next_attempt_ms, updated_at: now });
+      return;
+    }
+    const outcome = classify(result, nowMs);
+    updateDelivery(s.db, d.rid, { ...progressAfterAttempt(d, outcome, nowMs, retryScale), updated_at: now });
+    const w = findWebhookByRid(s.db, d.webhook_rid);
+    if (!w) return;
+    if (outcome.kind === 'succeeded') {
+      updateWebhook(s.db, w.rid, { last_success_at: nowMs });
+      return;
+    }
+    if (w.enabled !== 1) return;
+    const reason = turnOffReason(w, outcome, nowMs, retryScale);
+    if (reason === null) return;
+    updateWebhook(s.db, w.rid, { enabled: 0, disabled_reason: 'failing', updated_at: now });
+    failPendingDeliveries(s.db, w.rid, now);
+    log?.warn?.('webhook turned off', { webhook: w.id, reason });
+  });
+}
+
+/** How often delivered and failed deliveries past their retention are deleted. */
+const RETENTION_SWEEP_MS = 3600_000;
+
+/**
+ * One loop, woken by new work or its poll: fans new events out into deliveries, starts the due
+ * ones (up to `concurrency` in flight), and now and then deletes deliveries past their retention.
+ */
+class Dispatcher implements WebhookDispatcher {
+  private readonly inflight = new Map<number, Promise<void>>();
+  /** Cuts off the requests in flight when stopping. */
+  private readonly cutOff = new AbortController();
+  private stopped = false;
+  private woken = false;
+  /** Ends the current wait early. */
+  private interruptWait: (() => void) | undefined;
+  private lastRetentionSweepMs = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly s: Services,
+    private readonly cfg: WebhookConfig,
+    private readonly pollMs: number,
+    private readonly concurrency: number,
+    private readonly log: DispatcherLog | undefined,
+  ) {
+    this.loop = this.run();
+  }
+
+  wake(): void {
+    this.woken = true;
+    this.interruptWait?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cutOff.abort();
+    this.interruptWait?.();
+    await this.loop;
+    await Promise.all(this.inflight.values());
+    this.releaseIdleWaiters();
+  }
+
+  idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      await this.tick();
+      if (this.stopped) break;
+      // Woken while working: there may be more to do at once.
+      if (this.woken) {
+        this.woken = false;
+        continue;
+      }
+      await this.wait(this.nextWaitMs());
+      this.woken = false;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      if (!this.s.ready()) return;
+      await fanOut(this.s);
+      this.launchDue();
+      await this.sweepRetention();
+      if (this.isIdle()) this.releaseIdleWaiters();
+    } catch (err) {
+      this.log?.error('webhook dispatcher tick failed', { cause: String((err as Error)?.stack ?? err) });
+    }
+  }
+
+  /** The poll, or less when a delivery falls due sooner. */
+  private nextWaitMs(): number {
+    try {
+      const next = this.s.ready() ? nextDueMs(this.s.db) : undefined;
+      return next === undefined ? this.pollMs : Math.max(1, Math.min(this.pollMs, next - Date.now()));
+    } catch {
+      return this.pollMs; // the store is closing
+    }
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.interruptWait = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (this.interruptWait = undefined));
+  }
+
+  private launchDue(): void {
+    if (this.inflight.size >= this.concurrency) return;
+    for (const d of dueDeliveries(this.s.db, Date.now(), this.concurrency + this.inflight.size)) {
+      if (this.inflight.size >= this.concurrency) break;
+      if (this.inflight.has(d.rid)) continue;
+      const attempt = this.attempt(d)
+        .catch((err: unknown) => this.log?.error('webhook delivery failed unexpectedly', { delivery: d.id, cause: String((err as Error)?.stack ?? err) }))
+        .finally(() => {
+          this.inflight.delete(d.rid);
+          this.wake();
+        });
+      this.inflight.set(d.rid, attempt);
+    }
+  }
+
+  private async attempt(d: DeliveryRow): Promise<void> {
+    const w = findWebhookByRid(this.s.db, d.webhook_rid);
+    if (!w || w.enabled !== 1) return;
+    const result = await postOnce(w.url, d.body, signedHeaders(d.event_id, d.body, liveSecrets(w)), { allowInsecure: this.cfg.allowInsecure, timeoutMs: this.cfg.timeoutMs, signal: this.cutOff.signal });
+    // Cut short by stop(): not an attempt; the delivery stays pending and is sent again after a restart.
+    if (this.cutOff.signal.aborted) return;
+    await settleAttempt(this.s, d.rid, result, this.cfg.retryScale, this.log);
+  }
+
+  private async sweepRetention(): Promise<void> {
+    const nowMs = Date.now();
+    if (nowMs - this.lastRetentionSweepMs < RETENTION_SWEEP_MS) return;
+    this.lastRetentionSweepMs = nowMs;
+    await this.s.write(() => deleteDeliveriesBefore(this.s.db, new Date(nowMs - DELIVERY_RETENTION_MS).toISOString()));
+  }
+
+  /** Nothing in flight and nothing due now. */
+  private isIdle(): boolean {
+    if (this.inflight.size > 0) return false;
+    const next = nextDueMs(this.s.db);
+    return next === undefined || next > Date.now();
+  }
+
+  private releaseIdleWaiters(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+/** Starts the dispatcher with Services.webhooks, or the settings `options` gives in their place. */
 export function startWebhookDispatcher(s: Services, options: DispatcherOptions = {}): WebhookDispatcher {
   const cfg: WebhookConfig = {
     allowInsecure: options.allowInsecure ?? s.webhooks.allowInsecure,
     retryScale: options.retryScale ?? s.webhooks.retryScale,
     timeoutMs: options.timeoutMs ?? s.webhooks.timeoutMs,
   };
-  const pollMs = options.pollMs ?? 250;
-  const concurrency = options.concurrency ?? 8;
-  const log = options.log;
-  const inflight = new Map<number, Promise<void>>();
-  const shutdown = new AbortController();
-  let stopped = false;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-  let lastSweep = 0;
-  let idleWaiters: (() => void)[] = [];
-
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
-
-  async function attempt(d: DeliveryRow): Promise<void> {
-    const w = findWebhookByRid(s.db, d.webhook_rid);
-    if (!w || w.enabled !== 1) return;
-    const result = await postOnce(w.url, d.body, signedHeaders(d.event_id, d.body, liveSecrets(w)), { allowInsecure: cfg.allowInsecure, timeoutMs: cfg.timeoutMs, signal: shutdown.signal });
-    // Cut short by stop(): not an attempt; the delivery stays pending and is sent again after a restart.
-    if (shutdown.signal.aborted) return;
-    await settle(d.rid, result);
-  }
-
-  async function settle(deliveryRid: number, result: PostResult): Promise<void> {
-    await s.write(() => {
-        const d = findDeliveryByRid(s.db, deliveryRid);
-        if (!d) return; // deleted with its webhook meanwhile
-        const nowMs = Date.now();
-        const now = new Date(nowMs).toISOString();
-        recordAttempt(s.db, { delivery_rid: d.rid, at: new Date(nowMs - result.durationMs).toISOString(), response_status: result.status, error: result.error, duration_ms: result.durationMs });
-        const attempts = d.attempts + 1;
-        const round = d.round_attempts + 1;
-        // Turned off (or replayed to a new round) while in flight: the attempt is logged, the state stays.
-        if (d.status !== 'pending') {
-          updateDelivery(s.db, d.rid, { status: d.status, attempts, round_attempts: d.round_attempts, next_attempt_ms: d.next_attempt_ms, updated_at: now });
-          return;
-        }
-        const outcome = classify(result, nowMs);
-        const w = findWebhookByRid(s.db, d.webhook_rid);
-        if (outcome.kind === 'succeeded') {
-          updateDelivery(s.db, d.rid, { status: 'succeeded', attempts, round_attempts: round, next_attempt_ms: null, updated_at: now });
-          if (w) updateWebhook(s.db, w.rid, { last_success_at: nowMs });
-          return;
-        }
-        if (outcome.kind === 'retry' && round < MAX_ATTEMPTS) {
-          const delay = retryDelayMs(round, outcome.retryAfterMs) * cfg.retryScale;
-          updateDelivery(s.db, d.rid, { status: 'pending', attempts, round_attempts: round, next_attempt_ms: nowMs + Math.ceil(delay), updated_at: now });
-        } else {
-          updateDelivery(s.db, d.rid, { status: 'failed', attempts, round_attempts: round, next_attempt_ms: null, updated_at: now });
-        }
-        if (!w || w.enabled !== 1) return;
-        // 410, or failing for 72 hours: the service turns the webhook off (workspace-api.md, States).
-        const window = AUTO_OFF_WINDOW_MS * cfg.retryScale;
-        const failing = nowMs - w.created_ms > window && (w.last_success_at === null || nowMs - w.last_success_at > window);
-        if ((outcome.kind === 'failed' && outcome.disable) || failing) {
-          updateWebhook(s.db, w.rid, { enabled: 0, disabled_reason: 'failing', updated_at: now });
-          failPendingDeliveries(s.db, w.rid, now);
-          log?.warn?.('webhook turned off', { webhook: w.id, reason: outcome.kind === 'failed' && outcome.disable ? 'receiver answered 410' : 'no 2xx answer for 72 hours' });
-        }
-      });
-  }
-
-  function launchDue(): void {
-    if (inflight.size >= concurrency) return;
-    const due = dueDeliveries(s.db, Date.now(), concurrency + inflight.size);
-    for (const d of due) {
-      if (inflight.size >= concurrency) break;
-      if (inflight.has(d.rid)) continue;
-      const p = attempt(d)
-        .catch((err: unknown) => log?.error('webhook delivery failed unexpectedly', { delivery: d.id, cause: String((err as Error)?.stack ?? err) }))
-        .finally(() => {
-          inflight.delete(d.rid);
-          wake();
-        });
-      inflight.set(d.rid, p);
-    }
-  }
-
-  async function sweep(): Promise<void> {
-    const nowMs = Date.now();
-    if (nowMs - lastSweep < 3600_000) return;
-    lastSweep = nowMs;
-    await s.write(() => deleteDeliveriesBefore(s.db, new Date(nowMs - DELIVERY_RETENTION_MS).toISOString()));
-  }
-
-  function isIdle(): boolean {
-    if (inflight.size > 0) return false;
-    const next = nextDueMs(s.db);
-    return next === undefined || next > Date.now();
-  }
-
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        if (s.ready()) {
-          await fanOut(s);
-          launchDue();
-          await sweep();
-          if (isIdle()) {
-            const waiters = idleWaiters;
-            idleWaiters = [];
-            for (const resolve of waiters) resolve();
-          }
-        }
-      } catch (err) {
-        log?.error('webhook dispatcher tick failed', { cause: String((err as Error)?.stack ?? err) });
-      }
-      if (stopped) break;
-      if (woken) {
-        woken = false;
-        continue;
-      }
-      let wait = pollMs;
-      try {
-        const next = s.ready() ? nextDueMs(s.db) : undefined;
-        if (next !== undefined) wait = Math.max(1, Math.min(wait, next - Date.now()));
-      } catch {
-        // the store is closing
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
-      woken = false;
-    }
-  })();
-
-  return {
-    wake,
-    async stop() {
-      stopped = true;
-      shutdown.abort();
-      wakeUp?.();
-      await loop;
-      await Promise.all(inflight.values());
-      for (const resolve of idleWaiters) resolve();
-      idleWaiters = [];
-    },
-    idle() {
-      return new Promise<void>((resolve) => {
-        idleWaiters.push(resolve);
-        wake();
-      });
-    },
-  };
+  return new Dispatcher(s, cfg, options.pollMs ?? 250, options.concurrency ?? 8, options.log);
 }
