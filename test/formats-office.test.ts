@@ -23,8 +23,6 @@ import {
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
-const PPTX = 'application/vnd.openxmlformats-officedocument.presentationml.presentation';
-const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CHUNKING = { chunkTokens: 400, chunkOverlap: 40 };
 
 // ---------------------------------------------------------------------------------------------------------

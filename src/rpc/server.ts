@@ -1,7 +1,7 @@
 // Serves the operator router on a Unix socket only this OS user can open (mode 0600, inside the
 // 0700 data dir): plain HTTP for queries and mutations (tRPC's standalone handler), WebSocket on the
 // same socket for the live event subscription.
-import { chmodSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';

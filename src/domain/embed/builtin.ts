@@ -31,7 +31,6 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { threadId } from 'node:worker_threads';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { EmbeddingProvider } from './provider.js';
 import { fnv1a } from '../fnv.js';

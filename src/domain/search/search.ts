@@ -8,7 +8,7 @@ import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { scopedKeywordPassageHits } from '../../store/scoped-bm25.js';
-import { keywordPassageCount, keywordPassageHits, type PassageHit, type SqlFragment } from '../../store/search.js';
+import { keywordPassageCount, keywordPassageHits, type PassageHit } from '../../store/search.js';
 import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
