@@ -96,8 +96,20 @@ function checkModel(col: CollectionRow, embedding: Embedding): void {
   }
 }
 
+/** What every indexing job runs with, in the indexing worker (worker-thread.ts). */
+export interface IndexingWorker {
+  db: Db;
+  write: WriteFn;
+  cfg: PipelineConfig;
+  /** The provider that embeds passages; null when the daemon embeds nothing. */
+  embedding: Embedding | null;
+  isCanceled: (jobId: string) => boolean;
+  /** The daemon is shutting down: a long job stops at its next batch and resumes at the next start. */
+  isStopping: () => boolean;
+}
+
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
-export async function indexVersion(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, col: CollectionRow, embedding: Embedding | null): Promise<Indexed> {
+export async function indexVersion({ db, cfg, embedding }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
   const processing = processingOf(col);
   try {
     const { bytes, inlineText } = await versionBytes(db, cfg, file, versionId);
@@ -301,13 +313,14 @@ function calibrating(col: CollectionRow, embedding: Embedding | null): Embedding
 }
 
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
-export async function runIndexJobs(db: Db, write: WriteFn, cfg: PipelineConfig, jobs: JobRow[], isCanceled: (jobId: string) => boolean, embedding: Embedding | null): Promise<void> {
+export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Promise<void> {
+  const { db, write, isCanceled, embedding } = worker;
   const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
   for (const job of jobs) {
     const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
     const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
     const current = file && col && !file.deleted_at && !col.deleted_at && file.version_id === job.version_id;
-    const result = current && !isCanceled(job.id) ? await indexVersion(db, cfg, file, job.version_id!, col, embedding) : null;
+    const result = current && !isCanceled(job.id) ? await indexVersion(worker, file, job.version_id!, col) : null;
     results.push({ job, file, result });
   }
   const topics = await batchTopics(db, write, results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result }] : [])), embedding);
@@ -355,15 +368,8 @@ export async function runDeleteFileJob(db: Db, write: WriteFn, job: JobRow): Pro
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
-export async function runReindexJob(
-  db: Db,
-  write: WriteFn,
-  cfg: PipelineConfig,
-  job: JobRow,
-  isCanceled: (jobId: string) => boolean,
-  isStopping: () => boolean,
-  embedding: Embedding | null,
-): Promise<'done' | 'interrupted'> {
+export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promise<'done' | 'interrupted'> {
+  const { db, write, isCanceled, isStopping, embedding } = worker;
   let after = 0;
   const start = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
   // A reindex is how a collection moves to the daemon's current model: vectors of another model are
@@ -385,7 +391,7 @@ export async function runReindexJob(
     const results: { rid: number; versionId: string; result: Indexed }[] = [];
     for (const { rid, version_id } of batch) {
       const file = getFileByRid(db, rid)!;
-      results.push({ rid, versionId: version_id, result: await indexVersion(db, cfg, file, version_id, col, embedding) });
+      results.push({ rid, versionId: version_id, result: await indexVersion(worker, file, version_id, col) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
     const topics = await batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), embedding, false);

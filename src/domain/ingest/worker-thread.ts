@@ -11,7 +11,7 @@ import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
 import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
-import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type PipelineConfig } from './pipeline.js';
+import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
 
 export interface WorkerInit extends PipelineConfig {
@@ -70,6 +70,8 @@ const isCanceled = (id: string) => canceled.has(id);
 
 // The model loads on first need (the builtin one converts its package once, then reads a cache).
 const embedding: Embedding = lazyEmbedding(init.embedding);
+
+const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping };
 
 /**
  * While files stream in (the last claim found work but not a full batch), the next claim waits this
@@ -132,12 +134,12 @@ async function loop(): Promise<void> {
     }
     const indexJobs = jobs.filter((j) => j.type === 'index_file');
     if (indexJobs.length > 0) {
-      await runIndexJobs(db, write, init, indexJobs, isCanceled, embedding);
+      await runIndexJobs(worker, indexJobs);
     }
     for (const job of jobs) {
       if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
-      else if (job.type === 'reindex_collection') await runReindexJob(db, write, init, job, isCanceled, () => stopping, embedding);
+      else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
     }
     for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
