@@ -20,6 +20,9 @@ import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from '../src/domain/webhoo
 import { defaultDataDir } from './paths.js';
 import { UserError } from './user-error.js';
 
+/** An environment: the process's, or a CLI invocation's (src/cli/io.ts). */
+type Env = Readonly<Record<string, string | undefined>>;
+
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7410;
 export const DEFAULT_DRAIN_SECONDS = 10;
@@ -67,14 +70,15 @@ export interface DaemonConfig extends FileSettings {
 }
 
 /** The data dir the flags and environment name: --data-dir, TROVE_DATA_DIR, else the user's default. */
-export function resolveDataDir(flags: Pick<DaemonFlags, 'dataDir'>, env: NodeJS.ProcessEnv): string {
-  return resolve(flags.dataDir ?? variable(env, 'TROVE_DATA_DIR') ?? defaultDataDir());
+/** `cwd`: what a relative --data-dir or TROVE_DATA_DIR is relative to (the CLI invocation's). */
+export function resolveDataDir(flags: Pick<DaemonFlags, 'dataDir'>, env: Env, cwd: string = process.cwd()): string {
+  return resolve(cwd, flags.dataDir ?? variable(env, 'TROVE_DATA_DIR') ?? defaultDataDir(env, cwd));
 }
 
 /** Resolves every setting (see the precedence above); throws naming the flag, variable or file field that is wrong. */
-export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv, file: ConfigFile): DaemonConfig {
+export function resolveConfig(flags: DaemonFlags, env: Env, file: ConfigFile, cwd: string = process.cwd()): DaemonConfig {
   return {
-    dataDir: resolveDataDir(flags, env),
+    dataDir: resolveDataDir(flags, env, cwd),
     ephemeral: flags.ephemeral ?? false,
     host: flags.host ?? variable(env, 'TROVE_HOST') ?? DEFAULT_HOST,
     port: parsePort(flags.port ?? variable(env, 'TROVE_PORT')) ?? DEFAULT_PORT,
@@ -91,10 +95,10 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv, file: 
 }
 
 /** The config of `trove daemon start`: its data dir's config.json read and checked, then resolveConfig. */
-export function loadConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv): DaemonConfig {
+export function loadConfig(flags: DaemonFlags, env: Env, cwd: string = process.cwd()): DaemonConfig {
   // An ephemeral data dir is made empty at start: it has no config.json.
-  const file = flags.ephemeral ? {} : readConfigFile(configFilePath(resolveDataDir(flags, env)));
-  return resolveConfig(flags, env, file);
+  const file = flags.ephemeral ? {} : readConfigFile(configFilePath(resolveDataDir(flags, env, cwd)));
+  return resolveConfig(flags, env, file, cwd);
 }
 
 /** config.json, checked against its schema: {} when there is none; throws naming the file and the field. */
@@ -111,7 +115,7 @@ export function readConfigFile(file: string): ConfigFile {
   return parsed.data;
 }
 
-export function resolveWebhookConfig(flags: Pick<DaemonFlags, 'allowInsecureWebhooks' | 'webhookRetryScale'>, env: NodeJS.ProcessEnv): WebhookConfig {
+export function resolveWebhookConfig(flags: Pick<DaemonFlags, 'allowInsecureWebhooks' | 'webhookRetryScale'>, env: Env): WebhookConfig {
   return {
     ...DEFAULT_WEBHOOK_CONFIG,
     allowInsecure: flags.allowInsecureWebhooks ?? variable(env, 'TROVE_ALLOW_INSECURE_WEBHOOKS') === '1',
@@ -120,7 +124,7 @@ export function resolveWebhookConfig(flags: Pick<DaemonFlags, 'allowInsecureWebh
 }
 
 /** The settings config.json holds: each key's variable, else the file, else the default. */
-export function resolveFileSettings(env: NodeJS.ProcessEnv, file: ConfigFile): FileSettings {
+export function resolveFileSettings(env: Env, file: ConfigFile): FileSettings {
   const embedding = file.embedding ?? {};
   const embeddingProvider = fromEnv(env, SETTINGS.embedding.provider) ?? embedding.provider ?? 'builtin';
   const generation = file.generation ?? {};
@@ -147,7 +151,7 @@ export function resolveFileSettings(env: NodeJS.ProcessEnv, file: ConfigFile): F
 }
 
 /** A key's variable read by the key's own rule; a bad value is named by key and variable, e.g. `embedding.provider (TROVE_EMBEDDING_PROVIDER)`. */
-function fromEnv<S extends z.ZodType>(env: NodeJS.ProcessEnv, spec: KeySpec<S>): z.output<S> | undefined {
+function fromEnv<S extends z.ZodType>(env: Env, spec: KeySpec<S>): z.output<S> | undefined {
   if (spec.env === undefined) return undefined;
   const raw = variable(env, spec.env);
   if (raw === undefined) return undefined;

@@ -3,8 +3,19 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export function defaultDataDir(): string {
-  if (process.env.TROVE_DATA_DIR) return resolve(process.env.TROVE_DATA_DIR);
-  const base = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The home directory as a process with `env` would see it: $HOME, else the account's (what
+ * os.homedir() does with the process's own environment). The CLI passes the environment of the
+ * invocation, which a test running it in-process sets apart from the test's own.
+ */
+export function homeDir(env: Env = process.env): string {
+  return env.HOME || homedir();
+}
+
+export function defaultDataDir(env: Env = process.env, cwd: string = process.cwd()): string {
+  if (env.TROVE_DATA_DIR) return resolve(cwd, env.TROVE_DATA_DIR);
+  const base = env.XDG_DATA_HOME || join(homeDir(env), '.local', 'share');
   return join(base, 'trove');
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/main.js';
 import { CLI_EXIT_CODES } from '../src/contract/errors.js';
-import { freePort, runCli } from './helpers/cli.js';
+import { freePort, runCli, runCliInProcess } from './helpers/cli.js';
 
 t.setTimeout(300_000);
 
@@ -54,34 +54,6 @@ function argsFor(name: string, command: Command, dir: string): string[] {
   return args;
 }
 
-/** Runs one command in-process; returns its exit code and what it wrote to stderr. */
-async function runInProcess(argv: string[]): Promise<{ code: number; stderr: string }> {
-  const err = process.stderr.write.bind(process.stderr);
-  const out = process.stdout.write.bind(process.stdout);
-  const exit = process.exit.bind(process);
-  let stderr = '';
-  let exited: number | undefined;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.exit = ((code?: number) => {
-    exited = code ?? 0;
-    throw new Error(`process.exit(${code})`);
-  }) as typeof process.exit;
-  process.exitCode = undefined;
-  try {
-    await buildProgram().parseAsync(['node', 'trove', ...argv]);
-  } catch (error) {
-    if (exited === undefined) stderr += `threw: ${String(error)}`;
-  } finally {
-    process.stderr.write = err;
-    process.stdout.write = out;
-    process.exit = exit;
-  }
-  const code = exited ?? Number(process.exitCode ?? 0);
-  process.exitCode = undefined;
-  return { code, stderr };
-}
-
 t.test('every command that talks to the daemon exits 9 when none answers', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-exit9-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -94,7 +66,7 @@ t.test('every command that talks to the daemon exits 9 when none answers', async
   t.ok(commands.length > 40, `the tree has the commands (${commands.length})`);
   for (const { name, command } of commands) {
     const argv = [...globals, ...name.split(' '), ...argsFor(name, command, dir)];
-    const { code, stderr } = await runInProcess(argv);
+    const { code, stderr } = await runCliInProcess(argv);
     t.equal(code, CLI_EXIT_CODES.daemon_not_running, `trove ${argv.slice(globals.length).join(' ')} → 9 (${stderr.trim().split('\n').pop()})`);
   }
 });

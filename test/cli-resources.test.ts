@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { registerResourceCommands } from '../src/cli/groups/resources.js';
-import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess, type CliRun } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -351,30 +351,6 @@ t.test('files add, list, get, reindex and delete', async (t) => {
   t.equal((await api('GET', `${base}/files/${encodeURIComponent('/docs/renamed.md')}`)).status, 404, 'deleted');
 });
 
-/** Parses argv with the resource groups in process (process.exit stubbed): what commander printed and the exit code it chose. */
-async function parseInProcess(argv: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const program = new Command('trove').option('--url <url>', 'daemon URL').option('--key <key>', 'API key');
-  let out = '';
-  let err = '';
-  program.configureOutput({ writeOut: (text) => void (out += text), writeErr: (text) => void (err += text) });
-  const rules = program.command('rules').description('Access rules');
-  registerResourceCommands(program, rules);
-  const realExit = process.exit;
-  let code: number | null = null;
-  process.exit = ((status?: number) => {
-    code = status ?? 0;
-    throw new Error('exit');
-  }) as typeof process.exit;
-  try {
-    await program.parseAsync(['node', 'trove', ...argv]);
-  } catch (e) {
-    if (code === null) throw e;
-  } finally {
-    process.exit = realExit;
-  }
-  return { code, out, err };
-}
-
 t.test('every resource command has a description, documented options and a --help that exits 0', async (t) => {
   const program = new Command('trove');
   const rules = program.command('rules');
@@ -400,15 +376,15 @@ t.test('every resource command has a description, documented options and a --hel
     for (const arg of command.registeredArguments) t.ok(arg.description, `${name} <${arg.name()}> is described`);
     for (const option of command.options) t.ok(option.description, `${name} ${option.flags} is described`);
     t.ok(command.options.some((o) => o.long === '--json'), `${name} takes --json`);
-    const help = await parseInProcess([group, command.name(), '--help']);
+    const help = await runCliInProcess([group, command.name(), '--help']);
     t.equal(help.code, 0, `trove ${name} --help exits 0`);
-    t.match(help.out, new RegExp(`^Usage: trove ${group} ${command.name()}`, 'm'));
+    t.match(help.stdout, new RegExp(`^Usage: trove ${group} ${command.name()}`, 'm'));
   }
-  const missingArg = await parseInProcess(['files', 'get', 'demo/notes']);
+  const missingArg = await runCliInProcess(['files', 'get', 'demo/notes']);
   t.equal(missingArg.code, 2, 'a missing argument exits 2');
-  t.match(missingArg.err, /missing required argument 'file'/);
-  t.equal((await parseInProcess(['ns', 'list', '--bogus'])).code, 2, 'an unknown option exits 2');
-  t.equal((await parseInProcess(['webhooks', 'create', 'hook'])).code, 2, 'a missing <url> exits 2');
+  t.match(missingArg.stderr, /missing required argument 'file'/);
+  t.equal((await runCliInProcess(['ns', 'list', '--bogus'])).code, 2, 'an unknown option exits 2');
+  t.equal((await runCliInProcess(['webhooks', 'create', 'hook'])).code, 2, 'a missing <url> exits 2');
 
   // The same through the real process, once per group.
   const spawned = await Promise.all([

@@ -2,12 +2,14 @@
 // user chose, so that later commands can default to them. It lives in $TROVE_CONFIG_HOME/cli.json,
 // else $XDG_CONFIG_HOME/trove/cli.json, else ~/.config/trove/cli.json. It holds no secrets (the key
 // stays in the daemon's data dir), and keys this version does not know are kept as they are.
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import { join, resolve } from 'node:path';
+import { homeDir } from '../../daemon/paths.js';
 import { CliError } from './client.js';
+import { cliCwd, cliEnv, type CliEnv } from './io.js';
 
-type Env = Readonly<Record<string, string | undefined>>;
+type Env = CliEnv;
 
 export const CLI_CONFIG_FILE = 'cli.json';
 
@@ -21,18 +23,18 @@ export interface CliConfig {
   [other: string]: unknown;
 }
 
-export function cliConfigDir(env: Env = process.env): string {
-  if (env.TROVE_CONFIG_HOME) return resolve(env.TROVE_CONFIG_HOME);
-  if (env.XDG_CONFIG_HOME) return join(resolve(env.XDG_CONFIG_HOME), 'trove');
-  return join(os.homedir(), '.config', 'trove');
+export function cliConfigDir(env: Env = cliEnv()): string {
+  if (env.TROVE_CONFIG_HOME) return resolve(cliCwd(), env.TROVE_CONFIG_HOME);
+  if (env.XDG_CONFIG_HOME) return join(resolve(cliCwd(), env.XDG_CONFIG_HOME), 'trove');
+  return join(homeDir(env), '.config', 'trove');
 }
 
-export function cliConfigPath(env: Env = process.env): string {
+export function cliConfigPath(env: Env = cliEnv()): string {
   return join(cliConfigDir(env), CLI_CONFIG_FILE);
 }
 
 /** The config, or an empty one when there is no file yet; a file that is not a JSON object is an error. */
-export async function readCliConfig(env: Env = process.env): Promise<CliConfig> {
+export async function readCliConfig(env: Env = cliEnv()): Promise<CliConfig> {
   const file = cliConfigPath(env);
   let text: string;
   try {
@@ -54,13 +56,14 @@ export async function readCliConfig(env: Env = process.env): Promise<CliConfig> 
 }
 
 /** Merges `changes` into the file (created with its folder if missing) and returns the file's path. */
-export async function updateCliConfig(changes: CliConfig, env: Env = process.env): Promise<string> {
+export async function updateCliConfig(changes: CliConfig, env: Env = cliEnv()): Promise<string> {
   const file = cliConfigPath(env);
   const current = await readCliConfig(env);
   const next = { ...current, ...changes };
   await mkdir(cliConfigDir(env), { recursive: true });
-  // Written beside and renamed over, so a crash never leaves half a file behind.
-  const temp = `${file}.${process.pid}.tmp`;
+  // Written beside and renamed over, so a crash never leaves half a file behind; named apart from
+  // any other invocation's (in-process ones share a pid).
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(temp, JSON.stringify(next, null, 2) + '\n', { mode: 0o644 });
   await rename(temp, file);
   return file;

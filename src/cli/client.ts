@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { errOut } from './io.js';
 import { suggestForNotFound } from './suggest.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -220,13 +221,13 @@ async function readJson(response: Response, method: string, url: string): Promis
 /** Prints an error the way every command does and returns the exit code for it. */
 export function reportError(err: unknown, json: boolean): number {
   if (err instanceof CliApiError) {
-    if (json) process.stderr.write(JSON.stringify(err.envelope()) + '\n');
-    else process.stderr.write(`error ${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}\n`);
+    if (json) errOut().write(JSON.stringify(err.envelope()) + '\n');
+    else errOut().write(`error ${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}\n`);
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);
   const code = err instanceof CliError ? err.code : 'cli_error';
-  if (json) process.stderr.write(JSON.stringify({ error: { code, message } }) + '\n');
-  else process.stderr.write(`error: ${message}\n`);
+  if (json) errOut().write(JSON.stringify({ error: { code, message } }) + '\n');
+  else errOut().write(`error: ${message}\n`);
   return err instanceof CliError ? err.exitCode : 1;
 }

@@ -2,6 +2,7 @@
 // TUI. No dependency: the rules are short, and node's own `util.styleText` does the styling when
 // this Node has it (20.12+), raw ANSI otherwise.
 import * as util from 'node:util';
+import { cliEnv, out } from './io.js';
 
 export interface ColourInputs {
   /** The environment to read NO_COLOR / FORCE_COLOR / TERM from. */
@@ -29,9 +30,9 @@ export function colourEnabled({ env, isTTY, json }: ColourInputs): boolean {
   return isTTY && env.TERM !== 'dumb';
 }
 
-/** The decision for this process's stdout. */
+/** The decision for the invocation's stdout. */
 export function stdoutColour(json = false): boolean {
-  return colourEnabled({ env: process.env, isTTY: Boolean(process.stdout.isTTY), json });
+  return colourEnabled({ env: cliEnv(), isTTY: Boolean(out().isTTY), json });
 }
 
 export type Style = 'bold' | 'dim' | 'yellow' | 'cyan';

@@ -5,6 +5,7 @@ import { runningDaemonUrl } from '../../daemon/listening.js';
 import { defaultDataDir } from '../../daemon/paths.js';
 import { ERROR_TABLE } from '../contract/errors.js';
 import { CliError, type KeySource } from './client.js';
+import { cliCwd, cliEnv, type CliEnv } from './io.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7410';
 
@@ -24,14 +25,14 @@ export interface Connection {
   keySource?: KeySource;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+type Env = CliEnv;
 
 /**
  * The daemon's URL: --url, then TROVE_URL, then where the local data dir's running daemon says it
  * listens (<data-dir>/daemon.json, written by the daemon; a file read and a signal-0 check, no network
  * round trip), then the default port.
  */
-export function resolveUrl(opts: GlobalOptions, env: Env = process.env): string {
+export function resolveUrl(opts: GlobalOptions, env: Env = cliEnv()): string {
   const raw = opts.url || env.TROVE_URL || runningDaemonUrl(resolveDataDir(opts, env)) || DEFAULT_URL;
   let parsed: URL;
   try {
@@ -45,15 +46,15 @@ export function resolveUrl(opts: GlobalOptions, env: Env = process.env): string 
   return raw.replace(/\/+$/, '');
 }
 
-export function resolveDataDir(opts: GlobalOptions, env: Env = process.env): string {
+export function resolveDataDir(opts: GlobalOptions, env: Env = cliEnv()): string {
   const dir = opts.dataDir || env.TROVE_DATA_DIR;
-  return dir ? resolve(dir) : defaultDataDir();
+  return dir ? resolve(cliCwd(), dir) : defaultDataDir(env, cliCwd());
 }
 
 // The exit codes (docs/tour.md): a missing or bad key is 3, as the API's unauthenticated is.
 const EXIT_UNAUTHENTICATED = ERROR_TABLE.unauthenticated.exitCode;
 
-export async function resolveKeyWithSource(opts: GlobalOptions, env: Env = process.env): Promise<{ key: string; source: KeySource }> {
+export async function resolveKeyWithSource(opts: GlobalOptions, env: Env = cliEnv()): Promise<{ key: string; source: KeySource }> {
   if (opts.key) return { key: opts.key.trim(), source: { kind: 'flag' } };
   if (env.TROVE_KEY) return { key: env.TROVE_KEY.trim(), source: { kind: 'env' } };
   const keyFile = join(resolveDataDir(opts, env), 'cluster-key');
@@ -74,11 +75,11 @@ export async function resolveKeyWithSource(opts: GlobalOptions, env: Env = proce
   return { key, source: { kind: 'file', path: keyFile } };
 }
 
-export async function resolveKey(opts: GlobalOptions, env: Env = process.env): Promise<string> {
+export async function resolveKey(opts: GlobalOptions, env: Env = cliEnv()): Promise<string> {
   return (await resolveKeyWithSource(opts, env)).key;
 }
 
-export async function resolveConnection(opts: GlobalOptions, env: Env = process.env): Promise<Connection> {
+export async function resolveConnection(opts: GlobalOptions, env: Env = cliEnv()): Promise<Connection> {
   const url = resolveUrl(opts, env);
   const { key, source } = await resolveKeyWithSource(opts, env);
   return { url, key, keySource: source };

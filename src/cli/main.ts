@@ -9,11 +9,20 @@ import { registerWorkflowCommands } from './groups/workflow.js';
 import { registerTuiCommand } from './groups/tui.js';
 import { registerMcpCommand } from './groups/mcp.js';
 import { packageVersion } from '../contract/version.js';
+import { cliArgs, commanderHasColors, errOut, exitOnCommanderError, helpWidth, invoke, out, processIo, setExitCode, type CliIo } from './io.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export async function main(argv: string[]): Promise<void> {
-  await buildProgram().parseAsync(argv);
+/**
+ * Runs `trove <argv.slice(2)>` with `io` (by default the process's own) and returns its exit status;
+ * nothing here exits the process or sets its exit code (src/cli/run.ts does, from the result).
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  return invoke(io, argv.slice(2), async () => {
+    // argv[0] and argv[1] are node and the script, said outright: commander would otherwise guess
+    // from the process's own flags (-e/--eval), which are not the invocation's.
+    await buildProgram().parseAsync(argv, { from: 'node' });
+  });
 }
 
 /** The whole command tree (tests walk it to check that every command and option is described). */
@@ -23,7 +32,16 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version of trove and exit')
     // A usage error (unknown option, missing argument) exits 2, as ERROR_TABLE's invalid_request
     // does; commands created below inherit this.
-    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
+    .exitOverride(exitOnCommanderError)
+    // Help, version and usage errors go to the invocation's streams; commands created below inherit this.
+    .configureOutput({
+      writeOut: (text) => void out().write(text),
+      writeErr: (text) => void errOut().write(text),
+      getOutHelpWidth: () => helpWidth(out()),
+      getErrHelpWidth: () => helpWidth(errOut()),
+      getOutHasColors: () => commanderHasColors(out()),
+      getErrHasColors: () => commanderHasColors(errOut()),
+    })
     .option('--url <url>', 'daemon URL (env TROVE_URL; default http://127.0.0.1:7410)')
     .option('--key <key>', "API key (env TROVE_KEY; default: the local daemon's cluster key file)")
     .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)');
@@ -52,7 +70,8 @@ export function buildProgram(): Command {
       // Loaded only here: the daemon is most of the code, and every other command starts faster without it.
       const { runDaemonStart, runDaemonStartDetached } = await import('./commands/daemon-start.js');
       if (opts.detach) {
-        process.exitCode = await runDaemonStartDetached({ ...opts, ...(dataDir ? { dataDir } : {}) });
+        // The child is started with this command line, minus --detach.
+        setExitCode(await runDaemonStartDetached({ ...opts, ...(dataDir ? { dataDir } : {}) }, cliArgs()));
         return;
       }
       await runDaemonStart({ ...opts, ...(dataDir ? { dataDir } : {}) });
@@ -63,7 +82,7 @@ export function buildProgram(): Command {
     .description('Show whether the daemon is up, and its namespaces and collections')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      process.exitCode = await (await import('./commands/status.js')).runStatus(program.opts(), opts);
+      setExitCode(await (await import('./commands/status.js')).runStatus(program.opts(), opts));
     });
 
   program
@@ -86,7 +105,7 @@ export function buildProgram(): Command {
     .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
     .option('--json', 'print JSON')
     .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/ingest-defaults.js')).runIngestWithDefaults(folder, program.opts(), opts);
+      setExitCode(await (await import('./commands/ingest-defaults.js')).runIngestWithDefaults(folder, program.opts(), opts));
     });
 
   program
@@ -104,7 +123,7 @@ export function buildProgram(): Command {
     .option('--explain', "show each result's BM25 and vector contributions and the fused score")
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/search.js')).runSearch(first, query, program.opts(), opts);
+      setExitCode(await (await import('./commands/search.js')).runSearch(first, query, program.opts(), opts));
     });
 
   program
@@ -119,7 +138,7 @@ export function buildProgram(): Command {
     .option('--principal <principal...>', 'principals the answer may draw from (collections with access rules)')
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, question: string | undefined, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/answer.js')).runAnswer(first, question, program.opts(), opts);
+      setExitCode(await (await import('./commands/answer.js')).runAnswer(first, question, program.opts(), opts));
     });
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
@@ -133,14 +152,14 @@ export function buildProgram(): Command {
     .option('--actions <list>', 'comma-separated: read, write, search, query')
     .option('--json', 'print the key (with its secret) as JSON')
     .action(async (name: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/keys.js')).runKeysCreate(name, program.opts(), opts);
+      setExitCode(await (await import('./commands/keys.js')).runKeysCreate(name, program.opts(), opts));
     });
   keys
     .command('list')
     .description('List the keys this key administers')
     .option('--json', 'print the keys as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/keys.js')).runKeysList(program.opts(), opts);
+      setExitCode(await (await import('./commands/keys.js')).runKeysList(program.opts(), opts));
     });
   keys
     .command('revoke')
@@ -148,7 +167,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'the key_ ID')
     .option('--json', 'print the revoked key as JSON')
     .action(async (id: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/keys.js')).runKeysRevoke(id, program.opts(), opts);
+      setExitCode(await (await import('./commands/keys.js')).runKeysRevoke(id, program.opts(), opts));
     });
 
   const rules = program.command('rules').description('Access rules of a collection: set, list, rm, batch, explain');
@@ -163,7 +182,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the response as JSON')
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/rules.js')).runRulesSet(collection, path, program.opts(), opts);
+      setExitCode(await (await import('./commands/rules.js')).runRulesSet(collection, path, program.opts(), opts));
     });
   rules
     .command('list')
@@ -172,7 +191,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the rules as JSON')
     .action(async (collection: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/rules.js')).runRulesList(collection, program.opts(), opts);
+      setExitCode(await (await import('./commands/rules.js')).runRulesList(collection, program.opts(), opts));
     });
   rules
     .command('rm')
@@ -182,7 +201,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the response as JSON')
     .action(async (collection: string, id: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/rules.js')).runRulesRemove(collection, id, program.opts(), opts);
+      setExitCode(await (await import('./commands/rules.js')).runRulesRemove(collection, id, program.opts(), opts));
     });
   rules
     .command('explain')
@@ -192,7 +211,7 @@ export function buildProgram(): Command {
     .option(...ns)
     .option('--json', 'print the explanation as JSON')
     .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
-      process.exitCode = await (await import('./commands/rules.js')).runRulesExplain(collection, path, program.opts(), opts);
+      setExitCode(await (await import('./commands/rules.js')).runRulesExplain(collection, path, program.opts(), opts));
     });
 
   program
@@ -201,7 +220,7 @@ export function buildProgram(): Command {
     .argument('<shell>', 'bash, zsh or fish')
     .action(async (shell: string) => {
       const { runCompletion } = await import('./commands/completion.js');
-      process.exitCode = runCompletion(shell, program);
+      setExitCode(runCompletion(shell, program));
     });
 
   // Each group lives in its own file (src/cli/groups/); they share the global options above.

@@ -1,5 +1,6 @@
 // Human output of the CLI: short aligned tables and `key: value` blocks. Machine output (--json) is
 // the API's JSON as it came, one document per line.
+import { out } from './io.js';
 
 export type Cell = string | number | boolean | null | undefined;
 
@@ -20,11 +21,11 @@ export function keyValues(pairs: readonly (readonly [string, Cell])[]): string {
 }
 
 export function writeJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value) + '\n');
+  out().write(JSON.stringify(value) + '\n');
 }
 
 export function write(text: string): void {
-  process.stdout.write(text);
+  out().write(text);
 }
 
 /** The line under a page that was cut short, saying how to get the rest. */

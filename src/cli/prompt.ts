@@ -3,10 +3,11 @@
 // the question instead. Scripts and CI always go through the flag.
 import { confirm } from '@inquirer/prompts';
 import { CliError } from './client.js';
+import { cliStdin, out, promptContext } from './io.js';
 
 /** True when a prompt can be shown and answered. */
 export function isInteractive(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  return Boolean(cliStdin().isTTY && out().isTTY);
 }
 
 /**
@@ -38,7 +39,7 @@ export async function confirmOrRefuse(message: string, options: ConfirmOrRefuseO
   }
   let answer: boolean;
   try {
-    answer = await confirm({ message, default: false });
+    answer = await confirm({ message, default: false }, promptContext());
   } catch (err) {
     // Ctrl-C (ExitPromptError) or a closed terminal: the same as "no".
     if (err instanceof Error && /PromptError$/.test(err.name)) throw new CliError('Canceled; nothing was changed.', 1, 'canceled');

@@ -1,10 +1,15 @@
-// Shared by the end-to-end CLI tests: run the built CLI and start a real daemon process.
+// Shared by the end-to-end CLI tests: run the built CLI (in a process of its own, or in this one
+// through its I/O seam) and start a real daemon process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable, Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
+import { format } from 'node:util';
+import { main } from '../../src/cli/main.js';
 
 /** The build this file belongs to (dist/, or a helper's own out dir), and the repository root. */
 const BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,6 +47,37 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A stream that keeps what is written to it, as a pipe's reader would read it (not a terminal). */
+export class TextSink extends Writable {
+  text = '';
+  private readonly decoder = new StringDecoder('utf8');
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.text += typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    done();
+  }
+}
+
+/**
+ * Runs `trove <args>` in this process, through main's I/O seam, with what runCli gives a child:
+ * stdout and stderr that are pipes, `input` as a closed stdin, the caller's environment without its
+ * TROVE_* settings plus `env`, and `cwd` (the repository root by default). The same CliRun; a crash
+ * is printed and exits 1, as src/cli/run.ts does it.
+ */
+export async function runCliInProcess(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<CliRun> {
+  const stdout = new TextSink({ decodeStrings: false });
+  const stderr = new TextSink({ decodeStrings: false });
+  const stdin = Readable.from(options.input ? [Buffer.from(options.input, 'utf8')] : []);
+  let code: number;
+  try {
+    code = await main([process.execPath, BIN, ...args], { stdout, stderr, stdin, env: cleanEnv(options.env), cwd: options.cwd ?? ROOT });
+  } catch (err) {
+    stderr.write(format(err) + '\n');
+    code = 1;
+  }
+  return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
 export function parseJson<T = Record<string, unknown>>(run: CliRun): T {

@@ -6,6 +6,7 @@ import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { stdoutColour } from '../colour.js';
 import { resolveTarget, splitQueryArgs } from '../defaults.js';
 import { snippetLine } from '../snippet.js';
+import { out } from '../io.js';
 import { formatLocation, parseFilter } from './search.js';
 
 export interface AnswerOptions {
@@ -33,7 +34,7 @@ export async function runAnswer(first: string | undefined, second: string | unde
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     if (opts.principal !== undefined) body.principals = opts.principal;
     const response = await ApiClient.of(await resolveConnection(globalOpts)).request<AnswerResponse>('POST', `${collectionPath(target.namespace, target.collection)}:answer`, body);
-    process.stdout.write(json ? JSON.stringify(response) + '\n' : formatAnswer(response, args.query, stdoutColour()));
+    out().write(json ? JSON.stringify(response) + '\n' : formatAnswer(response, args.query, stdoutColour()));
     return 0;
   } catch (err) {
     return reportError(err, json);

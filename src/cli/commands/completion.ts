@@ -2,6 +2,7 @@
 // command, subcommand and option the CLI has is completed, and a new one is without more work.
 import type { Command } from 'commander';
 import { CliError, reportError } from '../client.js';
+import { out } from '../io.js';
 
 interface Node {
   /** Space-separated path from the root, '' for the root. */
@@ -90,7 +91,7 @@ export function runCompletion(shell: string, program: Command): number {
     const scripts: Record<string, (p: Command) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
     const make = scripts[shell];
     if (!make) throw new CliError(`trove completion takes bash, zsh or fish, got '${shell}'.`, 2);
-    process.stdout.write(make(program));
+    out().write(make(program));
     return 0;
   } catch (err) {
     return reportError(err, false);

@@ -5,6 +5,7 @@ import type { inferRouterOutputs } from '@trpc/server';
 import type { OperatorRouter } from '../../rpc/router.js';
 import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
+import { out } from '../io.js';
 import { withOperator } from './operator-call.js';
 
 type ConfigView = inferRouterOutputs<OperatorRouter>['config']['get'];
@@ -44,7 +45,7 @@ export async function runConfigGet(key: string | undefined, globalOpts: GlobalOp
   const json = Boolean(opts.json);
   try {
     const view = await withOperator(globalOpts, (op) => op.client.config.get.query(key === undefined ? undefined : { key }));
-    process.stdout.write(json ? JSON.stringify(view) + '\n' : formatView(view, key !== undefined));
+    out().write(json ? JSON.stringify(view) + '\n' : formatView(view, key !== undefined));
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -63,7 +64,7 @@ async function change(key: string, value: string | null, globalOpts: GlobalOptio
   const json = Boolean(opts.json);
   try {
     const result = await withOperator(globalOpts, (op) => op.client.config.set.mutate({ key, value }));
-    process.stdout.write(json ? JSON.stringify(result) + '\n' : formatChange(result));
+    out().write(json ? JSON.stringify(result) + '\n' : formatChange(result));
     return 0;
   } catch (err) {
     return reportError(err, json);

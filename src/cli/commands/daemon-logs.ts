@@ -7,6 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CLI_EXIT_CODES } from '../../contract/errors.js';
 import { CliError, reportError } from '../client.js';
 import { resolveDataDir, type GlobalOptions } from '../connection.js';
+import { errOut, out } from '../io.js';
 
 export const MAX_LOG_BYTES = 5 * 1024 * 1024;
 export const daemonLogPath = (dataDir: string): string => join(dataDir, 'logs', 'daemon.log');
@@ -86,7 +87,7 @@ function tail(file: string, count: number): string[] {
 
 export async function runDaemonLogs(globalOpts: GlobalOptions, opts: DaemonLogsOptions): Promise<number> {
   const json = Boolean(opts.json);
-  const print = (line: string) => process.stdout.write(json ? JSON.stringify({ line }) + '\n' : line + '\n');
+  const print = (line: string) => out().write(json ? JSON.stringify({ line }) + '\n' : line + '\n');
   try {
     const count = parseLines(opts.lines);
     const dataDir = resolveDataDir(globalOpts);
@@ -97,10 +98,10 @@ export async function runDaemonLogs(globalOpts: GlobalOptions, opts: DaemonLogsO
     }
     const lines = exists ? tail(file, count) : [];
     if (!opts.follow) {
-      process.stdout.write(json ? JSON.stringify({ file, lines }) + '\n' : lines.map((l) => l + '\n').join(''));
+      out().write(json ? JSON.stringify({ file, lines }) + '\n' : lines.map((l) => l + '\n').join(''));
       return 0;
     }
-    if (!exists) process.stderr.write(`waiting for ${file} to appear…\n`);
+    if (!exists) errOut().write(`waiting for ${file} to appear…\n`);
     for (const line of lines) print(line);
     await follow(file, exists ? statSync(file).size : 0, print);
     return 0;

@@ -7,6 +7,7 @@ import { startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import type { LoadedSeed } from '../../../daemon/seed.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
+import { cliArgs, cliCwd, cliEnv, errOut, formatForConsole, out, setExitCode } from '../io.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
 
 // daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
@@ -20,17 +21,21 @@ export interface DaemonStartOptions extends DaemonFlags {
   detach?: boolean;
 }
 
-// Every log line goes to stderr and to <data-dir>/logs/daemon.log (`trove daemon logs`).
-const logFile = new DaemonLogFile();
-const emit = (line: string) => {
-  console.error(line);
-  logFile.write(line);
-};
-const log = {
-  info: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
-  warn: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] warning: ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
-  error: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] error: ${message} ${JSON.stringify(fields)}`),
-};
+/** Every log line goes to stderr and to <data-dir>/logs/daemon.log (`trove daemon logs`), once that is opened. */
+function daemonLog(logFile: DaemonLogFile) {
+  const stderr = errOut();
+  const emit = (line: string) => {
+    stderr.write(line + '\n');
+    logFile.write(line);
+  };
+  return {
+    info: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
+    warn: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] warning: ${message}${Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}`),
+    error: (message: string, fields: Record<string, unknown> = {}) => emit(`[trove] error: ${message} ${JSON.stringify(fields)}`),
+  };
+}
+
+type DaemonLog = ReturnType<typeof daemonLog>;
 
 /**
  * Says why the daemon did not start and returns the exit code. A user's mistake (UserError: a bad
@@ -39,25 +44,29 @@ const log = {
  * is unexpected: its message, and its stack in the data dir's log, or on stderr when there is no
  * log to write (an ephemeral data dir, or the error came before the data dir was known).
  */
-export function reportStartFailure(err: unknown, dataDir: string | undefined): number {
+export function reportStartFailure(err: unknown, dataDir: string | undefined, logFile: DaemonLogFile = new DaemonLogFile()): number {
+  const stderr = errOut();
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UserError) {
-    console.error(`trove: ${message}`);
+    stderr.write(`trove: ${message}\n`);
     return err.exitCode;
   }
   const stack = err instanceof Error && err.stack ? err.stack : message;
   if (dataDir !== undefined && logFile.open(dataDir)) {
     logFile.write(`[trove] error: the daemon did not start ${JSON.stringify({ cause: stack })}`);
-    console.error(`trove: ${message} (stack trace in ${daemonLogPath(dataDir)})`);
+    stderr.write(`trove: ${message} (stack trace in ${daemonLogPath(dataDir)})\n`);
   } else {
-    console.error(`trove: ${message}`);
-    console.error(stack);
+    stderr.write(`trove: ${message}\n${stack}\n`);
   }
   return 1;
 }
 
 /** Runs the daemon in the foreground until SIGINT or SIGTERM. */
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
+  const stdout = out();
+  const stderr = errOut();
+  const logFile = new DaemonLogFile();
+  const log = daemonLog(logFile);
   // A seed is checked whole before anything starts, so a bad one leaves nothing behind.
   let seed: { module: SeedModule; loaded: LoadedSeed } | undefined;
   if (opts.seed !== undefined) {
@@ -66,7 +75,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
       seed = { module, loaded: module.loadSeedFile(opts.seed) };
     } catch (err) {
       if (!(err instanceof module.SeedError)) throw err;
-      process.exitCode = reportError(new CliError(err.message, 2, 'invalid_seed'), opts.json ?? false);
+      setExitCode(reportError(new CliError(err.message, 2, 'invalid_seed'), opts.json ?? false));
       return;
     }
   }
@@ -80,42 +89,42 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   };
   try {
     // Flags, environment and config.json, checked whole before anything starts (daemon/config.ts).
-    config = loadConfig(opts, process.env);
+    config = loadConfig(opts, cliEnv(), cliCwd());
     daemon = await startDaemon({ ...config, log, onStopRequest: () => stopRequested() });
   } catch (err) {
     // `config` is unset when the configuration itself was refused (a UserError).
-    process.exitCode = reportStartFailure(err, config === undefined || config.ephemeral ? undefined : config.dataDir);
+    setExitCode(reportStartFailure(err, config === undefined || config.ephemeral ? undefined : config.dataDir, logFile));
     return;
   }
   // Only now is the data dir this daemon's own (locked): its log file may be written.
   logFile.open(daemon.dataDir);
   logFile.write(`[trove] listening on ${daemon.url} (data dir ${daemon.dataDir}, operator socket ${daemon.operatorSocket ?? 'off'})`);
-  if (seed) await applySeedAtStart(daemon, seed, opts.json ?? false);
+  if (seed) await applySeedAtStart(daemon, seed, log, opts.json ?? false);
   if (opts.json) {
-    process.stdout.write(JSON.stringify({ event: 'listening', url: daemon.url, data_dir: daemon.dataDir, cluster_key_file: daemon.clusterKeyFile, operator_socket: daemon.operatorSocket }) + '\n');
+    stdout.write(JSON.stringify({ event: 'listening', url: daemon.url, data_dir: daemon.dataDir, cluster_key_file: daemon.clusterKeyFile, operator_socket: daemon.operatorSocket }) + '\n');
   } else {
-    console.log(`trove daemon listening on ${daemon.url}`);
-    console.log(`data dir:         ${daemon.dataDir}${opts.ephemeral ? ' (ephemeral: removed on exit)' : ''}`);
-    console.log(`cluster key file: ${daemon.clusterKeyFile}`);
-    if (daemon.operatorSocket) console.log(`operator socket:  ${daemon.operatorSocket} (trove daemon status|stop|logs, trove config, trove roots)`);
-    console.log(`try: curl -H "Authorization: Bearer $(cat ${daemon.clusterKeyFile})" ${daemon.url}/info`);
+    stdout.write(`trove daemon listening on ${daemon.url}\n`);
+    stdout.write(`data dir:         ${daemon.dataDir}${opts.ephemeral ? ' (ephemeral: removed on exit)' : ''}\n`);
+    stdout.write(`cluster key file: ${daemon.clusterKeyFile}\n`);
+    if (daemon.operatorSocket) stdout.write(`operator socket:  ${daemon.operatorSocket} (trove daemon status|stop|logs, trove config, trove roots)\n`);
+    stdout.write(`try: curl -H "Authorization: Bearer $(cat ${daemon.clusterKeyFile})" ${daemon.url}/info\n`);
   }
   let signals = 0;
   const shutdown = (signal: string) => {
     signals++;
     if (signals > 1) {
-      console.error('[trove] second signal: exiting now');
+      stderr.write('[trove] second signal: exiting now\n');
       process.exit(130);
     }
     log.info(`${signal}: finishing in-flight requests and stopping (they get ${config.drainSeconds} s, then 503; a second signal exits at once)`);
     daemon.stop().then(
       () => {
         logFile.write('[trove] stopped');
-        if (opts.json) process.stdout.write(JSON.stringify({ event: 'stopped' }) + '\n');
+        if (opts.json) stdout.write(JSON.stringify({ event: 'stopped' }) + '\n');
         process.exit(0);
       },
       (err: unknown) => {
-        console.error(err);
+        stderr.write(formatForConsole(err, stderr) + '\n');
         process.exit(1);
       },
     );
@@ -131,7 +140,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
  * ephemeral data dir goes with it) and exits 2; a signal while seeding stops it the same way and
  * exits 0, as a signal after start-up does.
  */
-async function applySeedAtStart(daemon: RunningDaemon, seed: { module: SeedModule; loaded: LoadedSeed }, json: boolean): Promise<void> {
+async function applySeedAtStart(daemon: RunningDaemon, seed: { module: SeedModule; loaded: LoadedSeed }, log: DaemonLog, json: boolean): Promise<void> {
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once('SIGINT', onSignal);
@@ -162,11 +171,12 @@ export const detachedOutputPath = (dataDir: string): string => join(dataDir, 'lo
  * output goes to <data-dir>/logs/daemon.out; waits for its "listening" line and reports where it
  * listens, or, when it exits first, its error and its exit code (6 for a held data dir or port).
  */
-export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: readonly string[] = cliArgs()): Promise<number> {
   const json = opts.json ?? false;
   try {
     if (opts.ephemeral) throw new CliError('--detach and --ephemeral do not go together: an ephemeral data dir is removed when the daemon exits, and a detached one has no terminal to stop it from.', 2);
-    const dataDir = resolveDataDir(opts, process.env);
+    const env = cliEnv();
+    const dataDir = resolveDataDir(opts, env, cliCwd());
     mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
     const outFile = detachedOutputPath(dataDir);
     const start = existsSync(outFile) ? statSync(outFile).size : 0;
@@ -178,7 +188,8 @@ export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: rea
     const child = spawn(process.execPath, [entryFile('cli'), ...childArgs], {
       detached: true,
       stdio: ['ignore', fd, fd],
-      env: process.env,
+      cwd: cliCwd(),
+      env: { ...env },
     });
     closeSync(fd);
     let exitCode: number | null = null;
@@ -191,9 +202,9 @@ export async function runDaemonStartDetached(opts: DaemonStartOptions, argv: rea
       if (listening) {
         child.unref();
         const report = { event: 'started', url: listening.url, pid: child.pid, data_dir: listening.data_dir, log_file: daemonLogPath(dataDir), output_file: outFile };
-        if (json) process.stdout.write(JSON.stringify(report) + '\n');
+        if (json) out().write(JSON.stringify(report) + '\n');
         else {
-          process.stdout.write(
+          out().write(
             `trove daemon listening on ${String(listening.url)} (pid ${child.pid}, in the background)\n` +
               `data dir: ${String(listening.data_dir)}\nlog:      ${report.log_file} (trove daemon logs)\noutput:   ${outFile}\nstop it:  trove daemon stop${opts.dataDir ? ` --data-dir ${dataDir}` : ''}\n`,
           );

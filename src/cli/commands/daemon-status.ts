@@ -4,6 +4,7 @@ import type { inferRouterOutputs } from '@trpc/server';
 import type { OperatorRouter } from '../../rpc/router.js';
 import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
+import { out } from '../io.js';
 import { withOperator } from './operator-call.js';
 
 export type DaemonStatus = inferRouterOutputs<OperatorRouter>['status'];
@@ -61,7 +62,7 @@ export async function runDaemonStatus(globalOpts: GlobalOptions, opts: DaemonSta
   const json = Boolean(opts.json);
   try {
     const status = await withOperator(globalOpts, (op) => op.client.status.query());
-    process.stdout.write(json ? JSON.stringify(status) + '\n' : formatStatus(status));
+    out().write(json ? JSON.stringify(status) + '\n' : formatStatus(status));
     return 0;
   } catch (err) {
     return reportError(err, json);

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { CliError, reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
+import { out } from '../io.js';
 import { withOperator } from './operator-call.js';
 import { isAlive } from '../../../daemon/listening.js';
 
@@ -65,7 +66,7 @@ export async function runDaemonStop(globalOpts: GlobalOptions, opts: DaemonStopO
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const waitedMs = Date.now() - started;
-    process.stdout.write(json ? JSON.stringify({ stopped: true, pid: reply.pid, data_dir: reply.data_dir, waited_ms: waitedMs }) + '\n' : `stopped the daemon (pid ${reply.pid}) for data dir ${reply.data_dir}\n`);
+    out().write(json ? JSON.stringify({ stopped: true, pid: reply.pid, data_dir: reply.data_dir, waited_ms: waitedMs }) + '\n' : `stopped the daemon (pid ${reply.pid}) for data dir ${reply.data_dir}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);

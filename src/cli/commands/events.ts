@@ -4,6 +4,7 @@ import { CliError, type ApiClient, type Page } from '../client.js';
 import { openEventStream } from '../event-stream.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { write, writeJson } from '../output.js';
+import { errOut } from '../io.js';
 import { connect, parseIntegerFlag, runCommand, type JsonOption } from './resource-common.js';
 
 export interface EventBody {
@@ -78,7 +79,7 @@ export function runEventsTail(globalOpts: GlobalOptions, opts: EventsTailOptions
     const { events, lastId } = await readLog(client, opts.after, matches, keep);
     for (const e of events) print(e);
     if (!opts.follow) {
-      if (!json && events.length === 0) process.stderr.write('No events.\n');
+      if (!json && events.length === 0) errOut().write('No events.\n');
       return 0;
     }
     // Resume right after the last event read, so nothing falls between the page and the stream.

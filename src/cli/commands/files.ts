@@ -9,6 +9,7 @@ import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
 import { sniffContentType } from '../walk.js';
+import { fromCwd } from '../io.js';
 import { EXIT_FILES_FAILED, hashFile, uploadFile } from './ingest.js';
 import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type Job, type JsonOption, type ListOptions } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
@@ -150,7 +151,7 @@ export function runFileAdd(ref: string, localFile: string | undefined, globalOpt
       }
       prepared = { path: collectionPathFor(opts.path, decodeURIComponent(parsed.pathname), opts.uri), body: { type: 'uri', uri: opts.uri, ...(opts.contentType ? { content_type: opts.contentType } : {}) } };
     } else {
-      const absPath = path.resolve(localFile!);
+      const absPath = fromCwd(localFile!);
       const info = await stat(absPath).catch(() => null);
       if (!info?.isFile()) throw new CliError(`${localFile} is not a file.`, 2);
       prepared = { path: collectionPathFor(opts.path, localFile!.replaceAll('\\', '/'), localFile!), local: { absPath, size: info.size } };

@@ -5,9 +5,10 @@ import { readCliConfig } from '../cli-config.js';
 import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { resolveIngestTarget } from '../defaults.js';
+import { cliCwd, errOut } from '../io.js';
 import { runIngest, type IngestOptions } from './ingest.js';
 
-export async function runIngestWithDefaults(folder: string | undefined, globalOpts: GlobalOptions, opts: IngestOptions, cwd: string = process.cwd()): Promise<number> {
+export async function runIngestWithDefaults(folder: string | undefined, globalOpts: GlobalOptions, opts: IngestOptions, cwd: string = cliCwd()): Promise<number> {
   let target;
   try {
     target = resolveIngestTarget({ folder, namespaceFlag: opts.namespace, collectionFlag: opts.collection }, await readCliConfig(), cwd);
@@ -15,6 +16,6 @@ export async function runIngestWithDefaults(folder: string | undefined, globalOp
     return reportError(err, Boolean(opts.json));
   }
   // Said on stderr (stdout stays the plan or the summary): a bare `trove ingest` should show what it mirrors.
-  if (target.savedFolder && !opts.json) process.stderr.write(`syncing the saved folder ${target.folder} into ${target.namespace}/${target.collection}\n`);
+  if (target.savedFolder && !opts.json) errOut().write(`syncing the saved folder ${target.folder} into ${target.namespace}/${target.collection}\n`);
   return runIngest(target.folder, globalOpts, { ...opts, namespace: target.namespace, collection: target.collection });
 }

@@ -19,6 +19,7 @@ import {
   type SyncOutcome,
   type WatchEventName,
 } from '../watch-plan.js';
+import { errOut, out } from '../io.js';
 import {
   applyPlan,
   checkName,
@@ -345,9 +346,9 @@ class WatchSession {
         ? { code: err.code, message: err.message }
         : { code: 'sync_failed', message: err instanceof Error ? err.message : String(err) };
     if (this.options.json) {
-      process.stderr.write(JSON.stringify({ error: { code, message }, retry_in_ms: delayMs, failures }) + '\n');
+      errOut().write(JSON.stringify({ error: { code, message }, retry_in_ms: delayMs, failures }) + '\n');
     } else {
-      process.stderr.write(`error: ${message.replace(/\.$/, '')} (still watching; retrying in ${formatSeconds(delayMs)}, attempt ${failures + 1})\n`);
+      errOut().write(`error: ${message.replace(/\.$/, '')} (still watching; retrying in ${formatSeconds(delayMs)}, attempt ${failures + 1})\n`);
     }
   }
 
@@ -400,7 +401,7 @@ class WatchSession {
     }
 
     // The first sync may be a whole folder: a progress bar helps there, and would only flicker later.
-    const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (process.stderr.isTTY ? 'bar' : 'lines') : 'none';
+    const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
     const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line), this.options.root);
     let counts: FileCounts;
     let failedFiles: FileFailure[] = [];
@@ -433,7 +434,7 @@ class WatchSession {
     const { counts } = result;
     const pending = counts.pending + counts.indexing;
     if (this.options.json) {
-      process.stdout.write(
+      out().write(
         JSON.stringify({
           event: 'sync',
           namespace: this.options.namespace,
@@ -458,7 +459,7 @@ class WatchSession {
       return;
     }
     const tail = this.options.wait ? '' : `, pending ${pending}`;
-    process.stdout.write(`+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`);
+    out().write(`+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`);
     const touched = new Set([...result.added, ...result.updated]);
     for (const failure of result.failedFiles) if (touched.has(failure.path)) this.note(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
   }
@@ -469,12 +470,12 @@ class WatchSession {
   }
 
   private note(line: string): void {
-    if (!this.options.json) process.stderr.write(line + '\n');
+    if (!this.options.json) errOut().write(line + '\n');
   }
 
   private warn(code: string, message: string): void {
-    if (this.options.json) process.stderr.write(JSON.stringify({ warning: { code, message } }) + '\n');
-    else process.stderr.write(`warning: ${message}\n`);
+    if (this.options.json) errOut().write(JSON.stringify({ warning: { code, message } }) + '\n');
+    else errOut().write(`warning: ${message}\n`);
   }
 }
 

@@ -13,6 +13,7 @@ import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { decideRemovals, INGEST_ROOT_KEY, planIngest, sha256Checksum, type IngestPlan, type LocalFile, type RemoteFile, type RemovalDecision } from '../ingest-plan.js';
 import { isInteractive } from '../prompt.js';
 import { walkFolder, type ExcludedEntry, type SkippedEntry, type WalkedFile } from '../walk.js';
+import { errOut, out, promptContext } from '../io.js';
 
 export interface IngestOptions {
   namespace?: string;
@@ -90,7 +91,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
   }
   const json = Boolean(opts.json);
   const note = (line: string) => {
-    if (!json) process.stderr.write(line + '\n');
+    if (!json) errOut().write(line + '\n');
   };
   try {
     const namespace = checkName(opts.namespace, 'namespace');
@@ -134,7 +135,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     if (!opts.dryRun && removal.unconfirmed.length > 0 && !removal.emptyFolder && isInteractive()) {
       // Asked before anything is sent, so a "no" still lets the adds and updates go ahead.
       const { confirm } = await import('@inquirer/prompts');
-      const yes = await confirm({ message: `Remove ${count(removal.unconfirmed.length)} from ${namespace}/${collection} that ${removal.unconfirmed.length === 1 ? 'is' : 'are'} no longer in ${folder}?`, default: false }).catch(
+      const yes = await confirm({ message: `Remove ${count(removal.unconfirmed.length)} from ${namespace}/${collection} that ${removal.unconfirmed.length === 1 ? 'is' : 'are'} no longer in ${folder}?`, default: false }, promptContext()).catch(
         () => false,
       );
       if (yes) removal = decideRemovals(fullPlan.remove, root, { ...policy, confirmed: true });
@@ -152,12 +153,12 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     }
 
     if (opts.dryRun) {
-      if (json) process.stdout.write(JSON.stringify(planJson(namespace, collection, plan, skipped, removal, walked.excluded)) + '\n');
-      else process.stdout.write(planLines(plan) + keptLines(removal) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
+      if (json) out().write(JSON.stringify(planJson(namespace, collection, plan, skipped, removal, walked.excluded)) + '\n');
+      else out().write(planLines(plan) + keptLines(removal) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
       for (const line of removalNotes(removal, namespace, collection, folder, false)) note(line);
       return 0;
     }
-    if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) process.stdout.write(planLines(plan));
+    if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
 
     const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note, root);
     let counts: FileCounts;
@@ -192,7 +193,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
       not_removed: { unconfirmed: removal.unconfirmed.map((f) => f.path), foreign: removal.foreign.map((f) => f.path) },
     };
     if (json) {
-      process.stdout.write(JSON.stringify(summary) + '\n');
+      out().write(JSON.stringify(summary) + '\n');
     } else {
       const lines = [
         `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
@@ -202,7 +203,7 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
       ];
       for (const failure of failures) lines.push(`upload failed ${failure.path}: ${failure.code}: ${failure.message}`);
       for (const failure of failedFiles) lines.push(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
-      process.stdout.write(lines.join('\n') + '\n');
+      out().write(lines.join('\n') + '\n');
     }
     for (const line of removalNotes(removal, namespace, collection, folder, declined)) note(line);
     if (failures.length > 0 || (wait && counts.failed > 0)) return EXIT_FILES_FAILED;
@@ -450,7 +451,7 @@ export type ProgressMode = 'bar' | 'lines' | 'none';
 
 function progressMode(json: boolean): ProgressMode {
   if (json) return 'none';
-  return process.stderr.isTTY ? 'bar' : 'lines';
+  return errOut().isTTY ? 'bar' : 'lines';
 }
 
 interface Progress {
@@ -463,7 +464,7 @@ function createProgress(label: string, mode: ProgressMode): Progress {
   if (mode === 'none') return { update() {}, stop() {} };
   if (mode === 'bar') {
     const bar = new cliProgress.SingleBar(
-      { stream: process.stderr, format: `${label.padEnd(9)} |{bar}| {value}/{total} {suffix}`, hideCursor: false, clearOnComplete: false },
+      { stream: errOut(), format: `${label.padEnd(9)} |{bar}| {value}/{total} {suffix}`, hideCursor: false, clearOnComplete: false },
       cliProgress.Presets.shades_classic,
     );
     let started = false;
@@ -488,7 +489,7 @@ function createProgress(label: string, mode: ProgressMode): Progress {
   const print = () => {
     if (!last) return;
     const line = `${label}: ${last.done}/${last.total} ${last.suffix}`.trimEnd();
-    if (line !== printed) process.stderr.write(line + '\n');
+    if (line !== printed) errOut().write(line + '\n');
     printed = line;
     printedAt = Date.now();
   };

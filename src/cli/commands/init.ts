@@ -10,6 +10,7 @@ import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, NO_DAE
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 import { DEFAULT_NAMESPACE } from '../defaults.js';
 import { isInteractive } from '../prompt.js';
+import { cliCwd, cliEnv, out, promptContext } from '../io.js';
 import { EXIT_FILES_FAILED, runIngest } from './ingest.js';
 
 export interface InitOptions {
@@ -32,7 +33,10 @@ export interface InitPrompts {
   confirm(config: { message: string; default?: boolean }): Promise<boolean>;
 }
 
-export const inquirerPrompts: InitPrompts = { input: inquirerInput, confirm: inquirerConfirm };
+export const inquirerPrompts: InitPrompts = {
+  input: (config) => inquirerInput(config, promptContext()),
+  confirm: (config) => inquirerConfirm(config, promptContext()),
+};
 
 export interface InitDependencies {
   prompts?: InitPrompts;
@@ -86,10 +90,10 @@ async function folderProblem(path: string): Promise<string | null> {
 
 export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps: InitDependencies = {}): Promise<number> {
   const json = Boolean(opts.json);
-  const env = deps.env ?? process.env;
-  const cwd = deps.cwd ?? process.cwd();
+  const env = deps.env ?? cliEnv();
+  const cwd = deps.cwd ?? cliCwd();
   const print = (line: string) => {
-    if (!json) process.stdout.write(line + '\n');
+    if (!json) out().write(line + '\n');
   };
   try {
     // Flags are checked first: a wrong one is a usage error whether or not a daemon runs.
@@ -124,7 +128,7 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
     const configFile = await updateCliConfig({ namespace: answers.namespace, collection: answers.collection, folder: answers.folder }, env);
 
     if (json) {
-      process.stdout.write(
+      out().write(
         JSON.stringify({
           event: 'init',
           namespace: answers.namespace,

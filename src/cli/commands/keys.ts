@@ -4,6 +4,7 @@ import { checkbox as inquirerCheckbox, input as inquirerInput, select as inquire
 import { ApiClient, CliError, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
+import { out, promptContext } from '../io.js';
 
 interface Key {
   id: string;
@@ -49,7 +50,11 @@ export interface ScopePrompts {
   checkbox(config: { message: string; choices: { name: string; value: string; checked?: boolean }[]; required?: boolean }): Promise<string[]>;
 }
 
-const inquirerPrompts: ScopePrompts = { select: inquirerSelect, input: inquirerInput, checkbox: inquirerCheckbox };
+const inquirerPrompts: ScopePrompts = {
+  select: (config) => inquirerSelect(config, promptContext()),
+  input: (config) => inquirerInput(config, promptContext()),
+  checkbox: (config) => inquirerCheckbox(config, promptContext()),
+};
 
 const noScopeFlags = (opts: CreateKeyOptions) => !opts.cluster && !opts.namespace && !opts.collection?.length && !opts.actions;
 
@@ -98,8 +103,8 @@ export async function runKeysCreate(
     const ask = noScopeFlags(opts) && !json && (deps.interactive ?? isInteractive());
     const scope = ask ? await askScope(deps.prompts ?? inquirerPrompts).catch(canceled) : scopeFromFlags(opts);
     const created = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', '/keys', { name, scope });
-    if (json) process.stdout.write(JSON.stringify(created) + '\n');
-    else process.stdout.write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
+    if (json) out().write(JSON.stringify(created) + '\n');
+    else out().write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -110,8 +115,8 @@ export async function runKeysList(globalOpts: GlobalOptions, opts: { json?: bool
   const json = Boolean(opts.json);
   try {
     const keys = await ApiClient.of(await resolveConnection(globalOpts)).listAll<Key>('/keys');
-    if (json) process.stdout.write(JSON.stringify(keys) + '\n');
-    else for (const k of keys) process.stdout.write(`${k.id}  ${k.name.padEnd(24)} ${describe(k)}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}\n`);
+    if (json) out().write(JSON.stringify(keys) + '\n');
+    else for (const k of keys) out().write(`${k.id}  ${k.name.padEnd(24)} ${describe(k)}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -122,7 +127,7 @@ export async function runKeysRevoke(id: string, globalOpts: GlobalOptions, opts:
   const json = Boolean(opts.json);
   try {
     const revoked = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', `/keys/${encodeURIComponent(id)}:revoke`);
-    process.stdout.write(json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.id} at ${revoked.revoked_at}\n`);
+    out().write(json ? JSON.stringify(revoked) + '\n' : `revoked ${revoked.id} at ${revoked.revoked_at}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);

@@ -8,9 +8,11 @@ import type { KeyInfo } from '../../mcp/tools.js';
 import { packageVersion } from '../../contract/version.js';
 import { ApiClient, CliError, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { cliStdin, errOut, out } from '../io.js';
 
 export async function runMcp(globalOpts: GlobalOptions): Promise<number> {
-  // A stray console.log anywhere in the process would corrupt the JSON-RPC stream on stdout.
+  // A stray console.log anywhere in the process would corrupt the JSON-RPC stream on stdout (so
+  // `trove mcp` runs in a process of its own, never in-process).
   console.log = console.info = console.debug = console.error;
   let key: KeyInfo;
   let url: string;
@@ -24,12 +26,12 @@ export async function runMcp(globalOpts: GlobalOptions): Promise<number> {
     if (!info.key) throw new CliError(`The daemon at ${url} does not name the calling key in GET /info: it is older than this CLI; update trove.`);
     key = info.key;
     const server = createMcpServer({ call: httpCaller(url, connection.key), key, version: packageVersion() });
-    const transport = new StdioServerTransport();
+    const transport = new StdioServerTransport(cliStdin(), out());
     const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
     await server.connect(transport);
-    process.stderr.write(`trove mcp: serving ${url} over stdio as key ${key.name} (${key.prefix})\n`);
+    errOut().write(`trove mcp: serving ${url} over stdio as key ${key.name} (${key.prefix})\n`);
     // The host ends the session by closing stdin.
-    process.stdin.once('end', () => void server.close());
+    cliStdin().once('end', () => void server.close());
     await closed;
     return 0;
   } catch (err) {

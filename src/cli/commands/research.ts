@@ -7,6 +7,7 @@ import { ApiClient, CliApiError, CliError, collectionPath } from '../client.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
 import { openEventStream } from '../event-stream.js';
+import { fromCwd } from '../io.js';
 import { connect, parseJsonFlag, runCommand, seg, sleep, type JsonOption } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
 import { formatLocation, oneLine, parseFilter } from './search.js';
@@ -114,7 +115,7 @@ async function scoped(ref: string, globalOpts: GlobalOptions, opts: Scoped): Pro
 async function queryImage(file: string): Promise<{ data: string; media_type: string }> {
   const mediaType = IMAGE_TYPES[path.extname(file).toLowerCase()];
   if (!mediaType) throw new CliError(`--image takes a .png, .jpg, .jpeg or .webp file, got '${file}'.`, 2);
-  const bytes = await readFile(file).catch((err: NodeJS.ErrnoException) => {
+  const bytes = await readFile(fromCwd(file)).catch((err: NodeJS.ErrnoException) => {
     throw new CliError(`--image ${file} cannot be read (${err.code ?? err.message}).`, 2);
   });
   return { data: bytes.toString('base64'), media_type: mediaType };

@@ -1,11 +1,11 @@
 // `trove roots list|add <dir>|rm <dir>`: the directories file:// sources may read, changed while
 // the daemon runs (over the operator channel). Granted roots survive restarts; the start-up ones
 // (--allow-file-root, TROVE_FILE_ROOTS) are listed but cannot be removed here.
-import { resolve } from 'node:path';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { OperatorRouter } from '../../rpc/router.js';
 import { reportError } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
+import { fromCwd, out } from '../io.js';
 import { withOperator } from './operator-call.js';
 
 /** A root as the operator channel lists it. */
@@ -24,7 +24,7 @@ export async function runRootsList(globalOpts: GlobalOptions, opts: RootsOptions
   const json = Boolean(opts.json);
   try {
     const { roots } = await withOperator(globalOpts, (op) => op.client.roots.list.query());
-    process.stdout.write(json ? JSON.stringify({ roots }) + '\n' : formatRoots(roots));
+    out().write(json ? JSON.stringify({ roots }) + '\n' : formatRoots(roots));
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -35,9 +35,9 @@ export async function runRootsList(globalOpts: GlobalOptions, opts: RootsOptions
 export async function runRootsAdd(dir: string, globalOpts: GlobalOptions, opts: RootsOptions): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const result = await withOperator(globalOpts, (op) => op.client.roots.add.mutate({ path: resolve(dir) }));
-    if (json) process.stdout.write(JSON.stringify(result) + '\n');
-    else process.stdout.write(result.added ? `allowed file:// sources under ${result.root.path}\n` : `${result.root.path} is already allowed (${result.root.source === 'startup' ? 'start-up flag' : 'granted'}): nothing changed\n`);
+    const result = await withOperator(globalOpts, (op) => op.client.roots.add.mutate({ path: fromCwd(dir) }));
+    if (json) out().write(JSON.stringify(result) + '\n');
+    else out().write(result.added ? `allowed file:// sources under ${result.root.path}\n` : `${result.root.path} is already allowed (${result.root.source === 'startup' ? 'start-up flag' : 'granted'}): nothing changed\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -47,8 +47,8 @@ export async function runRootsAdd(dir: string, globalOpts: GlobalOptions, opts: 
 export async function runRootsRemove(dir: string, globalOpts: GlobalOptions, opts: RootsOptions): Promise<number> {
   const json = Boolean(opts.json);
   try {
-    const result = await withOperator(globalOpts, (op) => op.client.roots.remove.mutate({ path: resolve(dir) }));
-    process.stdout.write(json ? JSON.stringify(result) + '\n' : `file:// sources under ${result.removed} are refused from now on\n`);
+    const result = await withOperator(globalOpts, (op) => op.client.roots.remove.mutate({ path: fromCwd(dir) }));
+    out().write(json ? JSON.stringify(result) + '\n' : `file:// sources under ${result.removed} are refused from now on\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { table, write, writeJson } from '../output.js';
+import { cliStdin, fromCwd } from '../io.js';
 import { connect, jobText, runCommand, type Job, type JsonOption } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
 
@@ -28,11 +29,11 @@ const EXAMPLE = `operations:
 async function readSource(file: string): Promise<string> {
   if (file === '-') {
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    for await (const chunk of cliStdin()) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   }
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(fromCwd(file), 'utf8');
   } catch (err) {
     throw new CliError(`${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, 2);
   }

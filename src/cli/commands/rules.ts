@@ -3,6 +3,7 @@ import { governingRule } from '../../contract/governing-rule.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { parseTarget } from '../defaults.js';
+import { out } from '../io.js';
 
 interface Rule {
   id: string;
@@ -37,8 +38,8 @@ export async function runRulesSet(collection: string, path: string, globalOpts: 
     const { client, base } = await connect(collection, globalOpts, opts);
     const res = await client.request<Rule | { rule: Rule; job: { id: string } }>('POST', `${base}/access-rules`, { ...targetBody(path), readers: opts.reader ?? [], sealed: Boolean(opts.sealed) });
     const rule = 'rule' in res ? res.rule : res;
-    if (json) process.stdout.write(JSON.stringify(res) + '\n');
-    else process.stdout.write(`${line(rule)}${'job' in res ? `\nfiles move under it: job ${res.job.id} (they stay hidden until it finishes)` : ''}\n`);
+    if (json) out().write(JSON.stringify(res) + '\n');
+    else out().write(`${line(rule)}${'job' in res ? `\nfiles move under it: job ${res.job.id} (they stay hidden until it finishes)` : ''}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -50,7 +51,7 @@ export async function runRulesList(collection: string, globalOpts: GlobalOptions
   try {
     const { client, base } = await connect(collection, globalOpts, opts);
     const rules = await client.listAll<Rule>(`${base}/access-rules`);
-    process.stdout.write(json ? JSON.stringify(rules) + '\n' : rules.length ? rules.map(line).join('\n') + '\n' : 'No access rules.\n');
+    out().write(json ? JSON.stringify(rules) + '\n' : rules.length ? rules.map(line).join('\n') + '\n' : 'No access rules.\n');
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -62,8 +63,8 @@ export async function runRulesRemove(collection: string, id: string, globalOpts:
   try {
     const { client, base } = await connect(collection, globalOpts, opts);
     const res = await client.request<{ job: { id: string } } | null>('DELETE', `${base}/access-rules/${encodeURIComponent(id)}`);
-    if (json) process.stdout.write(JSON.stringify(res ?? { deleted: id }) + '\n');
-    else process.stdout.write(res ? `deleted ${id}; files move: job ${res.job.id}\n` : `deleted ${id}\n`);
+    if (json) out().write(JSON.stringify(res ?? { deleted: id }) + '\n');
+    else out().write(res ? `deleted ${id}; files move: job ${res.job.id}\n` : `deleted ${id}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
@@ -78,9 +79,9 @@ export async function runRulesExplain(collection: string, path: string, globalOp
     const { client, base } = await connect(collection, globalOpts, opts);
     const rules = await client.listAll<Rule>(`${base}/access-rules`);
     const rule = governingRule(rules, path);
-    if (json) process.stdout.write(JSON.stringify({ path, governing_rule: rule, readers: rule?.readers ?? [] }) + '\n');
-    else if (!rule) process.stdout.write(`${path}: no rule governs it, so nobody can retrieve it (in an enforced collection).\n`);
-    else process.stdout.write(`${path}: governed by ${line(rule)}\n`);
+    if (json) out().write(JSON.stringify({ path, governing_rule: rule, readers: rule?.readers ?? [] }) + '\n');
+    else if (!rule) out().write(`${path}: no rule governs it, so nobody can retrieve it (in an enforced collection).\n`);
+    else out().write(`${path}: governed by ${line(rule)}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);

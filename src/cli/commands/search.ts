@@ -9,6 +9,7 @@ import { resolveTarget, splitQueryArgs } from '../defaults.js';
 import { searchWithDefaultMode } from '../search-request.js';
 import { SNIPPET_CHARS, snippetLine } from '../snippet.js';
 import { formatScore as shortNumber } from '../../tui/format.js';
+import { out } from '../io.js';
 
 export interface SearchOptions {
   namespace?: string;
@@ -77,8 +78,8 @@ export async function runSearch(first: string | undefined, second: string | unde
 
     const client = ApiClient.of(await resolveConnection(globalOpts));
     const response = await searchWithDefaultMode<SearchResponse>(client, collectionPath(target.namespace, target.collection), body);
-    if (json) process.stdout.write(JSON.stringify(response) + '\n');
-    else process.stdout.write(formatResults(response, { query: args.query, colour: stdoutColour() }));
+    if (json) out().write(JSON.stringify(response) + '\n');
+    else out().write(formatResults(response, { query: args.query, colour: stdoutColour() }));
     return 0;
   } catch (err) {
     return reportError(err, json);

@@ -1,6 +1,7 @@
 // `trove status`: is the daemon up, and what namespaces and collections does it hold.
 import { ApiClient, CliError, namespacePath, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
+import { errOut, out } from '../io.js';
 
 export interface StatusOptions {
   json?: boolean;
@@ -45,8 +46,8 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
     health = await new ApiClient(url).request<{ status: string }>('GET', '/health', undefined, { auth: false });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (json) process.stdout.write(JSON.stringify({ url, up: false, error: message }) + '\n');
-    else process.stderr.write(`trove daemon at ${url}: down\n${message}\n`);
+    if (json) out().write(JSON.stringify({ url, up: false, error: message }) + '\n');
+    else errOut().write(`trove daemon at ${url}: down\n${message}\n`);
     return err instanceof CliError ? err.exitCode : 1;
   }
 
@@ -73,7 +74,7 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
           collections: collections.map((c) => ({ id: c.id, name: c.name, status: c.status, file_counts: c.file_counts })),
         })),
       };
-      process.stdout.write(JSON.stringify(body) + '\n');
+      out().write(JSON.stringify(body) + '\n');
       return 0;
     }
 
@@ -88,7 +89,7 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
         lines.push(`  ${c.name.padEnd(width)}  ${c.status.padEnd(8)}  ${n.ready} ready, ${n.pending} pending, ${n.indexing} indexing, ${n.failed} failed`);
       }
     }
-    process.stdout.write(lines.join('\n') + '\n');
+    out().write(lines.join('\n') + '\n');
     return 0;
   } catch (err) {
     return reportError(err, json);

@@ -1,6 +1,7 @@
 // `trove mcp`: commander wiring only; the work is in src/cli/commands/mcp.ts.
 import type { Command } from 'commander';
 import type { GlobalOptions } from '../connection.js';
+import { setExitCode } from '../io.js';
 
 export function registerMcpCommand(program: Command): void {
   program
@@ -9,6 +10,6 @@ export function registerMcpCommand(program: Command): void {
     .action(async () => {
       // Loaded only here: the MCP SDK is not needed by any other command.
       const { runMcp } = await import('../commands/mcp.js');
-      process.exitCode = await runMcp(program.opts<GlobalOptions>());
+      setExitCode(await runMcp(program.opts<GlobalOptions>()));
     });
 }

@@ -1,11 +1,12 @@
 // `trove daemon stop|status|logs`, `trove config …` and `trove roots …`: commands served by the
 // operator channel of the data dir (--data-dir / TROVE_DATA_DIR / default), which needs no API key.
-import type { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import type { GlobalOptions } from '../connection.js';
+import { exitOnCommanderError, setExitCode } from '../io.js';
 
 /** Wrong flags or arguments are usage errors: exit 2, as every other usage error of the CLI. */
 function usageErrorsExit2(command: Command): Command {
-  return command.exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2));
+  return command.exitOverride(exitOnCommanderError);
 }
 
 export function registerOperatorCommands(program: Command, daemon: Command): void {
@@ -15,14 +16,14 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .description('Show the daemon serving the data dir: pid, uptime, URL, indexer, jobs, counts, file roots (exit 9 when none runs)')
     .option('--json', 'print the status as JSON')
     .action(async (opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/daemon-status.js')).runDaemonStatus(globals(), opts);
+      setExitCode(await (await import('../commands/daemon-status.js')).runDaemonStatus(globals(), opts));
     });
   usageErrorsExit2(daemon.command('stop'))
     .description('Stop the daemon serving the data dir (as SIGTERM does) and wait until it has exited')
     .option('--timeout <seconds>', 'how long to wait for it to exit', '30')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean; timeout?: string }) => {
-      process.exitCode = await (await import('../commands/daemon-stop.js')).runDaemonStop(globals(), opts);
+      setExitCode(await (await import('../commands/daemon-stop.js')).runDaemonStop(globals(), opts));
     });
   usageErrorsExit2(daemon.command('logs'))
     .description("Print the end of the daemon's log file (<data-dir>/logs/daemon.log)")
@@ -30,7 +31,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .option('-f, --follow', 'keep printing lines as they are written (Ctrl-C stops)')
     .option('--json', 'print JSON ({"file","lines"}; with --follow one {"line"} per line)')
     .action(async (opts: { lines?: string; follow?: boolean; json?: boolean }) => {
-      process.exitCode = await (await import('../commands/daemon-logs.js')).runDaemonLogs(globals(), opts);
+      setExitCode(await (await import('../commands/daemon-logs.js')).runDaemonLogs(globals(), opts));
     });
 
   const config = usageErrorsExit2(program.command('config')).description("The daemon's config.json (embedding and generation settings; applied at restart)");
@@ -40,7 +41,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .argument('[key]', 'a key such as embedding.model')
     .option('--json', 'print JSON')
     .action(async (key: string | undefined, opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/config.js')).runConfigGet(key, globals(), opts);
+      setExitCode(await (await import('../commands/config.js')).runConfigGet(key, globals(), opts));
     });
   config
     .command('set')
@@ -49,7 +50,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .argument('<value>', 'its value')
     .option('--json', 'print JSON')
     .action(async (key: string, value: string, opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/config.js')).runConfigSet(key, value, globals(), opts);
+      setExitCode(await (await import('../commands/config.js')).runConfigSet(key, value, globals(), opts));
     });
   config
     .command('unset')
@@ -57,7 +58,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .argument('<key>', 'a key such as embedding.model')
     .option('--json', 'print JSON')
     .action(async (key: string, opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/config.js')).runConfigUnset(key, globals(), opts);
+      setExitCode(await (await import('../commands/config.js')).runConfigUnset(key, globals(), opts));
     });
 
   const roots = usageErrorsExit2(program.command('roots')).description('Directories file:// sources may read, changed while the daemon runs');
@@ -66,7 +67,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .description('List the allowed roots (start-up flags and granted ones)')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/roots.js')).runRootsList(globals(), opts);
+      setExitCode(await (await import('../commands/roots.js')).runRootsList(globals(), opts));
     });
   roots
     .command('add')
@@ -74,7 +75,7 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .argument('<dir>', 'an existing directory')
     .option('--json', 'print JSON')
     .action(async (dir: string, opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/roots.js')).runRootsAdd(dir, globals(), opts);
+      setExitCode(await (await import('../commands/roots.js')).runRootsAdd(dir, globals(), opts));
     });
   roots
     .command('rm')
@@ -82,6 +83,6 @@ export function registerOperatorCommands(program: Command, daemon: Command): voi
     .argument('<dir>', 'a granted directory')
     .option('--json', 'print JSON')
     .action(async (dir: string, opts: { json?: boolean }) => {
-      process.exitCode = await (await import('../commands/roots.js')).runRootsRemove(dir, globals(), opts);
+      setExitCode(await (await import('../commands/roots.js')).runRootsRemove(dir, globals(), opts));
     });
 }

@@ -1,7 +1,8 @@
 // `trove ns|collections|files|research|webhooks|events` and `trove rules batch`: the public API's
 // resources from the terminal. Commander wiring only; the work is in src/cli/commands/.
-import { Command, Option, type CommanderError } from 'commander';
+import { Command, Option } from 'commander';
 import type { GlobalOptions } from '../connection.js';
+import { exitOnCommanderError, setExitCode } from '../io.js';
 
 type Opts = Record<string, unknown>;
 
@@ -11,7 +12,7 @@ type Opts = Record<string, unknown>;
  * reaches them too.
  */
 function usageErrorsExit2(command: Command): Command {
-  return command.exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2));
+  return command.exitOverride(exitOnCommanderError);
 }
 
 const json = ['--json', 'print the API response as JSON'] as const;
@@ -36,19 +37,19 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--exist-ok', 'succeed with the existing namespace if the name is taken')
     .option(...json)
     .action(async (name: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/ns.js')).runNamespaceCreate(name, global(), opts);
+      setExitCode(await (await import('../commands/ns.js')).runNamespaceCreate(name, global(), opts));
     });
   listing(ns.command('list').description('List the namespaces this key can see'))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await (await import('../commands/ns.js')).runNamespaceList(global(), opts);
+      setExitCode(await (await import('../commands/ns.js')).runNamespaceList(global(), opts));
     });
   ns.command('get')
     .description('Show a namespace and its usage')
     .argument('<namespace>', 'namespace name or ns_ ID')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/ns.js')).runNamespaceGet(ref, global(), opts);
+      setExitCode(await (await import('../commands/ns.js')).runNamespaceGet(ref, global(), opts));
     });
   ns.command('delete')
     .description('Delete a namespace (restorable during the recovery window)')
@@ -57,14 +58,14 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/ns.js')).runNamespaceDelete(ref, global(), opts);
+      setExitCode(await (await import('../commands/ns.js')).runNamespaceDelete(ref, global(), opts));
     });
   ns.command('restore')
     .description('Restore a deleted namespace within its recovery window (over the operator channel)')
     .argument('<namespace>', 'namespace name or ns_ ID')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/ns-restore.js')).runNamespaceRestore(ref, global(), opts);
+      setExitCode(await (await import('../commands/ns-restore.js')).runNamespaceRestore(ref, global(), opts));
     });
 
   // ---------------------------------------------------------------- collections
@@ -93,12 +94,12 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionCreate(ref, global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionCreate(ref, global(), opts));
     });
   listing(collections.command('list').description('List the collections of a namespace').option(...namespaceOpt))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionList(global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionList(global(), opts));
     });
   collections
     .command('get')
@@ -107,7 +108,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionGet(ref, global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionGet(ref, global(), opts));
     });
   processingFlags(
     collections
@@ -120,7 +121,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionUpdate(ref, global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionUpdate(ref, global(), opts));
     });
   collections
     .command('delete')
@@ -130,7 +131,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionDelete(ref, global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionDelete(ref, global(), opts));
     });
   collections
     .command('reindex')
@@ -140,7 +141,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the job ends (exit 1 unless it succeeded)')
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/collections.js')).runCollectionReindex(ref, global(), opts);
+      setExitCode(await (await import('../commands/collections.js')).runCollectionReindex(ref, global(), opts));
     });
 
   // ---------------------------------------------------------------- files
@@ -157,7 +158,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (ref: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/files.js')).runFileList(ref, global(), opts);
+      setExitCode(await (await import('../commands/files.js')).runFileList(ref, global(), opts));
     });
   files
     .command('get')
@@ -167,7 +168,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/files.js')).runFileGet(ref, file, global(), opts);
+      setExitCode(await (await import('../commands/files.js')).runFileGet(ref, file, global(), opts));
     });
   files
     .command('add')
@@ -184,7 +185,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
     .action(async (ref: string, localFile: string | undefined, opts: Opts) => {
-      process.exitCode = await (await import('../commands/files.js')).runFileAdd(ref, localFile, global(), opts);
+      setExitCode(await (await import('../commands/files.js')).runFileAdd(ref, localFile, global(), opts));
     });
   files
     .command('delete')
@@ -195,7 +196,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...yes)
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/files.js')).runFileDelete(ref, file, global(), opts);
+      setExitCode(await (await import('../commands/files.js')).runFileDelete(ref, file, global(), opts));
     });
   files
     .command('reindex')
@@ -206,7 +207,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
     .action(async (ref: string, file: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/files.js')).runFileReindex(ref, file, global(), opts);
+      setExitCode(await (await import('../commands/files.js')).runFileReindex(ref, file, global(), opts));
     });
 
   // ---------------------------------------------------------------- research
@@ -229,7 +230,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--watch', 'follow the run until it ends and print the answer')
     .option(...json)
     .action(async (ref: string, query: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/research.js')).runResearchStart(ref, query, global(), opts);
+      setExitCode(await (await import('../commands/research.js')).runResearchStart(ref, query, global(), opts));
     });
   research
     .command('get')
@@ -239,7 +240,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/research.js')).runResearchGet(ref, id, global(), opts);
+      setExitCode(await (await import('../commands/research.js')).runResearchGet(ref, id, global(), opts));
     });
   research
     .command('watch')
@@ -249,7 +250,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option('--json', 'print one JSON line per progress change, then the run')
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/research.js')).runResearchWatch(ref, id, global(), opts);
+      setExitCode(await (await import('../commands/research.js')).runResearchWatch(ref, id, global(), opts));
     });
   research
     .command('cancel')
@@ -259,7 +260,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (ref: string, id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/research.js')).runResearchCancel(ref, id, global(), opts);
+      setExitCode(await (await import('../commands/research.js')).runResearchCancel(ref, id, global(), opts));
     });
 
   // ---------------------------------------------------------------- webhooks
@@ -278,12 +279,12 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (name: string, url: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookCreate(name, url, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookCreate(name, url, global(), opts));
     });
   listing(webhooks.command('list').description("List the workspace's webhooks").option(...workspaceOpt))
     .option(...json)
     .action(async (opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookList(global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookList(global(), opts));
     });
   webhooks
     .command('get')
@@ -292,7 +293,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookGet(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookGet(id, global(), opts));
     });
   webhooks
     .command('update')
@@ -309,7 +310,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookUpdate(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookUpdate(id, global(), opts));
     });
   webhooks
     .command('delete')
@@ -319,7 +320,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookDelete(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookDelete(id, global(), opts));
     });
   webhooks
     .command('test')
@@ -328,7 +329,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookTest(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookTest(id, global(), opts));
     });
   listing(
     webhooks
@@ -341,7 +342,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
   )
     .option(...json)
     .action(async (id: string, delivery: string | undefined, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookDeliveries(id, delivery, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookDeliveries(id, delivery, global(), opts));
     });
   webhooks
     .command('replay')
@@ -354,7 +355,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookReplay(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookReplay(id, global(), opts));
     });
   webhooks
     .command('rotate')
@@ -364,7 +365,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...workspaceOpt)
     .option(...json)
     .action(async (id: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/webhooks.js')).runWebhookRotate(id, global(), opts);
+      setExitCode(await (await import('../commands/webhooks.js')).runWebhookRotate(id, global(), opts));
     });
 
   // ---------------------------------------------------------------- events
@@ -378,7 +379,7 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--limit <n>', 'how many of the newest events to print first (default 20; all after --after)')
     .option('--json', 'print each event as one JSON line')
     .action(async (opts: Opts) => {
-      process.exitCode = await (await import('../commands/events.js')).runEventsTail(global(), opts);
+      setExitCode(await (await import('../commands/events.js')).runEventsTail(global(), opts));
     });
 
   // ---------------------------------------------------------------- rules batch
@@ -389,6 +390,6 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option(...namespaceOpt)
     .option(...json)
     .action(async (collection: string, file: string, opts: Opts) => {
-      process.exitCode = await (await import('../commands/rules-batch.js')).runRulesBatch(collection, file, global(), opts);
+      setExitCode(await (await import('../commands/rules-batch.js')).runRulesBatch(collection, file, global(), opts));
     });
 }

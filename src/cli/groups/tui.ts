@@ -1,6 +1,7 @@
 // `trove tui`: the Ink terminal UI.
-import type { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import type { GlobalOptions } from '../connection.js';
+import { exitOnCommanderError, setExitCode } from '../io.js';
 
 export function registerTuiCommand(program: Command): void {
   program
@@ -10,8 +11,8 @@ export function registerTuiCommand(program: Command): void {
     .option('--no-operator', 'take live events from GET /events even when the local operator socket is reachable')
     .option('--json', 'report start-up errors as JSON on stderr')
     // Usage errors exit 2, as everywhere in the CLI.
-    .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
+    .exitOverride(exitOnCommanderError)
     .action(async (opts: { forceTty?: boolean; operator?: boolean; json?: boolean }) => {
-      process.exitCode = await (await import('../commands/tui.js')).runTui(program.opts() as GlobalOptions, opts);
+      setExitCode(await (await import('../commands/tui.js')).runTui(program.opts() as GlobalOptions, opts));
     });
 }

@@ -1,8 +1,9 @@
 // `trove init` and the folder workflows beyond a one-shot ingest (`trove ingest --watch`, wired in
 // main.ts with the rest of `ingest`). Commander wiring only; the work is in src/cli/commands/.
-import type { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import type { InitOptions } from '../commands/init.js';
 import type { GlobalOptions } from '../connection.js';
+import { exitOnCommanderError, setExitCode } from '../io.js';
 
 export function registerWorkflowCommands(program: Command): void {
   program
@@ -12,7 +13,7 @@ export function registerWorkflowCommands(program: Command): void {
         'save them as the CLI defaults (~/.config/trove/cli.json, or $TROVE_CONFIG_HOME/cli.json) and ingest the folder',
     )
     // Usage errors exit 2, as every prompt-replacing flag error does.
-    .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
+    .exitOverride(exitOnCommanderError)
     .option('-n, --namespace <name>', 'namespace (default: "default")')
     .option('-c, --collection <name>', "collection (default: the folder's name)")
     .option('--folder <dir>', 'folder to ingest (default: the current directory)')
@@ -24,6 +25,6 @@ export function registerWorkflowCommands(program: Command): void {
     .option('-y, --yes', 'take the default of every value not given as a flag, without asking')
     .option('--json', 'print JSON lines: the set-up, then the ingest summary (or, with --watch, one line per sync)')
     .action(async (opts: InitOptions) => {
-      process.exitCode = await (await import('../commands/init.js')).runInit(program.opts<GlobalOptions>(), opts);
+      setExitCode(await (await import('../commands/init.js')).runInit(program.opts<GlobalOptions>(), opts));
     });
 }
