@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/main.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runCliInProcess } from './helpers/cli.js';
 
 function walk(command: Command, path: string[] = []): { path: string[]; command: Command }[] {
   return [{ path, command }, ...command.commands.flatMap((c) => walk(c, [...path, c.name()]))];
@@ -30,16 +30,19 @@ t.test('groups list their subcommands, and --help exits 0 for a sample of comman
     const help = command.helpInformation();
     for (const sub of command.commands) t.match(help, sub.name(), `trove ${path.join(' ')} lists ${sub.name()}`);
   }
-  for (const args of [['--help'], ['daemon', 'start', '--help'], ['files', 'add', '--help'], ['tui', '--help'], ['research', 'watch', '--help']]) {
-    const run = await runCli(args);
+  // The first through the real entry (exit code, stdout and stderr as a process of its own gives
+  // them), the others in-process (runCliInProcess).
+  for (const [i, args] of [['--help'], ['daemon', 'start', '--help'], ['files', 'add', '--help'], ['tui', '--help'], ['research', 'watch', '--help']].entries()) {
+    const run = await (i === 0 ? runCli : runCliInProcess)(args);
     t.equal(run.code, 0, `trove ${args.join(' ')} exits 0`);
     t.match(run.stdout, /Usage: trove/);
+    if (i === 0) t.equal(run.stderr, '');
   }
 });
 
 t.test('usage errors exit 2 in every group', async (t) => {
   for (const args of [['search'], ['keys', 'create'], ['rules', 'set', 'c'], ['ingest', '.', '--bogus'], ['collections', 'get'], ['daemon', 'logs', '--bogus']]) {
-    const run = await runCli(args);
+    const run = await runCliInProcess(args);
     t.equal(run.code, 2, `trove ${args.join(' ')} exits 2`);
     t.match(run.stderr, /error/i);
   }

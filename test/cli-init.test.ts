@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { collectionNameFor, runInit, type InitOptions, type InitPrompts } from '../src/cli/commands/init.js';
-import { BIN, cleanEnv, freePort, newClusterKey, runCli, startDaemonProcess } from './helpers/cli.js';
+import { BIN, cleanEnv, freePort, newClusterKey, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { captured } from './helpers/capture.js';
 
 // Daemons, restarts and a dozen CLI processes: well past tap's default on a busy two-core machine.
@@ -224,8 +224,10 @@ t.test('trove init from the built CLI, without a terminal', async (t) => {
   const env = { TROVE_CONFIG_HOME: configHome };
 
   await t.test('every flag given: no prompt, set-up and ingest done', async (t) => {
+    // The real entry, once: exit code, stdout and stderr as a process of its own gives them.
     const run = await runCli([...conn, 'init', '--namespace', 'e2e', '--collection', 'docs', '--folder', folder, '--no-semantic', '--no-watch', '--json'], { env });
     t.equal(run.code, 0, `exit 0 (${run.stderr})`);
+    t.equal(run.stderr, '');
     const [setup, summary] = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     t.match(setup, { event: 'init', namespace: 'e2e', collection: 'docs', folder, semantic: false, watch: false, config_file: path.join(configHome, 'cli.json') });
     t.match(summary, { added: 1, ready: 1, failed: 0 });
@@ -237,12 +239,12 @@ t.test('trove init from the built CLI, without a terminal', async (t) => {
   });
 
   await t.test('a needed flag missing: exit 2, naming it', async (t) => {
-    const run = await runCli([...conn, 'init', '--namespace', 'e2e2', '--folder', folder, '--no-semantic', '--no-watch'], { env });
+    const run = await runCliInProcess([...conn, 'init', '--namespace', 'e2e2', '--folder', folder, '--no-semantic', '--no-watch'], { env });
     t.equal(run.code, 2);
     t.match(run.stderr, /stdin is not a terminal.*pass --collection <name> \(or --yes/);
     const res = await fetch(`${daemon.url}/namespaces/e2e2`, { headers: { authorization: `Bearer ${key}` } });
     t.equal(res.status, 404, 'nothing was created');
-    const unknown = await runCli([...conn, 'init', '--colection', 'x'], { env });
+    const unknown = await runCliInProcess([...conn, 'init', '--colection', 'x'], { env });
     t.equal(unknown.code, 2, 'a misspelt flag is a usage error too');
   });
 

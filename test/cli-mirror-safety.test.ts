@@ -9,7 +9,7 @@ import path from 'node:path';
 import { decideRemovals, INGEST_ROOT_KEY } from '../src/cli/ingest-plan.js';
 import { runIngest, type IngestOptions } from '../src/cli/commands/ingest.js';
 import { isSecretFileName, walkFolder } from '../src/cli/walk.js';
-import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
+import { apiOf, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { captured } from './helpers/capture.js';
 
 t.setTimeout(240_000);
@@ -159,14 +159,16 @@ t.test('the built CLI: an empty folder empties nothing, .env is not searchable',
   await writeFile(path.join(full, 'note.md'), 'The heron waited by the weir.\n');
   await writeFile(path.join(full, '.env'), 'secret=1\n');
   const conn = ['--url', daemon.url, '--key', daemon.key];
-  const first = await runCli([...conn, 'ingest', full, '-n', 'x', '-c', 'y']);
+  const first = await runCliInProcess([...conn, 'ingest', full, '-n', 'x', '-c', 'y']);
   t.equal(first.code, 0, first.stderr);
-  const emptied = await runCli([...conn, 'ingest', empty, '-n', 'x', '-c', 'y', '--prune']);
+  const emptied = await runCliInProcess([...conn, 'ingest', empty, '-n', 'x', '-c', 'y', '--prune']);
   t.equal(emptied.code, 2, emptied.stderr);
   t.match(emptied.stderr, /has no files to ingest, so mirroring it would remove all 1 file of x\/y/);
+  // The real entry, once: exit code, stdout and stderr as a process of its own gives them.
   const search = await runCli([...conn, 'search', 'x/y', 'secret', '--mode', 'keyword', '--json']);
   t.equal(search.code, 0, search.stderr);
+  t.equal(search.stderr, '');
   t.same((JSON.parse(search.stdout) as { results: unknown[] }).results, [], 'secret=1 is not searchable');
-  const heron = await runCli([...conn, 'search', 'x/y', 'heron', '--mode', 'keyword', '--json']);
+  const heron = await runCliInProcess([...conn, 'search', 'x/y', 'heron', '--mode', 'keyword', '--json']);
   t.equal((JSON.parse(heron.stdout) as { results: unknown[] }).results.length, 1, 'the collection was not emptied');
 });

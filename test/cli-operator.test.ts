@@ -1,5 +1,7 @@
 // End to end: the operator commands (trove daemon status|stop|logs, config, roots, ns restore) of
 // the built CLI against a real daemon process with its own data dir, over the operator socket.
+// Commands run in-process (runCliInProcess); one status runs through the real entry, and
+// `logs --follow` in a process of its own (SIGTERM ends it).
 import t from 'tap';
 import { waitFor } from './helpers/wait.js';
 import { spawn } from 'node:child_process';
@@ -9,12 +11,11 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DaemonLogFile, daemonLogPath, MAX_LOG_BYTES } from '../src/cli/commands/daemon-logs.js';
 import { NO_DAEMON_EXIT_CODE } from '../src/rpc/client.js';
-import { BIN, cleanEnv, newClusterKey, parseJson, ROOT, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { BIN, cleanEnv, newClusterKey, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess, type CliRun } from './helpers/cli.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const KEY = newClusterKey();
-// Each CLI run starts a Node process (1-3 s on a busy 2-core machine); independent ones run together.
 t.setTimeout(300_000);
 
 function tempDir(t: TestContext, prefix: string): string {
@@ -36,7 +37,7 @@ async function startWithDataDir(t: TestContext, extra: string[] = []) {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
-  const trove = (args: string[], options: { cwd?: string } = {}) => runCli(['--data-dir', dataDir, ...args], options);
+  const trove = (args: string[], options: { cwd?: string } = {}) => runCliInProcess(['--data-dir', dataDir, ...args], options);
   return { daemon, dataDir, http, trove };
 }
 
@@ -55,13 +56,15 @@ t.test('daemon status, config, roots and ns restore against a running daemon; th
   // status
   const [status, human, bogus] = await Promise.all([
     trove(['daemon', 'status', '--json']),
+    // The real entry, once: exit code, stdout and stderr as a process of its own gives them.
     runCli(['daemon', 'status', '--data-dir', dataDir]),
-    runCli(['daemon', 'status', '--bogus', '--data-dir', dataDir]),
+    runCliInProcess(['daemon', 'status', '--bogus', '--data-dir', dataDir]),
   ]);
   t.equal(status.code, 0, status.stderr);
   const s = parseJson<Record<string, any>>(status);
   t.match(s, { running: true, pid: daemon.child.pid, data_dir: dataDir, http_url: daemon.url, operator_socket: path.join(dataDir, 'operator.sock'), indexer: { alive: true } });
   t.equal(human.code, 0);
+  t.equal(human.stderr, '');
   t.match(human.stdout, new RegExp(`trove daemon running \\(pid ${daemon.child.pid}`));
   t.match(human.stdout, `data dir:     ${dataDir}`, '--data-dir after the subcommand works too');
   t.equal(bogus.code, 2, 'an unknown flag is a usage error');
@@ -216,10 +219,10 @@ t.test('daemon logs --follow prints lines as the daemon writes them', async (t) 
 t.test('no daemon and no log: clear errors', async (t) => {
   const dataDir = tempDir(t, 'trove-cliop-none-');
   const [status, viaEnv, logs, restore] = await Promise.all([
-    runCli(['daemon', 'status', '--data-dir', dataDir]),
-    runCli(['daemon', 'status', '--json'], { env: { TROVE_DATA_DIR: dataDir } }),
-    runCli(['daemon', 'logs', '--data-dir', dataDir, '--json']),
-    runCli(['ns', 'restore', 'x', '--data-dir', dataDir]),
+    runCliInProcess(['daemon', 'status', '--data-dir', dataDir]),
+    runCliInProcess(['daemon', 'status', '--json'], { env: { TROVE_DATA_DIR: dataDir } }),
+    runCliInProcess(['daemon', 'logs', '--data-dir', dataDir, '--json']),
+    runCliInProcess(['ns', 'restore', 'x', '--data-dir', dataDir]),
   ]);
   t.equal(status.code, NO_DAEMON_EXIT_CODE);
   t.match(status.stderr, `No daemon is running for data dir ${dataDir}`);
@@ -243,7 +246,7 @@ t.test('the log file keeps the last ~5 MB: it rotates to daemon.log.1', async (t
   t.ok(existsSync(`${file}.1`), 'rotated');
   t.ok(statSync(file).size <= MAX_LOG_BYTES && statSync(`${file}.1`).size <= MAX_LOG_BYTES, 'neither file outgrows the limit');
   t.match(readFileSync(file, 'utf8'), new RegExp(`x ${count - 1}\\n$`), 'the newest line is in daemon.log');
-  const tail = await runCli(['daemon', 'logs', '--data-dir', dataDir, '-n', String(count), '--json']);
+  const tail = await runCliInProcess(['daemon', 'logs', '--data-dir', dataDir, '-n', String(count), '--json']);
   const { lines } = parseJson<{ lines: string[] }>(tail);
   t.equal(lines.length, count, 'the tail reaches into the rotated file');
   t.match(lines.at(-1), new RegExp(`x ${count - 1}$`));

@@ -1,5 +1,7 @@
 // End to end: `trove research`, `trove events tail` and `trove rules batch` against real daemon
-// processes, each command's effect checked through the HTTP API.
+// processes, each command's effect checked through the HTTP API. Commands run in-process
+// (runCliInProcess); one runs through the real entry, and the ones that keep running (watch, tail
+// --follow) in processes of their own.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -7,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, startDaemonProcess, type CliRun, type DaemonProcess } from './helpers/cli.js';
+import { BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess, type CliRun, type DaemonProcess } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -21,7 +23,7 @@ t.teardown(() => daemon.kill());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function client(d: DaemonProcess, key = d.key) {
-  const cli = (args: string[], options: { input?: string } = {}) => runCli(['--url', d.url, '--key', key, ...args], options);
+  const cli = (args: string[], options: { input?: string } = {}) => runCliInProcess(['--url', d.url, '--key', key, ...args], options);
   const api = async <T = Record<string, unknown>>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${d.url}${p}`, {
       method,
@@ -109,7 +111,8 @@ t.test('research start, get, watch and cancel', async (t) => {
 
   const [retry, conflict, badFilter, badHistory, unknownCollection, badMode] = await Promise.all([
     cli(['research', 'start', 'lab/docs', 'why do cats purr?', '--idempotency-key', 'k-1', '--json']),
-    cli(['research', 'start', 'lab/docs', 'why do dogs bark?', '--idempotency-key', 'k-1']),
+    // The real entry, once: exit code, stdout and stderr as a process of its own gives them.
+    runCli(['--url', daemon.url, '--key', KEY, 'research', 'start', 'lab/docs', 'why do dogs bark?', '--idempotency-key', 'k-1']),
     cli(['research', 'start', 'lab/docs', 'x', '--filter', '{path:']),
     cli(['research', 'start', 'lab/docs', 'x', '--history', '{"role":"user"}']),
     cli(['research', 'start', 'lab/nope', 'x']),
@@ -118,6 +121,7 @@ t.test('research start, get, watch and cancel', async (t) => {
   t.equal(parseJson<Run>(retry).id, run.id, 'the same idempotency key and body return the same run');
   t.equal(conflict.code, 6, 'the same key with another body: idempotency_conflict');
   t.match(conflict.stderr, humanError('idempotency_conflict'));
+  t.equal(conflict.stdout, '');
   t.equal(badFilter.code, 2, 'bad JSON in --filter');
   t.match(badFilter.stderr, /--filter is not valid JSON/);
   t.equal(badHistory.code, 2, '--history must be an array');

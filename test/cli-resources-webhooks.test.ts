@@ -1,9 +1,10 @@
 // End to end: `trove webhooks …` against a real daemon delivering to a local receiver
 // (--allow-insecure-webhooks), each command's effect checked through the API and the receiver.
+// Commands run in-process (runCliInProcess); one help runs through the real entry.
 import t from 'tap';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, runCliInProcess, startDaemonProcess, type CliRun } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -36,7 +37,7 @@ const KEY = newClusterKey();
 const daemon = await startDaemonProcess({ key: KEY, args: ['--allow-insecure-webhooks', '--webhook-retry-scale', '0.001'] });
 t.teardown(() => daemon.kill());
 
-const cli = (args: string[]) => runCli(['--url', daemon.url, '--key', KEY, ...args]);
+const cli = (args: string[]) => runCliInProcess(['--url', daemon.url, '--key', KEY, ...args]);
 const api = apiOf(daemon);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const verifies = (r: Received, secret: string) => {
@@ -250,7 +251,10 @@ t.test('webhooks by name', async (t) => {
   t.equal(deleted.code, 0, ok(deleted));
   t.same(parseJson(deleted), { deleted: deploys.id });
   t.equal((await api('GET', `${base}/${deploys.id}`)).status, 404, 'delete by name deleted it');
+  // The real entry, once: exit code, stdout and stderr as a process of its own gives them.
   const help = await runCli(['webhooks', 'get', '--help']);
+  t.equal(help.code, 0);
+  t.equal(help.stderr, '');
   t.match(help.stdout, /^Usage: trove webhooks get \[options\] <webhook>$[\s\S]*^  webhook\s+the webhook's ID \(whk_…\) or its name$/m, 'the help says so');
 });
 

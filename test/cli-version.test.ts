@@ -4,13 +4,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageVersion } from '../src/contract/version.js';
-import { ROOT, runCli } from './helpers/cli.js';
+import { ROOT, runCli, runCliInProcess } from './helpers/cli.js';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 t.test('--version and -V print the version in package.json and exit 0', async (t) => {
+  // --version through the real entry, -V in-process (runCliInProcess).
   for (const flag of ['--version', '-V']) {
-    const run = await runCli([flag]);
+    const run = await (flag === '--version' ? runCli : runCliInProcess)([flag]);
     t.equal(run.code, 0, flag);
     t.equal(run.stdout, `${VERSION}\n`, flag);
     t.equal(run.stderr, '');

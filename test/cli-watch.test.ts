@@ -19,7 +19,7 @@ import {
   type SyncOutcome,
   type Timers,
 } from '../src/cli/watch-plan.js';
-import { BIN, cleanEnv, freePort, newClusterKey, runCli, startDaemonProcess, type DaemonProcess } from './helpers/cli.js';
+import { BIN, cleanEnv, freePort, newClusterKey, runCli, runCliInProcess, startDaemonProcess, type DaemonProcess } from './helpers/cli.js';
 
 // Daemons, restarts and a dozen CLI processes: well past tap's default on a busy two-core machine.
 t.setTimeout(300_000);
@@ -526,16 +526,18 @@ t.test('ingest --watch refuses bad input', async (t) => {
   const conn = ['--url', daemon.url, '--key', key];
 
   const port = await freePort();
-  // Independent runs, started together to keep the file's wall time down.
+  // Independent runs, started together, in-process (runCliInProcess) but the first, which runs
+  // through the real entry: exit code, stdout and stderr as a process of its own gives them.
   const [dry, debounce, missing, badKey, noDaemon] = await Promise.all([
     runCli([...conn, 'ingest', work, '-n', 'w', '-c', 'x', '--watch', '--dry-run']),
-    runCli([...conn, 'ingest', work, '-n', 'w', '-c', 'x', '--watch', '--debounce', 'soon', '--json']),
-    runCli([...conn, 'ingest', path.join(work, 'nope'), '-n', 'w', '-c', 'x', '--watch']),
-    runCli(['--url', daemon.url, '--key', 'trove_wrong_key', 'ingest', work, '-n', 'w', '-c', 'x', '--watch', '--json']),
-    runCli(['--url', `http://127.0.0.1:${port}`, '--key', key, 'ingest', work, '-n', 'w', '-c', 'x', '--watch']),
+    runCliInProcess([...conn, 'ingest', work, '-n', 'w', '-c', 'x', '--watch', '--debounce', 'soon', '--json']),
+    runCliInProcess([...conn, 'ingest', path.join(work, 'nope'), '-n', 'w', '-c', 'x', '--watch']),
+    runCliInProcess(['--url', daemon.url, '--key', 'trove_wrong_key', 'ingest', work, '-n', 'w', '-c', 'x', '--watch', '--json']),
+    runCliInProcess(['--url', `http://127.0.0.1:${port}`, '--key', key, 'ingest', work, '-n', 'w', '-c', 'x', '--watch']),
   ]);
   t.equal(dry.code, 2, '--watch with --dry-run is a usage error');
   t.match(dry.stderr, /--dry-run/);
+  t.equal(dry.stdout, '');
 
   t.equal(debounce.code, 2, 'a non-numeric --debounce is a usage error');
   t.match(debounce.stderr, /"code":"usage_error".*--debounce/);

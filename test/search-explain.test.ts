@@ -4,7 +4,7 @@ import t from 'tap';
 import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
-import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
+import { apiOf, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
 type Explained = z.infer<typeof SearchResponse>['results'][number];
@@ -108,21 +108,24 @@ t.test('the CLI: --explain prints a line per result; colour only on request, nev
   const env = { TROVE_URL: daemon.url, TROVE_KEY: daemon.key, NO_COLOR: '', FORCE_COLOR: '' };
   const ANSI = /\u001B\[[0-9;]*m/;
 
+  // The real entry, once: exit code, stdout and stderr as a process of its own gives them; the other
+  // runs are in-process (runCliInProcess).
   const explained = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'semantic', '--explain'], { env });
   t.equal(explained.code, 0, explained.stderr);
+  t.equal(explained.stderr, '');
   t.match(explained.stdout, /1\. \/limits\.md {2}\(score [0-9.]+\)\n {7}explain: bm25 [0-9.]+ → [0-9.]+ {2}\+ {2}cosine/, 'the explain line follows the result line');
   t.notMatch(explained.stdout, ANSI, 'piped output is plain');
-  const keywordOnly = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'keyword', '--explain'], { env });
+  const keywordOnly = await runCliInProcess(['search', 'cli/docs', 'rate limit', '--mode', 'keyword', '--explain'], { env });
   t.match(keywordOnly.stdout, /explain: bm25 [0-9.]+ = score [0-9.]+/);
-  const plainRun = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env });
+  const plainRun = await runCliInProcess(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env });
   t.notMatch(plainRun.stdout, /explain:/, 'no explain line without --explain');
 
-  const forced = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env: { ...env, FORCE_COLOR: '1' } });
+  const forced = await runCliInProcess(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env: { ...env, FORCE_COLOR: '1' } });
   t.match(forced.stdout, /\u001B\[1m/, 'FORCE_COLOR styles even into a pipe');
   t.match(forced.stdout.replace(/\u001B\[(?:22|39)m/g, ''), /\u001B\[(?:1|33)m(?:\u001B\[(?:1|33)m)?rate/, 'the matched word is the styled one');
-  const noColour = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env: { ...env, FORCE_COLOR: '1', NO_COLOR: '1' } });
+  const noColour = await runCliInProcess(['search', 'cli/docs', 'rate limit', '--mode', 'keyword'], { env: { ...env, FORCE_COLOR: '1', NO_COLOR: '1' } });
   t.notMatch(noColour.stdout, ANSI, 'NO_COLOR wins');
-  const json = await runCli(['search', 'cli/docs', 'rate limit', '--mode', 'keyword', '--json', '--explain'], { env: { ...env, FORCE_COLOR: '1' } });
+  const json = await runCliInProcess(['search', 'cli/docs', 'rate limit', '--mode', 'keyword', '--json', '--explain'], { env: { ...env, FORCE_COLOR: '1' } });
   t.notMatch(json.stdout, ANSI, '--json is never styled');
   const body = JSON.parse(json.stdout) as { results: Explained[] };
   t.equal(body.results[0]!.explain!.fusion, 'keyword', '--json carries the explain object');
