@@ -4,7 +4,7 @@
 import t from 'tap';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, runCliInProcess, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 

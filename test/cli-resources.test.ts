@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { registerResourceCommands } from '../src/cli/groups/resources.js';
-import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess, type CliRun } from './helpers/cli.js';
+import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 
 t.setTimeout(600_000);
 

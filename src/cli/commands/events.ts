@@ -2,7 +2,7 @@
 // server-sent-event stream (src/cli/event-stream.ts).
 import { CliError, type ApiClient, type Page } from '../client.js';
 import { openEventStream } from '../event-stream.js';
-import type { Connection, GlobalOptions } from '../connection.js';
+import type { GlobalOptions } from '../connection.js';
 import { write, writeJson } from '../output.js';
 import { errOut } from '../io.js';
 import { connect, parseIntegerFlag, runCommand, type JsonOption } from './resource-common.js';
