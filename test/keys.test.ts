@@ -4,8 +4,10 @@
 import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t from 'tap';
+import { authenticate } from '../src/domain/keys.js';
 import { seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
@@ -168,24 +170,28 @@ t.test('secrets are stored hashed', async (t) => {
 });
 
 t.test('secrets are compared in constant time, even for unknown prefixes', async (t) => {
-  // The fixture starts first: worker threads started after a mockImport hang under tap's loader.
   const f = await startFixture();
   t.teardown(() => f.close());
+  // keys.ts imports timingSafeEqual by name: node:crypto's named exports follow its module object
+  // once syncBuiltinESMExports runs, so a counting wrapper needs no module mocking (and tap runs
+  // without its mock loader, which cost every test file about a second).
+  const cryptoModule = createRequire(import.meta.url)('node:crypto') as typeof crypto;
+  const original = cryptoModule.timingSafeEqual;
   let calls = 0;
-  const keys = await t.mockImport<typeof import('../src/domain/keys.js')>(new URL('../src/domain/keys.js', import.meta.url).href, {
-    'node:crypto': {
-      ...crypto,
-      timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-        calls++;
-        return crypto.timingSafeEqual(a, b);
-      },
-    },
+  cryptoModule.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+    calls++;
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    cryptoModule.timingSafeEqual = original;
+    syncBuiltinESMExports();
   });
-  const ok = keys.authenticate(f.rt.db, 'test-cluster-key-0123456789abcdef');
+  const ok = authenticate(f.rt.db, 'test-cluster-key-0123456789abcdef');
   t.equal(ok.name, 'cluster');
   t.equal(calls, 1, 'a right secret is compared with timingSafeEqual');
-  t.throws(() => keys.authenticate(f.rt.db, 'test-cluster-key-0123456789abcdeX'));
-  t.throws(() => keys.authenticate(f.rt.db, 'trove_0000000000_unknownunknownunknownunknown'));
+  t.throws(() => authenticate(f.rt.db, 'test-cluster-key-0123456789abcdeX'));
+  t.throws(() => authenticate(f.rt.db, 'trove_0000000000_unknownunknownunknownunknown'));
   t.equal(calls, 3, 'wrong secrets and unknown prefixes too, so timing does not tell them apart');
 });
 
