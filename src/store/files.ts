@@ -19,7 +19,8 @@ export interface FileRow {
   checksum: string | null;
   uri: string | null;
   metadata: string;
-  error_code: string | null;
+  /** A TEXT column: its one writer, setFileStatus, takes a FileErrorCode. */
+  error_code: FileErrorCode | null;
   error_message: string | null;
   version_id: string;
   indexed_version_id: string | null;

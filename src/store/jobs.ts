@@ -27,7 +27,8 @@ export interface JobRow {
   version_id: string | null;
   runnable: number;
   attempts: number;
-  error_code: string | null;
+  /** A TEXT column: finishJob and failVersionJobs take a FileErrorCode, the cancel statements write 'superseded'. */
+  error_code: FileErrorCode | null;
   error_message: string | null;
   created_at: string;
   updated_at: string;
@@ -136,7 +137,7 @@ export function cancelCollectionJobs(db: Db, collectionRid: number, now: string,
 }
 
 
-export function failVersionJobs(db: Db, versionId: string, now: string, error: { code: string; message: string }): void {
+export function failVersionJobs(db: Db, versionId: string, now: string, error: { code: FileErrorCode; message: string }): void {
   reportJobs(
     db,
     stmt(db, "UPDATE jobs SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE version_id = ? AND status IN ('queued','running') RETURNING rid").all(
