@@ -63,16 +63,18 @@ t.test('highlight: styled on a terminal, plain otherwise', async (t) => {
   t.match(styled, /The \u001B\[[0-9;]*m(\u001B\[[0-9;]*m)?limit\u001B/, 'exactly the matched word is styled');
 });
 
-const RESPONSE = {
-  request_id: 'req_1',
+const RESPONSE: Parameters<typeof formatResults>[0] = {
+  execution: { mode: 'semantic', interpretation: 'literal', stages: ['keyword', 'semantic'] },
   results: [
     {
       file_id: 'fil_1',
       path: '/ops/limits.md',
+      content_type: 'text/markdown',
       rank: 1,
       score: 1.12,
+      matched_by: ['keyword', 'semantic'],
       evidence: [{ kind: 'text', text: LONG, location: { char_start: 0, char_end: LONG.length } }],
-      explain: { fusion: 'minmax' as const, bm25: 7.5, bm25_scaled: 1, cosine: 0.61, cosine_scaled: 0.6, semantic_weight: 0.2, keyword_part: 1, semantic_part: 0.12, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 1.12 },
+      explain: { fusion: 'minmax', bm25: 7.5, bm25_scaled: 1, cosine: 0.61, cosine_scaled: 0.6, semantic_weight: 0.2, keyword_part: 1, semantic_part: 0.12, collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0, score: 1.12 },
     },
   ],
   warnings: [],
@@ -103,7 +105,10 @@ t.test('search output: centred, highlighted only with colour, explain line per r
 });
 
 t.test('answer output: sources centred and highlighted the same way', async (t) => {
-  const response = { answer: 'It resets every minute [SRC:1].', sources: { 'SRC:1': { path: '/ops/limits.md', is_cited: true, evidence: [{ kind: 'text', text: LONG }] } } };
+  const response: Parameters<typeof formatAnswer>[0] = {
+    answer: 'It resets every minute [SRC:1].',
+    sources: { 'SRC:1': { file_id: 'fil_1', path: '/ops/limits.md', score: 1, is_cited: true, evidence: [{ kind: 'text', text: LONG }] } },
+  };
   const piped = formatAnswer(response, 'when does the rate limit reset', false);
   t.notMatch(piped, ANSI);
   t.match(piped, /rate limiter refuses/);

@@ -1,6 +1,7 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { Page } from '../client/index.js';
 import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
 import { errOut } from './io.js';
 import { suggestForNotFound } from './suggest.js';
@@ -71,10 +72,14 @@ export function describeKeyUsed(key: string, source: KeySource): string {
   return `The CLI sent key ${keyHint(key)} from ${describeKeySource(source)}.`;
 }
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+export type { Page };
+
+/**
+ * A request body whose field names and types are the contract's (`z.input` of its schema), except
+ * the fields in `AsTyped`: those go as the user typed them, so the daemon validates them and its
+ * message reaches the user.
+ */
+export type RequestBody<T, AsTyped extends keyof T = never> = Omit<T, AsTyped> & { [K in AsTyped]?: unknown };
 
 // The API's paths are the contract's (one definition for the CLI, the typed client and MCP).
 export { collectionPath, namespacePath } from '../contract/paths.js';

@@ -3,21 +3,20 @@
 // says the mode's processing flag must be on, so on a keyword-only collection that default is a
 // 400; only then, and only when the user chose no mode, the request is repeated as keyword. The
 // common case costs one request; the fallback reads the collection rather than the error's wording.
-import { CliApiError, type ApiClient } from './client.js';
+import type { Collection, SearchInput, SearchResponseBody } from '../client/index.js';
+import { CliApiError, type ApiClient, type RequestBody } from './client.js';
 
-interface Processing {
-  keyword?: boolean;
-  semantic?: boolean;
-}
+/** A search body; `mode` and `result_unit` may be a flag's text, for the daemon to check. */
+export type SearchBody = RequestBody<SearchInput, 'mode' | 'result_unit'>;
 
-export async function searchWithDefaultMode<T>(api: ApiClient, collectionPath: string, body: Record<string, unknown>): Promise<T> {
+export async function searchWithDefaultMode(api: ApiClient, collectionPath: string, body: SearchBody): Promise<SearchResponseBody> {
   try {
-    return await api.request<T>('POST', `${collectionPath}:search`, body);
+    return await api.request<SearchResponseBody>('POST', `${collectionPath}:search`, body);
   } catch (err) {
     if (body.mode !== undefined || !(err instanceof CliApiError) || err.code !== 'invalid_request') throw err;
-    const collection = await api.request<{ processing?: Processing }>('GET', collectionPath).catch(() => null);
+    const collection = await api.request<Pick<Collection, 'processing'>>('GET', collectionPath).catch(() => null);
     const processing = collection?.processing;
     if (!processing || processing.semantic !== false || processing.keyword === false) throw err;
-    return api.request<T>('POST', `${collectionPath}:search`, { ...body, mode: 'keyword' });
+    return api.request<SearchResponseBody>('POST', `${collectionPath}:search`, { ...body, mode: 'keyword' });
   }
 }

@@ -125,7 +125,7 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
       }
     },
     search: (ref, request) =>
-      searchWithDefaultMode<SearchResponse>(api, colPath(ref), { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
+      searchWithDefaultMode(api, colPath(ref), { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
     getFile: (ref, fileId) => api.request<FileItem>('GET', `${colPath(ref)}/files/${encodeURIComponent(fileId)}`),
     startResearch: (ref, question, mode) =>
       // A fresh Idempotency-Key per run the user starts: the TUI never retries a start by itself.

@@ -1,39 +1,17 @@
 // `trove collections create|list|get|update|delete|reindex`: collections of a namespace.
+import type { z } from 'zod';
+import type { Collection, CreateCollectionInput, Job } from '../../client/index.js';
+import type { UpdateCollectionRequest } from '../../contract/schemas.js';
 import { CliError, collectionPath, namespacePath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
-import { connect, fetchList, jobExitCode, jobText, parseIntegerFlag, printList, runCommand, waitForJob, type Job, type JsonOption, type ListOptions } from './resource-common.js';
+import { connect, fetchList, jobExitCode, jobText, parseIntegerFlag, printList, runCommand, waitForJob, type JsonOption, type ListOptions } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
 
-interface Processing {
-  keyword: boolean;
-  semantic: boolean;
-  chunk_tokens?: number;
-  chunk_overlap?: number;
-  ocr: boolean;
-}
-
-interface FileCounts {
-  pending: number;
-  indexing: number;
-  ready: number;
-  failed: number;
-}
-
-export interface Collection {
-  id: string;
-  namespace: string;
-  name: string;
-  display_name: string | null;
-  status: string;
-  processing: Processing;
-  access_control: string;
-  index_generation: string | null;
-  file_counts: FileCounts;
-  created_at: string;
-  updated_at: string;
-}
+type FileCounts = Collection['file_counts'];
+/** The processing fields a create or update sends: only those whose flag was given. */
+type ProcessingInput = NonNullable<CreateCollectionInput['processing']>;
 
 /** The processing flags; commander leaves each undefined unless it was given. */
 export interface ProcessingFlags {
@@ -69,7 +47,7 @@ export interface CollectionReindexOptions extends JsonOption {
 
 const counts = (c: FileCounts) => `${c.ready} ready, ${c.pending + c.indexing} pending, ${c.failed} failed`;
 
-const processingText = (p: Processing) =>
+const processingText = (p: Collection['processing']) =>
   [
     p.keyword ? 'keyword' : null,
     p.semantic ? 'semantic' : null,
@@ -95,8 +73,8 @@ export const collectionText = (c: Collection) =>
   ]);
 
 /** Only the flags that were given: the rest is left to the daemon's defaults (create) or the current profile (update). */
-function processingChanges(opts: ProcessingFlags): Partial<Processing> {
-  const changes: Partial<Processing> = {};
+function processingChanges(opts: ProcessingFlags): ProcessingInput {
+  const changes: ProcessingInput = {};
   if (opts.keyword !== undefined) changes.keyword = opts.keyword;
   if (opts.semantic !== undefined) changes.semantic = opts.semantic;
   if (opts.ocr !== undefined) changes.ocr = opts.ocr;
@@ -105,7 +83,7 @@ function processingChanges(opts: ProcessingFlags): Partial<Processing> {
   return changes;
 }
 
-function accessControl(value: string | undefined): string | undefined {
+function accessControl(value: string | undefined): Collection['access_control'] | undefined {
   if (value === undefined || value === 'off' || value === 'enforced') return value;
   throw new CliError(`--access-control is 'off' or 'enforced', got '${value}'.`, 2);
 }
@@ -113,7 +91,7 @@ function accessControl(value: string | undefined): string | undefined {
 export function runCollectionCreate(ref: string, globalOpts: GlobalOptions, opts: CollectionCreateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const target = parseTarget(ref, opts.namespace);
-    const body: Record<string, unknown> = { name: target.collection, exist_ok: Boolean(opts.existOk) };
+    const body: CreateCollectionInput = { name: target.collection, exist_ok: Boolean(opts.existOk) };
     if (opts.displayName !== undefined) body.display_name = opts.displayName;
     const access = accessControl(opts.accessControl);
     if (access !== undefined) body.access_control = access;
@@ -153,7 +131,7 @@ export function runCollectionGet(ref: string, globalOpts: GlobalOptions, opts: J
 export function runCollectionUpdate(ref: string, globalOpts: GlobalOptions, opts: CollectionUpdateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const target = parseTarget(ref, opts.namespace);
-    const body: Record<string, unknown> = {};
+    const body: z.input<typeof UpdateCollectionRequest> = {};
     // An empty display name clears the label.
     if (opts.displayName !== undefined) body.display_name = opts.displayName === '' ? null : opts.displayName;
     const access = accessControl(opts.accessControl);

@@ -1,5 +1,7 @@
 // `trove events tail`: the public event log (GET /events), as a page or, with --follow, the
 // server-sent-event stream (src/cli/event-stream.ts).
+import type { z } from 'zod';
+import type { EventSchema } from '../../contract/schemas.js';
 import { CliError, type ApiClient, type Page } from '../client.js';
 import { openEventStream } from '../event-stream.js';
 import type { GlobalOptions } from '../connection.js';
@@ -7,12 +9,8 @@ import { write, writeJson } from '../output.js';
 import { errOut } from '../io.js';
 import { connect, parseIntegerFlag, runCommand, type JsonOption } from './resource-common.js';
 
-export interface EventBody {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+/** One record of the event log (the contract's Event). */
+export type EventBody = z.infer<typeof EventSchema>;
 
 // ---------------------------------------------------------------- trove events tail
 

@@ -3,7 +3,10 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { z } from 'zod';
+import type { AddedFile, AddFileInput, Job, TroveFile } from '../../client/index.js';
 import { contentTypeFromPath } from '../../contract/content-types.js';
+import type { FileContentResponse } from '../../contract/schemas.js';
 import { ApiClient, CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
@@ -11,26 +14,8 @@ import { confirmOrRefuse } from '../prompt.js';
 import { sniffContentType } from '../walk.js';
 import { fromCwd } from '../io.js';
 import { EXIT_FILES_FAILED, hashFile, uploadFile } from './ingest.js';
-import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type Job, type JsonOption, type ListOptions } from './resource-common.js';
+import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type JsonOption, type ListOptions } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
-
-export interface FileResource {
-  id: string;
-  path: string;
-  status: string;
-  source: { type: 'inline' | 'uri' | 'upload'; content_type: string; bytes?: number; checksum?: string; uri?: string };
-  metadata: Record<string, unknown>;
-  error?: { code: string; message: string };
-  governing_rule?: { id: string; file?: string | null; folder?: string | null };
-  notes?: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-interface Added {
-  file: FileResource;
-  job: Job;
-}
 
 interface Scoped extends JsonOption {
   namespace?: string;
@@ -61,7 +46,7 @@ export interface FileReindexOptions extends Scoped {
 const FILE_STATUSES = ['pending', 'indexing', 'ready', 'failed'];
 const METADATA_EXAMPLE = '{"team":"docs","year":2024}';
 
-export const fileText = (f: FileResource) => {
+export const fileText = (f: TroveFile) => {
   const pairs: [string, Cell][] = [
     ['id', f.id],
     ['path', f.path],
@@ -97,7 +82,7 @@ export function runFileList(ref: string, globalOpts: GlobalOptions, opts: FileLi
     if (opts.status !== undefined) query.status = opts.status;
     if (opts.prefix !== undefined) query.prefix = opts.prefix;
     const { client, base } = await scoped(ref, globalOpts, opts);
-    const result = await fetchList<FileResource>(client, `${base}/files`, opts, query);
+    const result = await fetchList<TroveFile>(client, `${base}/files`, opts, query);
     printList(
       json,
       result,
@@ -111,7 +96,7 @@ export function runFileList(ref: string, globalOpts: GlobalOptions, opts: FileLi
 export function runFileGet(ref: string, file: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
   return runCommand(opts, async (json) => {
     const { client, base } = await scoped(ref, globalOpts, opts);
-    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     if (json) writeJson(found);
     else write(fileText(found));
   });
@@ -138,7 +123,7 @@ export function runFileAdd(ref: string, localFile: string | undefined, globalOpt
     const target = parseTarget(ref, opts.namespace);
     const base = collectionPath(target.namespace, target.collection);
 
-    let prepared: { path: string; body?: Record<string, unknown>; local?: { absPath: string; size: number } };
+    let prepared: { path: string; body?: AddFileInput['source']; local?: { absPath: string; size: number } };
     if (opts.text !== undefined) {
       if (opts.path === undefined) throw new CliError('--text needs --path /<name> for the file in the collection.', 2);
       prepared = { path: collectionPathFor(opts.path, undefined, '--text'), body: { type: 'inline', text: opts.text, ...(opts.contentType ? { content_type: opts.contentType } : {}) } };
@@ -158,21 +143,21 @@ export function runFileAdd(ref: string, localFile: string | undefined, globalOpt
     }
 
     const { client } = await connect(globalOpts);
-    let added: Added;
+    let added: AddedFile;
     if (prepared.local) {
       const { absPath } = prepared.local;
       const { sha256, size } = await hashFile(absPath);
       const contentType = opts.contentType ?? contentTypeFromPath(absPath) ?? (await sniffContentType(absPath));
-      added = (await uploadFile(client, base, { absPath, path: prepared.path, size, sha256, contentType }, metadata)) as Added;
+      added = await uploadFile(client, base, { absPath, path: prepared.path, size, sha256, contentType }, metadata);
     } else {
-      added = await client.request<Added>('POST', `${base}/files`, { path: prepared.path, source: prepared.body, ...(metadata === undefined ? {} : { metadata }) });
+      added = await client.request<AddedFile>('POST', `${base}/files`, { path: prepared.path, source: prepared.body, ...(metadata === undefined ? {} : { metadata }) });
     }
     return finish(client, base, added, Boolean(opts.wait), json);
   });
 }
 
 /** Prints the added file and its job; with --wait, once the file is ready or failed. */
-async function finish(client: ApiClient, base: string, added: Added, wait: boolean, json: boolean): Promise<number> {
+async function finish(client: ApiClient, base: string, added: AddedFile, wait: boolean, json: boolean): Promise<number> {
   if (!wait) {
     if (json) writeJson(added);
     else write(`${fileText(added.file)}\n${jobText(added.job)}`);
@@ -185,10 +170,10 @@ async function finish(client: ApiClient, base: string, added: Added, wait: boole
   return file.status === 'ready' ? 0 : EXIT_FILES_FAILED;
 }
 
-async function waitForFile(client: ApiClient, base: string, id: string): Promise<FileResource> {
+async function waitForFile(client: ApiClient, base: string, id: string): Promise<TroveFile> {
   let delay = 100;
   for (;;) {
-    const file = await client.request<FileResource>('GET', `${base}/files/${seg(id)}`);
+    const file = await client.request<TroveFile>('GET', `${base}/files/${seg(id)}`);
     if (file.status === 'ready' || file.status === 'failed') return file;
     await sleep(delay);
     delay = Math.min(delay * 1.5, 1000);
@@ -199,7 +184,7 @@ export function runFileDelete(ref: string, file: string, globalOpts: GlobalOptio
   return runCommand(opts, async (json) => {
     const { client, base } = await scoped(ref, globalOpts, opts);
     // Read first, so that a wrong ID fails before anyone is asked to confirm it.
-    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     await confirmOrRefuse(`Delete file ${found.path} (${found.id})?`, { yes: opts.yes });
     const res = await client.request<{ job: Job }>('DELETE', `${base}/files/${seg(found.id)}`);
     if (json) writeJson(res);
@@ -215,27 +200,27 @@ export function runFileDelete(ref: string, file: string, globalOpts: GlobalOptio
 export function runFileReindex(ref: string, file: string, globalOpts: GlobalOptions, opts: FileReindexOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const { client, base } = await scoped(ref, globalOpts, opts);
-    const found = await client.request<FileResource>('GET', `${base}/files/${fileSegment(file)}`);
+    const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     const { source } = found;
-    let added: Added;
+    let added: AddedFile;
     if (source.type === 'uri') {
       const uriSource = { type: 'uri', uri: source.uri, content_type: source.content_type, ...(source.bytes === undefined ? {} : { bytes: source.bytes }), ...(source.checksum ? { checksum: source.checksum } : {}) };
-      added = await client.request<Added>('POST', `${base}/files`, { path: found.path, source: uriSource, metadata: found.metadata });
+      added = await client.request<AddedFile>('POST', `${base}/files`, { path: found.path, source: uriSource, metadata: found.metadata });
     } else {
       const bytes = await downloadContent(client, base, found);
       if (source.type === 'inline') {
-        added = await client.request<Added>('POST', `${base}/files`, {
+        added = await client.request<AddedFile>('POST', `${base}/files`, {
           path: found.path,
           source: { type: 'inline', text: bytes.toString('utf8'), content_type: source.content_type },
           metadata: found.metadata,
-        });
+        } satisfies AddFileInput);
       } else {
         const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-reindex-'));
         try {
           const absPath = path.join(dir, 'content');
           await writeFile(absPath, bytes);
           const sha256 = createHash('sha256').update(bytes).digest('hex');
-          added = (await uploadFile(client, base, { absPath, path: found.path, size: bytes.length, sha256, contentType: source.content_type }, found.metadata)) as Added;
+          added = await uploadFile(client, base, { absPath, path: found.path, size: bytes.length, sha256, contentType: source.content_type }, found.metadata);
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
@@ -245,8 +230,8 @@ export function runFileReindex(ref: string, file: string, globalOpts: GlobalOpti
   });
 }
 
-async function downloadContent(client: ApiClient, base: string, file: FileResource): Promise<Buffer> {
-  const { url } = await client.request<{ url: string }>('GET', `${base}/files/${seg(file.id)}/content`);
+async function downloadContent(client: ApiClient, base: string, file: TroveFile): Promise<Buffer> {
+  const { url } = await client.request<z.infer<typeof FileContentResponse>>('GET', `${base}/files/${seg(file.id)}/content`);
   const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
   if (!response.ok) throw new CliError(`Reading the bytes of ${file.path} failed: HTTP ${response.status}.`);
   return Buffer.from(await response.arrayBuffer());

@@ -6,6 +6,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import ignore from 'ignore';
+import type { Collection, TroveFile } from '../../client/index.js';
 import { ApiClient, CliApiError, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { decideRemovals, planIngest } from '../ingest-plan.js';
@@ -30,10 +31,7 @@ import {
   mapLimit,
   markStuckUploads,
   waitForIndexing,
-  type CollectionResource,
-  type FileCounts,
   type FileFailure,
-  type FileResource,
   type IngestOptions,
   type Local,
   type ProgressMode,
@@ -190,7 +188,7 @@ interface SyncResult {
   unchanged: number;
   uploaded: { add: number; update: number };
   failures: FileFailure[];
-  counts: FileCounts;
+  counts: Collection['file_counts'];
   failedFiles: FileFailure[];
   skipped: SkippedEntry[];
 }
@@ -403,17 +401,17 @@ class WatchSession {
     // The first sync may be a whole folder: a progress bar helps there, and would only flicker later.
     const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
     const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line), this.options.root);
-    let counts: FileCounts;
+    let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
     if (this.options.wait) {
       counts = await waitForIndexing(client, this.colPath, progress);
-      failedFiles = (await client.listAll<FileResource>(`${this.colPath}/files`, { status: 'failed' })).map((file) => ({
+      failedFiles = (await client.listAll<TroveFile>(`${this.colPath}/files`, { status: 'failed' })).map((file) => ({
         path: file.path,
         code: file.error?.code ?? 'unknown',
         message: file.error?.message ?? '',
       }));
     } else {
-      counts = (await client.request<CollectionResource>('GET', this.colPath)).file_counts;
+      counts = (await client.request<Collection>('GET', this.colPath)).file_counts;
     }
     const failedUploads = new Set(failures.map((failure) => failure.path));
     return {

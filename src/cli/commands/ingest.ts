@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
+import type { AddedFile, AddFileInput, Collection, CreateCollectionInput, CreateNamespaceInput, TroveFile } from '../../client/index.js';
 import { CLI_EXIT_CODES, ERROR_TABLE } from '../../contract/errors.js';
 import { looksLikeId } from '../../contract/ids.js';
 import { ResourceName } from '../../contract/schemas.js';
@@ -50,31 +51,10 @@ const PER_FILE_ERROR_CODES = new Set(['invalid_request', 'request_too_large', 'l
 export type Local = WalkedFile & LocalFile;
 
 export interface Remote extends RemoteFile {
-  sourceType: string;
+  sourceType: TroveFile['source']['type'];
   /** The folder `trove ingest` recorded this file as coming from (INGEST_ROOT_KEY), if any. */
   ingestRoot?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
-}
-
-export interface FileResource {
-  id: string;
-  path: string;
-  status: string;
-  source: { type: string; checksum?: string };
-  metadata?: Record<string, unknown>;
-  error?: { code: string; message: string };
-}
-
-export interface FileCounts {
-  pending: number;
-  indexing: number;
-  ready: number;
-  failed: number;
-}
-
-export interface CollectionResource {
-  status: string;
-  file_counts: FileCounts;
 }
 
 export interface FileFailure {
@@ -161,18 +141,18 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
 
     const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note, root);
-    let counts: FileCounts;
+    let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
     const wait = opts.wait !== false;
     if (wait) {
       counts = await waitForIndexing(client, colPath, progressMode(json));
-      failedFiles = (await client.listAll<FileResource>(`${colPath}/files`, { status: 'failed' })).map((file) => ({
+      failedFiles = (await client.listAll<TroveFile>(`${colPath}/files`, { status: 'failed' })).map((file) => ({
         path: file.path,
         code: file.error?.code ?? 'unknown',
         message: file.error?.message ?? '',
       }));
     } else {
-      counts = (await client.request<CollectionResource>('GET', colPath)).file_counts;
+      counts = (await client.request<Collection>('GET', colPath)).file_counts;
     }
 
     const summary = {
@@ -237,10 +217,10 @@ export async function hashFile(absPath: string): Promise<{ sha256: string; size:
 /** Looked up before created, so that keys allowed to write but not to create (scoped keys) still work. */
 export async function ensureCollection(client: ApiClient, namespace: string, collection: string): Promise<void> {
   if (!(await exists(client, namespacePath(namespace)))) {
-    await client.request('POST', '/namespaces', { name: namespace, exist_ok: true });
+    await client.request('POST', '/namespaces', { name: namespace, exist_ok: true } satisfies CreateNamespaceInput);
   }
   if (!(await exists(client, collectionPath(namespace, collection)))) {
-    await client.request('POST', `${namespacePath(namespace)}/collections`, { name: collection, exist_ok: true });
+    await client.request('POST', `${namespacePath(namespace)}/collections`, { name: collection, exist_ok: true } satisfies CreateCollectionInput);
   }
 }
 
@@ -257,7 +237,7 @@ async function exists(client: ApiClient, path: string): Promise<boolean> {
 
 export async function listRemote(client: ApiClient, colPath: string, collectionMayBeMissing: boolean): Promise<Remote[]> {
   try {
-    const files = await client.listAll<FileResource>(`${colPath}/files`, {}, { suggest: !collectionMayBeMissing });
+    const files = await client.listAll<TroveFile>(`${colPath}/files`, {}, { suggest: !collectionMayBeMissing });
     return files.map((file) => {
       const recorded = file.metadata?.[INGEST_ROOT_KEY];
       return {
@@ -337,15 +317,15 @@ export async function applyPlan(
 }
 
 /** Adds the file as an upload source and PUTs its bytes; returns the file as the upload left it, and the add's job. */
-export async function uploadFile(client: ApiClient, colPath: string, file: Local, metadata?: Record<string, unknown>): Promise<{ file: FileResource; job: unknown }> {
-  const added = await client.request<{ file: { id: string }; job: unknown; upload?: { url: string; headers: Record<string, string> } }>('POST', `${colPath}/files`, {
+export async function uploadFile(client: ApiClient, colPath: string, file: Local, metadata?: Record<string, unknown>): Promise<AddedFile> {
+  const added = await client.request<AddedFile>('POST', `${colPath}/files`, {
     path: file.path,
     source: { type: 'upload', content_type: file.contentType, bytes: file.size, checksum: sha256Checksum(file.sha256) },
     ...(metadata === undefined ? {} : { metadata }),
-  });
+  } satisfies AddFileInput);
   if (!added.upload) throw new CliError(`The daemon accepted ${file.path} without an upload URL.`);
   try {
-    const received = (await client.upload(added.upload.url, added.upload.headers, createReadStream(file.absPath))) as { file: FileResource };
+    const received = (await client.upload(added.upload.url, added.upload.headers, createReadStream(file.absPath))) as Pick<AddedFile, 'file'>;
     return { file: received.file, job: added.job };
   } catch (err) {
     // Without its bytes the file would stay pending forever; the next run adds it again.
@@ -354,12 +334,12 @@ export async function uploadFile(client: ApiClient, colPath: string, file: Local
   }
 }
 
-export async function waitForIndexing(client: ApiClient, colPath: string, mode: ProgressMode): Promise<FileCounts> {
+export async function waitForIndexing(client: ApiClient, colPath: string, mode: ProgressMode): Promise<Collection['file_counts']> {
   const progress = createProgress('indexing', mode);
   let delay = 200;
   try {
     for (;;) {
-      const { file_counts: counts } = await client.request<CollectionResource>('GET', colPath);
+      const { file_counts: counts } = await client.request<Collection>('GET', colPath);
       const total = counts.pending + counts.indexing + counts.ready + counts.failed;
       progress.update(counts.ready + counts.failed, total, counts.failed > 0 ? `(${counts.failed} failed)` : '');
       if (counts.pending + counts.indexing === 0) return counts;

@@ -4,7 +4,9 @@
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { confirm as inquirerConfirm, input as inquirerInput } from '@inquirer/prompts';
-import { ResourceName } from '../../contract/schemas.js';
+import type { z } from 'zod';
+import type { Collection, CreateCollectionInput, CreateNamespaceInput } from '../../client/index.js';
+import { ResourceName, type UpdateCollectionRequest } from '../../contract/schemas.js';
 import { updateCliConfig } from '../cli-config.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, NO_DAEMON_EXIT, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
@@ -212,34 +214,25 @@ async function requireDaemon(url: string): Promise<void> {
   }
 }
 
-interface Processing {
-  semantic: boolean;
-  [field: string]: unknown;
-}
-
-interface Collection {
-  processing: Processing;
-}
-
 /** Creates the namespace and the collection when missing; an existing collection gets the semantic choice. */
 async function ensureResources(client: ApiClient, answers: Answers): Promise<{ namespace: boolean; collection: boolean; semanticChanged: boolean }> {
   const result = { namespace: false, collection: false, semanticChanged: false };
   if ((await find(client, namespacePath(answers.namespace))) === null) {
-    await client.request('POST', '/namespaces', { name: answers.namespace, exist_ok: true });
+    await client.request('POST', '/namespaces', { name: answers.namespace, exist_ok: true } satisfies CreateNamespaceInput);
     result.namespace = true;
   }
   const colPath = collectionPath(answers.namespace, answers.collection);
-  const existing = await find<Collection>(client, colPath);
+  const existing = await find<Pick<Collection, 'processing'>>(client, colPath);
   if (existing === null) {
     await client.request('POST', `${namespacePath(answers.namespace)}/collections`, {
       name: answers.collection,
       exist_ok: true,
       processing: { semantic: answers.semantic },
-    });
+    } satisfies CreateCollectionInput);
     result.collection = true;
   } else if (existing.processing.semantic !== answers.semantic) {
     // PATCH replaces the whole processing profile, so the other settings are sent back as they are.
-    await client.request('PATCH', colPath, { processing: { ...existing.processing, semantic: answers.semantic } });
+    await client.request('PATCH', colPath, { processing: { ...existing.processing, semantic: answers.semantic } } satisfies z.input<typeof UpdateCollectionRequest>);
     result.semanticChanged = true;
   }
   return result;

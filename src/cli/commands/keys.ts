@@ -1,20 +1,12 @@
 // `trove keys create|list|revoke`: API keys from the terminal. Every choice is a flag; on a terminal,
 // `keys create` without scope flags asks for the scope instead.
 import { checkbox as inquirerCheckbox, input as inquirerInput, select as inquirerSelect } from '@inquirer/prompts';
+import type { CreateKeyInput, Key } from '../../client/index.js';
+import type { Action } from '../../contract/schemas.js';
 import { ApiClient, CliError, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
 import { out, promptContext } from '../io.js';
-
-interface Key {
-  id: string;
-  name: string;
-  prefix: string;
-  scope: { kind: string; namespace?: string; collections?: string[]; actions?: string[] };
-  created_at: string;
-  revoked_at?: string;
-  secret?: string;
-}
 
 export interface CreateKeyOptions {
   namespace?: string;
@@ -24,7 +16,8 @@ export interface CreateKeyOptions {
   json?: boolean;
 }
 
-const ACTIONS = ['read', 'write', 'search', 'query'];
+const ACTIONS: readonly Action[] = ['read', 'write', 'search', 'query'];
+const isAction = (name: string): name is Action => (ACTIONS as readonly string[]).includes(name);
 
 /** The scope the flags describe: --cluster, or --namespace [--collection …] with --actions. */
 export function scopeFromFlags(opts: CreateKeyOptions): Key['scope'] {
@@ -33,15 +26,16 @@ export function scopeFromFlags(opts: CreateKeyOptions): Key['scope'] {
     return { kind: 'cluster' };
   }
   if (!opts.namespace) throw new CliError('Say what the key may reach: --namespace <name> [--collection <name>...] --actions read,search, or --cluster.', 2);
-  const actions = (opts.actions ?? '').split(',').map((a) => a.trim()).filter(Boolean);
-  if (actions.length === 0) throw new CliError(`--actions is required: a comma-separated list of ${ACTIONS.join(', ')}.`, 2);
-  const unknown = actions.filter((a) => !ACTIONS.includes(a));
+  const named = (opts.actions ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  if (named.length === 0) throw new CliError(`--actions is required: a comma-separated list of ${ACTIONS.join(', ')}.`, 2);
+  const unknown = named.filter((a) => !isAction(a));
   if (unknown.length > 0) throw new CliError(`Unknown action(s) ${unknown.join(', ')}; use ${ACTIONS.join(', ')}.`, 2);
+  const actions = named.filter(isAction);
   return opts.collection?.length ? { kind: 'collection', namespace: opts.namespace, collections: opts.collection, actions } : { kind: 'namespace', namespace: opts.namespace, actions };
 }
 
-const describe = (k: Key) =>
-  k.scope.kind === 'cluster' ? 'cluster' : `${k.scope.kind} ${k.scope.namespace}${k.scope.collections ? `/${k.scope.collections.join(',')}` : ''} [${k.scope.actions?.join(',')}]`;
+const describe = ({ scope }: Key) =>
+  scope.kind === 'cluster' ? 'cluster' : `${scope.kind} ${scope.namespace}${scope.kind === 'collection' ? `/${scope.collections.join(',')}` : ''} [${scope.actions.join(',')}]`;
 
 /** The prompts `keys create` may show (tests pass scripted ones). */
 export interface ScopePrompts {
@@ -102,7 +96,7 @@ export async function runKeysCreate(
     // No scope flag on a terminal: ask. Without a terminal scopeFromFlags names the flags to pass.
     const ask = noScopeFlags(opts) && !json && (deps.interactive ?? isInteractive());
     const scope = ask ? await askScope(deps.prompts ?? inquirerPrompts).catch(canceled) : scopeFromFlags(opts);
-    const created = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', '/keys', { name, scope });
+    const created = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', '/keys', { name, scope } satisfies CreateKeyInput);
     if (json) out().write(JSON.stringify(created) + '\n');
     else out().write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
     return 0;

@@ -1,18 +1,10 @@
 // `trove ns create|list|get|delete`: namespaces (restore lives in ns-restore.ts, over the operator channel).
+import type { CreateNamespaceInput, Job, Namespace } from '../../client/index.js';
 import { CliError, namespacePath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
-import { connect, fetchList, jobText, printList, runCommand, type Job, type JsonOption, type ListOptions } from './resource-common.js';
-
-interface Namespace {
-  id: string;
-  name: string;
-  display_name: string | null;
-  usage: { collections: number; files: number; source_bytes: string; index_bytes: string };
-  created_at: string;
-  updated_at: string;
-}
+import { connect, fetchList, jobText, printList, runCommand, type JsonOption, type ListOptions } from './resource-common.js';
 
 export interface NamespaceCreateOptions extends JsonOption {
   displayName?: string;
@@ -40,7 +32,7 @@ const namespaceText = (ns: Namespace) =>
 export function runNamespaceCreate(name: string, globalOpts: GlobalOptions, opts: NamespaceCreateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     const { client } = await connect(globalOpts);
-    const body: Record<string, unknown> = { name, exist_ok: Boolean(opts.existOk) };
+    const body: CreateNamespaceInput = { name, exist_ok: Boolean(opts.existOk) };
     if (opts.displayName !== undefined) body.display_name = opts.displayName;
     const ns = await client.request<Namespace>('POST', '/namespaces', body);
     if (json) writeJson(ns);

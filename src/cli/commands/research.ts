@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { AnswerInput, ResearchRun } from '../../client/index.js';
 import { ERROR_TABLE, isErrorCode } from '../../contract/errors.js';
-import { ApiClient, CliApiError, CliError, collectionPath } from '../client.js';
+import { ApiClient, CliApiError, CliError, collectionPath, type RequestBody } from '../client.js';
 import type { Connection, GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson, type Cell } from '../output.js';
 import { openEventStream } from '../event-stream.js';
@@ -12,43 +13,11 @@ import { connect, parseJsonFlag, runCommand, seg, sleep, type JsonOption } from 
 import { parseTarget } from '../defaults.js';
 import { formatLocation, oneLine, parseFilter } from './search.js';
 
-interface Evidence {
-  kind: string;
-  text: string;
-  location?: Record<string, unknown> | null;
-}
+type Source = NonNullable<ResearchRun['sources']>[string];
 
-interface Source {
-  file_id: string;
-  path: string;
-  score: number;
-  is_cited: boolean;
-  evidence: Evidence[];
-}
-
-interface Progress {
-  stage: string;
-  label: string;
-  step: number;
-  total_steps: number;
-}
-
-export interface ResearchRun {
-  id: string;
-  namespace: string;
-  collection: string;
-  status: string;
-  mode: string;
-  progress: Progress | null;
-  answer: string | null;
-  sources: Record<string, Source> | null;
-  image_description: string | null;
-  usage: { credits: number } | null;
-  error: { code: string; message: string; retryable: boolean } | null;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
+/** The answer body's fields, with those a flag fills passed on as typed (the daemon checks them). */
+type ResearchBody = RequestBody<AnswerInput, 'mode' | 'history'>;
+type QueryImage = NonNullable<AnswerInput['query_image']>;
 
 interface Scoped extends JsonOption {
   namespace?: string;
@@ -68,12 +37,12 @@ export interface ResearchStartOptions extends Scoped {
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
-const IMAGE_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
+const IMAGE_TYPES: Record<string, QueryImage['media_type']> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
 const HISTORY_EXAMPLE = '[{"role":"user","content":"…"},{"role":"assistant","content":"…"}]';
 
 const runPath = (base: string, id: string) => `${base}/research/${seg(id)}`;
 
-const progressText = (p: Progress | null) => (p ? `${p.step}/${p.total_steps} ${p.stage}: ${p.label}` : undefined);
+const progressText = (p: ResearchRun['progress']) => (p ? `${p.step}/${p.total_steps} ${p.stage}: ${p.label}` : undefined);
 
 export function runText(run: ResearchRun): string {
   const pairs: [string, Cell][] = [
@@ -101,7 +70,7 @@ function sourcesText(sources: Record<string, Source>): string {
   for (const [marker, source] of entries) {
     lines.push(`  [${marker}] ${source.path}  (${source.file_id}${source.is_cited ? ', cited' : ''})`);
     const first = source.evidence[0];
-    if (first) lines.push(`      ${formatLocation(first as Parameters<typeof formatLocation>[0])}  ${oneLine(first.text)}`);
+    if (first) lines.push(`      ${formatLocation(first)}  ${oneLine(first.text)}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -112,7 +81,7 @@ async function scoped(ref: string, globalOpts: GlobalOptions, opts: Scoped): Pro
   return { client, conn, base: collectionPath(target.namespace, target.collection) };
 }
 
-async function queryImage(file: string): Promise<{ data: string; media_type: string }> {
+async function queryImage(file: string): Promise<QueryImage> {
   const mediaType = IMAGE_TYPES[path.extname(file).toLowerCase()];
   if (!mediaType) throw new CliError(`--image takes a .png, .jpg, .jpeg or .webp file, got '${file}'.`, 2);
   const bytes = await readFile(fromCwd(file)).catch((err: NodeJS.ErrnoException) => {
@@ -123,7 +92,7 @@ async function queryImage(file: string): Promise<{ data: string; media_type: str
 
 export function runResearchStart(ref: string, query: string, globalOpts: GlobalOptions, opts: ResearchStartOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const body: Record<string, unknown> = { query };
+    const body: ResearchBody = { query };
     if (opts.mode !== undefined) body.mode = opts.mode;
     if (opts.filter !== undefined) body.filter = parseFilter(opts.filter);
     if (opts.principal !== undefined) body.principals = opts.principal;

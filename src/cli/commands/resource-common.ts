@@ -1,5 +1,6 @@
 // What the resource commands (ns, collections, files, research, webhooks, events, rules batch)
 // share: connecting, paging lists, parsing JSON and number flags, waiting for jobs.
+import type { Job } from '../../client/index.js';
 import { ApiClient, CliError, reportError, type Page } from '../client.js';
 import { resolveConnection, type Connection, type GlobalOptions } from '../connection.js';
 import { keyValues, moreHint, table, write, writeJson, type Cell } from '../output.js';
@@ -104,18 +105,6 @@ export function printList<T>(
 }
 
 // ---------------------------------------------------------------- jobs
-
-export interface Job {
-  id: string;
-  type: string;
-  status: string;
-  namespace?: string;
-  collection?: string;
-  file_id?: string;
-  error: { code: string; message: string } | null;
-  created_at: string;
-  updated_at: string;
-}
 
 const TERMINAL_JOB = new Set(['succeeded', 'failed', 'canceled']);
 

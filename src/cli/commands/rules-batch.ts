@@ -2,20 +2,14 @@
 // `…/access-rules:batch`, all in one transaction (all or none).
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import type { Job } from '../../client/index.js';
+import type { AccessRule } from '../../contract/schemas.js';
 import { CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { table, write, writeJson } from '../output.js';
 import { cliStdin, fromCwd } from '../io.js';
-import { connect, jobText, runCommand, type Job, type JsonOption } from './resource-common.js';
+import { connect, jobText, runCommand, type JsonOption } from './resource-common.js';
 import { parseTarget } from '../defaults.js';
-
-interface Rule {
-  id: string;
-  folder: string | null;
-  file: string | null;
-  readers: string[];
-  sealed: boolean;
-}
 
 export interface RulesBatchOptions extends JsonOption {
   namespace?: string;
@@ -61,7 +55,7 @@ export function runRulesBatch(collection: string, file: string, globalOpts: Glob
     const target = parseTarget(collection, opts.namespace);
     const body = parseOperations(await readSource(file), file === '-' ? 'stdin' : file);
     const { client } = await connect(globalOpts);
-    const res = await client.request<{ rules: Rule[]; job: Job | null }>('POST', `${collectionPath(target.namespace, target.collection)}/access-rules:batch`, body);
+    const res = await client.request<{ rules: AccessRule[]; job: Job | null }>('POST', `${collectionPath(target.namespace, target.collection)}/access-rules:batch`, body);
     if (json) {
       writeJson(res);
       return;

@@ -1,25 +1,20 @@
 // `trove rules set|list|rm|explain`: access rules of a collection from the terminal.
+import type { z } from 'zod';
+import type { Job } from '../../client/index.js';
 import { governingRule } from '../../contract/governing-rule.js';
+import type { AccessRule, CreateAccessRuleRequest } from '../../contract/schemas.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { parseTarget } from '../defaults.js';
 import { out } from '../io.js';
-
-interface Rule {
-  id: string;
-  folder: string | null;
-  file: string | null;
-  readers: string[];
-  sealed: boolean;
-}
 
 interface Common {
   namespace?: string;
   json?: boolean;
 }
 
-const targetOf = (r: Rule) => (r.folder !== null ? `folder ${r.folder}` : `file ${r.file}`);
-const line = (r: Rule) => `${r.id}  ${targetOf(r)}${r.sealed ? ' (sealed)' : ''}  readers: ${r.readers.length ? r.readers.join(', ') : '(nobody)'}`;
+const targetOf = (r: AccessRule) => (r.folder !== null ? `folder ${r.folder}` : `file ${r.file}`);
+const line = (r: AccessRule) => `${r.id}  ${targetOf(r)}${r.sealed ? ' (sealed)' : ''}  readers: ${r.readers.length ? r.readers.join(', ') : '(nobody)'}`;
 
 async function connect(collection: string, globalOpts: GlobalOptions, opts: Common) {
   const target = parseTarget(collection, opts.namespace);
@@ -36,7 +31,11 @@ export async function runRulesSet(collection: string, path: string, globalOpts: 
   const json = Boolean(opts.json);
   try {
     const { client, base } = await connect(collection, globalOpts, opts);
-    const res = await client.request<Rule | { rule: Rule; job: { id: string } }>('POST', `${base}/access-rules`, { ...targetBody(path), readers: opts.reader ?? [], sealed: Boolean(opts.sealed) });
+    const res = await client.request<AccessRule | { rule: AccessRule; job: Job }>('POST', `${base}/access-rules`, {
+      ...targetBody(path),
+      readers: opts.reader ?? [],
+      sealed: Boolean(opts.sealed),
+    } satisfies z.input<typeof CreateAccessRuleRequest>);
     const rule = 'rule' in res ? res.rule : res;
     if (json) out().write(JSON.stringify(res) + '\n');
     else out().write(`${line(rule)}${'job' in res ? `\nfiles move under it: job ${res.job.id} (they stay hidden until it finishes)` : ''}\n`);
@@ -50,7 +49,7 @@ export async function runRulesList(collection: string, globalOpts: GlobalOptions
   const json = Boolean(opts.json);
   try {
     const { client, base } = await connect(collection, globalOpts, opts);
-    const rules = await client.listAll<Rule>(`${base}/access-rules`);
+    const rules = await client.listAll<AccessRule>(`${base}/access-rules`);
     out().write(json ? JSON.stringify(rules) + '\n' : rules.length ? rules.map(line).join('\n') + '\n' : 'No access rules.\n');
     return 0;
   } catch (err) {
@@ -62,7 +61,7 @@ export async function runRulesRemove(collection: string, id: string, globalOpts:
   const json = Boolean(opts.json);
   try {
     const { client, base } = await connect(collection, globalOpts, opts);
-    const res = await client.request<{ job: { id: string } } | null>('DELETE', `${base}/access-rules/${encodeURIComponent(id)}`);
+    const res = await client.request<{ job: Job } | null>('DELETE', `${base}/access-rules/${encodeURIComponent(id)}`);
     if (json) out().write(JSON.stringify(res ?? { deleted: id }) + '\n');
     else out().write(res ? `deleted ${id}; files move: job ${res.job.id}\n` : `deleted ${id}\n`);
     return 0;
@@ -77,7 +76,7 @@ export async function runRulesExplain(collection: string, path: string, globalOp
   try {
     if (!path.startsWith('/') || path.endsWith('/')) throw new CliError(`'${path}' is not a file path (it starts with / and does not end with /).`, 2);
     const { client, base } = await connect(collection, globalOpts, opts);
-    const rules = await client.listAll<Rule>(`${base}/access-rules`);
+    const rules = await client.listAll<AccessRule>(`${base}/access-rules`);
     const rule = governingRule(rules, path);
     if (json) out().write(JSON.stringify({ path, governing_rule: rule, readers: rule?.readers ?? [] }) + '\n');
     else if (!rule) out().write(`${path}: no rule governs it, so nobody can retrieve it (in an enforced collection).\n`);

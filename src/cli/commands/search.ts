@@ -1,12 +1,11 @@
 // `trove search [collection] <query>`: one POST :search, printed for a human or as the raw response.
-import type { z } from 'zod';
-import type { SearchExplanation } from '../../contract/schemas.js';
+import type { SearchResponseBody, SearchResult } from '../../client/index.js';
 import { readCliConfig } from '../cli-config.js';
 import { ApiClient, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { paint, stdoutColour } from '../colour.js';
 import { resolveTarget, splitQueryArgs } from '../defaults.js';
-import { searchWithDefaultMode } from '../search-request.js';
+import { searchWithDefaultMode, type SearchBody } from '../search-request.js';
 import { SNIPPET_CHARS, snippetLine } from '../snippet.js';
 import { formatScore as shortNumber } from '../../tui/format.js';
 import { out } from '../io.js';
@@ -25,37 +24,10 @@ export interface SearchOptions {
   explain?: boolean;
 }
 
-type EvidenceLocation =
-  | { start_ms: number; end_ms: number }
-  | { page: number; bbox?: number[] | null }
-  | { json_path: string }
-  | { char_start: number; char_end: number };
-
-interface Evidence {
-  kind: string;
-  text: string;
-  location?: EvidenceLocation | null;
-}
+type Evidence = SearchResult['evidence'][number];
 
 /** The `explain` object a result carries when the request asked for it (docs/ranking.md). */
-export type Explanation = z.infer<typeof SearchExplanation>;
-
-interface SearchResult {
-  file_id: string;
-  path: string;
-  rank: number;
-  score: number;
-  evidence: Evidence[];
-  explain?: Explanation;
-}
-
-interface SearchResponse {
-  request_id: string;
-  execution?: { mode?: string };
-  results: SearchResult[];
-  warnings: { code: string; message: string }[];
-  next_cursor: string | null;
-}
+export type Explanation = NonNullable<SearchResult['explain']>;
 
 export const SEARCH_USAGE = 'trove search "<query>" (after `trove init`), or trove search <collection> "<query>"';
 
@@ -64,7 +36,7 @@ export async function runSearch(first: string | undefined, second: string | unde
   try {
     const args = splitQueryArgs(first, second, 'query', SEARCH_USAGE);
     const target = resolveTarget({ collection: args.collection, namespaceFlag: opts.namespace, collectionFlag: opts.collection }, await readCliConfig(), SEARCH_USAGE);
-    const body: Record<string, unknown> = {
+    const body: SearchBody = {
       query: args.query,
       limit: parseLimit(opts.limit),
       result_unit: opts.unit ?? 'file',
@@ -77,7 +49,7 @@ export async function runSearch(first: string | undefined, second: string | unde
     if (opts.explain) body.explain = true;
 
     const client = ApiClient.of(await resolveConnection(globalOpts));
-    const response = await searchWithDefaultMode<SearchResponse>(client, collectionPath(target.namespace, target.collection), body);
+    const response = await searchWithDefaultMode(client, collectionPath(target.namespace, target.collection), body);
     if (json) out().write(JSON.stringify(response) + '\n');
     else out().write(formatResults(response, { query: args.query, colour: stdoutColour() }));
     return 0;
@@ -111,7 +83,7 @@ export interface FormatOptions {
   colour?: boolean;
 }
 
-export function formatResults(response: SearchResponse, { query = '', colour = false }: FormatOptions = {}): string {
+export function formatResults(response: Pick<SearchResponseBody, 'execution' | 'results' | 'next_cursor' | 'warnings'>, { query = '', colour = false }: FormatOptions = {}): string {
   const lines: string[] = [];
   const mode = response.execution?.mode;
   if (response.results.length === 0) lines.push(mode ? `No results (${mode} search).` : 'No results.');

@@ -1,35 +1,11 @@
 // `trove status`: is the daemon up, and what namespaces and collections does it hold.
+import type { Collection, Health, Info, Namespace } from '../../client/index.js';
 import { ApiClient, CliError, namespacePath, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 import { errOut, out } from '../io.js';
 
 export interface StatusOptions {
   json?: boolean;
-}
-
-interface FileCounts {
-  pending: number;
-  indexing: number;
-  ready: number;
-  failed: number;
-}
-
-interface CollectionItem {
-  id: string;
-  name: string;
-  status: string;
-  file_counts: FileCounts;
-}
-
-interface NamespaceItem {
-  id: string;
-  name: string;
-  usage: { collections: number; files: number; source_bytes: string };
-}
-
-interface InfoDocument {
-  api_version: string;
-  search_modes: string[];
 }
 
 export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions): Promise<number> {
@@ -41,9 +17,9 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
     return reportError(err, json);
   }
 
-  let health: { status: string };
+  let health: Health;
   try {
-    health = await new ApiClient(url).request<{ status: string }>('GET', '/health', undefined, { auth: false });
+    health = await new ApiClient(url).request<Health>('GET', '/health', undefined, { auth: false });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (json) out().write(JSON.stringify({ url, up: false, error: message }) + '\n');
@@ -54,10 +30,10 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
   try {
     const { key, source } = await resolveKeyWithSource(globalOpts);
     const client = new ApiClient(url, key, source);
-    const info = await client.request<InfoDocument>('GET', '/info');
-    const namespaces = await client.listAll<NamespaceItem>('/namespaces');
+    const info = await client.request<Info>('GET', '/info');
+    const namespaces = await client.listAll<Namespace>('/namespaces');
     const detailed = await Promise.all(
-      namespaces.map(async (ns) => ({ ns, collections: await client.listAll<CollectionItem>(`${namespacePath(ns.id)}/collections`) })),
+      namespaces.map(async (ns) => ({ ns, collections: await client.listAll<Collection>(`${namespacePath(ns.id)}/collections`) })),
     );
 
     if (json) {

@@ -3,7 +3,16 @@
 // command that takes a webhook takes its ID or its name (resolveWebhook).
 import type { z } from 'zod';
 import { hasPrefix, looksLikeId } from '../../contract/ids.js';
-import type { WebhookSchema } from '../../contract/schemas.js';
+import type {
+  CreateWebhookRequest,
+  ReplayWebhookRequest,
+  RotateWebhookSecretRequest,
+  UpdateWebhookRequest,
+  WebhookDeliveryDetail,
+  WebhookDeliverySchema,
+  WebhookSchema,
+  WebhookWithSecret,
+} from '../../contract/schemas.js';
 import { CliApiError, CliError, type ApiClient } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, table, write, writeJson, type Cell } from '../output.js';
@@ -14,20 +23,9 @@ import { connect, fetchList, parseIntegerFlag, printList, runCommand, seg, type 
 /** A webhook as the workspace API shows it (the contract's schema). */
 export type Webhook = z.infer<typeof WebhookSchema>;
 
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface DeliveryDetail extends Delivery {
-  body: unknown;
-  attemptLog: { at: string; responseStatus: number | null; error: string | null; durationMs: number }[];
-}
+type Delivery = z.infer<typeof WebhookDeliverySchema>;
+type DeliveryDetail = z.infer<typeof WebhookDeliveryDetail>;
+type WithSecret = z.infer<typeof WebhookWithSecret>;
 
 interface Scoped extends JsonOption {
   namespace?: string;
@@ -133,11 +131,11 @@ async function webhookId(api: ApiClient, namespace: string | undefined, ref: str
 export function runWebhookCreate(name: string, url: string, globalOpts: GlobalOptions, opts: WebhookCreateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     if (opts.owner !== undefined && opts.owner !== 'me' && opts.owner !== 'workspace') throw new CliError(`--owner is 'me' or 'workspace', got '${opts.owner}'.`, 2);
-    const body: Record<string, unknown> = { name, url };
+    const body: z.input<typeof CreateWebhookRequest> = { name, url };
     if (opts.eventType !== undefined) body.eventTypes = opts.eventType;
     if (opts.bucket !== undefined) body.bucketIds = opts.bucket;
     if (opts.owner !== undefined) body.owner = opts.owner;
-    const created = await (await client(globalOpts)).request<{ webhook: Webhook; secret: string }>('POST', base(opts.namespace), body);
+    const created = await (await client(globalOpts)).request<WithSecret>('POST', base(opts.namespace), body);
     if (json) writeJson(created);
     else write(`${webhookText(created.webhook)}secret (shown once, store it now): ${created.secret}\n`);
   });
@@ -167,7 +165,7 @@ export function runWebhookGet(ref: string, globalOpts: GlobalOptions, opts: Scop
 
 export function runWebhookUpdate(ref: string, globalOpts: GlobalOptions, opts: WebhookUpdateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const body: Record<string, unknown> = {};
+    const body: z.input<typeof UpdateWebhookRequest> = {};
     if (opts.name !== undefined) body.name = opts.name;
     if (opts.endpoint !== undefined) body.url = opts.endpoint;
     if (opts.eventType !== undefined && opts.allEvents) throw new CliError('Give --event-type or --all-events, not both.', 2);
@@ -242,7 +240,7 @@ export function runWebhookDeliveries(ref: string, deliveryId: string | undefined
 
 export function runWebhookReplay(ref: string, globalOpts: GlobalOptions, opts: WebhookReplayOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const body: Record<string, unknown> = {};
+    const body: z.input<typeof ReplayWebhookRequest> = {};
     if (opts.event !== undefined) {
       if (opts.since !== undefined || opts.until !== undefined || opts.onlyFailed) throw new CliError('--event replays those events; it takes no --since, --until or --only-failed.', 2);
       body.eventIds = opts.event;
@@ -269,10 +267,10 @@ function checkDate(value: string, flag: string): string {
 
 export function runWebhookRotate(ref: string, globalOpts: GlobalOptions, opts: WebhookRotateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const body: Record<string, unknown> = {};
+    const body: z.input<typeof RotateWebhookSecretRequest> = {};
     if (opts.overlap !== undefined) body.previousSecretExpiresInSeconds = parseIntegerFlag(opts.overlap, '--overlap', 0, MAX_OVERLAP_S);
     const api = await client(globalOpts);
-    const rotated = await api.request<{ webhook: Webhook; secret: string }>('POST', `${one(opts.namespace, await webhookId(api, opts.namespace, ref))}/rotate-secret`, body);
+    const rotated = await api.request<WithSecret>('POST', `${one(opts.namespace, await webhookId(api, opts.namespace, ref))}/rotate-secret`, body);
     if (json) writeJson(rotated);
     else write(`${webhookText(rotated.webhook)}new secret (shown once, store it now): ${rotated.secret}\n`);
   });
