@@ -21,7 +21,7 @@ import { eventFromMessage } from '../src/tui/sse.js';
 import type { CollectionItem, ResearchRun, SourceEntry, TroveEvent } from '../src/tui/types.js';
 
 const counts = (ready: number, indexing = 0, pending = 0, failed = 0) => ({ ready, indexing, pending, failed });
-const col = (namespace: string, name: string, status = 'ready', fileCounts = counts(1)): CollectionItem => ({ id: `col_${name}`, namespace, name, status, file_counts: fileCounts });
+const col = (namespace: string, name: string, status: CollectionItem['status'] = 'ready', fileCounts = counts(1)): CollectionItem => ({ id: `col_${name}`, namespace, name, status, file_counts: fileCounts });
 let seq = 0;
 const event = (type: string, data: Record<string, unknown>): TroveEvent => ({ id: `evt_${++seq}`, type, timestamp: '2026-01-01T00:00:00.000Z', data });
 

@@ -22,7 +22,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const counts = (ready: number, indexing = 0, pending = 0, failed = 0) => ({ ready, indexing, pending, failed });
 
-function collection(namespace: string, name: string, status: string, fileCounts = counts(0)): CollectionItem {
+function collection(namespace: string, name: string, status: CollectionItem['status'], fileCounts = counts(0)): CollectionItem {
   return { id: `col_${namespace}_${name}`, namespace, name, status, file_counts: fileCounts };
 }
 
@@ -48,7 +48,6 @@ const CATS: SearchResponse = {
     {
       file_id: 'fil_cats',
       path: '/animals/cats.md',
-      content_type: 'text/markdown',
       rank: 1,
       score: 2.5,
       evidence: [
@@ -56,7 +55,7 @@ const CATS: SearchResponse = {
         { kind: 'text', text: 'A second passage about cats.', location: { char_start: 60, char_end: 88 } },
       ],
     },
-    { file_id: 'fil_dogs', path: '/animals/dogs.md', content_type: 'text/markdown', rank: 2, score: 0.75, evidence: [{ kind: 'text', text: 'Dogs bark at cats.', location: { char_start: 0, char_end: 18 } }] },
+    { file_id: 'fil_dogs', path: '/animals/dogs.md', rank: 2, score: 0.75, evidence: [{ kind: 'text', text: 'Dogs bark at cats.', location: { char_start: 0, char_end: 18 } }] },
   ],
   warnings: [],
   timing_ms: { total: 3 },
@@ -176,7 +175,7 @@ class FakeBackend implements TuiBackend {
   streamBack(): void {
     this.onChannel?.({ channel: 'operator', connected: true });
   }
-  setCounts(namespace: string, name: string, status: string, fileCounts: ReturnType<typeof counts>): void {
+  setCounts(namespace: string, name: string, status: CollectionItem['status'], fileCounts: ReturnType<typeof counts>): void {
     this.collections[namespace] = (this.collections[namespace] ?? []).filter((c) => c.name !== name).concat(collection(namespace, name, status, fileCounts));
   }
 }

@@ -2,6 +2,7 @@
 // The real one talks HTTP through the CLI's ApiClient and takes live events from the operator
 // socket, or from the public SSE stream when the socket is out of reach.
 import { randomUUID } from 'node:crypto';
+import type { AnswerInput, Collection, Job, Namespace, ResearchRun as Run, TroveFile } from '../client/index.js';
 import { ApiClient, CliApiError, collectionPath, namespacePath } from '../cli/client.js';
 import type { Connection } from '../cli/connection.js';
 import { searchWithDefaultMode } from '../cli/search-request.js';
@@ -102,12 +103,13 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
 
   return {
     url: api.baseUrl,
-    listNamespaces: () => api.listAll<NamespaceItem>('/namespaces'),
-    listCollections: (namespace) => api.listAll<CollectionItem>(`${namespacePath(namespace)}/collections`),
+    // The contract's whole resources, each assigned to the part the TUI keeps: the compiler checks they fit.
+    listNamespaces: () => api.listAll<Namespace>('/namespaces'),
+    listCollections: (namespace) => api.listAll<Collection>(`${namespacePath(namespace)}/collections`),
     async listActiveJobs(namespace) {
       const path = `${namespacePath(namespace)}/jobs`;
       try {
-        const [running, queued] = await Promise.all([api.listAll<JobItem>(path, { status: 'running' }), api.listAll<JobItem>(path, { status: 'queued' })]);
+        const [running, queued] = await Promise.all([api.listAll<Job>(path, { status: 'running' }), api.listAll<Job>(path, { status: 'queued' })]);
         return [...running, ...queued];
       } catch (err) {
         // A key that may list collections but not jobs still gets its collections; the jobs
@@ -118,7 +120,7 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
     },
     async getCollection(ref) {
       try {
-        return await api.request<CollectionItem>('GET', colPath(ref));
+        return await api.request<Collection>('GET', colPath(ref));
       } catch (err) {
         if (err instanceof CliApiError && err.status === 404) return null;
         throw err;
@@ -126,11 +128,11 @@ export function createBackend(conn: Connection, dataDir: string, options: Backen
     },
     search: (ref, request) =>
       searchWithDefaultMode(api, colPath(ref), { query: request.query, ...(request.mode ? { mode: request.mode } : {}), result_unit: request.unit, limit: request.limit }),
-    getFile: (ref, fileId) => api.request<FileItem>('GET', `${colPath(ref)}/files/${encodeURIComponent(fileId)}`),
+    getFile: (ref, fileId) => api.request<TroveFile>('GET', `${colPath(ref)}/files/${encodeURIComponent(fileId)}`),
     startResearch: (ref, question, mode) =>
       // A fresh Idempotency-Key per run the user starts: the TUI never retries a start by itself.
-      api.request<ResearchRun>('POST', `${colPath(ref)}/research`, { query: question, mode }, { headers: { 'idempotency-key': randomUUID() } }),
-    getResearch: (ref, runId) => api.request<ResearchRun>('GET', `${colPath(ref)}/research/${encodeURIComponent(runId)}`),
+      api.request<Run>('POST', `${colPath(ref)}/research`, { query: question, mode } satisfies AnswerInput, { headers: { 'idempotency-key': randomUUID() } }),
+    getResearch: (ref, runId) => api.request<Run>('GET', `${colPath(ref)}/research/${encodeURIComponent(runId)}`),
     subscribe(onEvent, onError, onChannel) {
       return followEvents(chooseSource, { onEvent, onError, onChannel: onChannel ?? (() => {}) }, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
     },

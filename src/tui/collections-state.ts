@@ -3,11 +3,7 @@
 // the exception: a job.updated event carries the whole job, so the active-jobs list follows it exactly.
 import { refKey, type CollectionItem, type CollectionRef, type JobItem, type NamespaceItem, type TroveEvent } from './types.js';
 
-export interface ActiveJob {
-  id: string;
-  type: string;
-  status: 'queued' | 'running';
-}
+export type ActiveJob = Pick<JobItem, 'id' | 'type'> & { status: Extract<JobItem['status'], 'queued' | 'running'> };
 
 export type CollectionEntry = CollectionItem;
 

@@ -1,35 +1,17 @@
-// The shapes the TUI reads from the daemon: the parts of the API resources (src/contract/schemas.ts)
-// that the views show. Kept structural so tests can build them by hand.
+// The shapes the TUI reads from the daemon: the parts of the API resources that the views show,
+// picked from the contract's types (src/contract/schemas.ts, as src/client names them) so that
+// every field keeps the contract's name and type. Parts, not wholes, so tests can build them by
+// hand; the backend (backend.ts) returns the whole resources, which the compiler checks fit.
+import type { z } from 'zod';
+import type { Collection, Job, Namespace, ResearchRun as Run, SearchInput, SearchResponseBody, SearchResult as Result, TroveFile } from '../client/index.js';
+import type { EventSchema, SourceEntry as SourceEntrySchema } from '../contract/schemas.js';
 
-export interface FileCounts {
-  pending: number;
-  indexing: number;
-  ready: number;
-  failed: number;
-}
+export type NamespaceItem = Pick<Namespace, 'id' | 'name'>;
 
-export interface NamespaceItem {
-  id: string;
-  name: string;
-}
+export type CollectionItem = Pick<Collection, 'id' | 'namespace' | 'name' | 'status' | 'file_counts'>;
 
-export interface CollectionItem {
-  id: string;
-  /** The namespace's name. */
-  namespace: string;
-  name: string;
-  status: string;
-  file_counts: FileCounts;
-}
-
-export interface JobItem {
-  id: string;
-  type: string;
-  status: string;
-  namespace?: string | null;
-  collection?: string | null;
-  file_id?: string | null;
-}
+/** A job as GET .../jobs lists it or a job.updated event carries it: the event has null where GET leaves a field out. */
+export type JobItem = Pick<Job, 'id' | 'type' | 'status'> & { [K in 'namespace' | 'collection' | 'file_id']?: Job[K] | null };
 
 /** A collection named the way the API paths take it: by namespace and collection name. */
 export interface CollectionRef {
@@ -39,40 +21,21 @@ export interface CollectionRef {
 
 export const refKey = (ref: CollectionRef): string => `${ref.namespace}/${ref.collection}`;
 
-export type EvidenceLocation =
-  | { start_ms: number; end_ms: number }
-  | { page: number; bbox?: number[] | null }
-  | { json_path: string }
-  | { char_start: number; char_end: number };
+export type Evidence = Result['evidence'][number];
 
-export interface Evidence {
-  kind: string;
-  text: string;
-  location?: EvidenceLocation | null;
-}
+export type SearchResult = Pick<Result, 'file_id' | 'path' | 'rank' | 'score' | 'evidence'>;
 
-export interface SearchResult {
-  file_id: string;
-  path: string;
-  content_type?: string;
-  rank: number;
-  score: number;
-  evidence: Evidence[];
-}
-
-export interface SearchResponse {
-  request_id?: string;
-  /** The mode the API used: the one asked for, or its default when none was. */
-  execution?: { mode?: string };
+export type SearchResponse = Pick<SearchResponseBody, 'warnings'> & {
   results: SearchResult[];
-  warnings: { code: string; message: string }[];
-  timing_ms?: { total: number };
-  next_cursor?: string | null;
-}
+  /** The mode the API used: the one asked for, or its default when none was. */
+  execution?: Pick<SearchResponseBody['execution'], 'mode'>;
+  timing_ms?: Pick<SearchResponseBody['timing_ms'], 'total'>;
+};
 
-export type SearchMode = 'keyword' | 'semantic';
-export type ResultUnit = 'file' | 'passage';
+export type SearchMode = NonNullable<SearchInput['mode']>;
+export type ResultUnit = NonNullable<SearchInput['result_unit']>;
 
+/** What the search view asks for; the backend turns it into the request body. */
 export interface SearchRequest {
   query: string;
   /** Absent: the API's default (semantic when the collection has it), as in the CLI. */
@@ -81,49 +44,16 @@ export interface SearchRequest {
   limit: number;
 }
 
-export interface FileItem {
-  id: string;
-  path: string;
-  status: string;
-  source: { type: string; content_type: string; bytes?: number | null; uri?: string | null };
-  metadata: Record<string, unknown>;
-  error?: { code: string; message: string } | null;
-  notes?: string[];
-  created_at?: string;
-  updated_at?: string;
-}
+export type FileItem = Pick<TroveFile, 'id' | 'path' | 'status' | 'source' | 'metadata' | 'error' | 'notes'>;
 
-export type ResearchMode = 'standard' | 'ultra' | 'recall';
+export type ResearchMode = Run['mode'];
 
-export interface SourceEntry {
-  file_id: string;
-  path: string;
-  score: number;
-  is_cited: boolean;
-  evidence: Evidence[];
-}
+export type SourceEntry = z.infer<typeof SourceEntrySchema>;
 
-export interface ResearchRun {
-  id: string;
-  namespace: string;
-  collection: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
-  mode: ResearchMode;
-  progress: { stage: string; label: string; step: number; total_steps: number } | null;
-  answer: string | null;
-  sources: Record<string, SourceEntry> | null;
-  error: { code: string; message: string; retryable?: boolean } | null;
-  created_at: string;
-  updated_at: string;
-}
+export type ResearchRun = Pick<Run, 'id' | 'namespace' | 'collection' | 'status' | 'mode' | 'progress' | 'answer' | 'sources' | 'error' | 'created_at' | 'updated_at'>;
 
 /** One record of the event log, as GET /events and the operator channel show it. */
-export interface TroveEvent {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+export type TroveEvent = z.infer<typeof EventSchema>;
 
 /** Where live events come from: the local operator socket, or the public SSE stream. */
 export type EventChannel = 'operator' | 'sse';
