@@ -6,18 +6,16 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { collectionPath, namespacePath } from '../contract/paths.js';
+import type * as S from '../contract/schemas.js';
 import type { ApiCaller, ApiResult } from './caller.js';
 import { errorResult, failureOf, ToolFailure } from './errors.js';
 
-export type Action = 'read' | 'write' | 'search' | 'query';
+export type Action = S.Action;
+
+type Info = z.infer<typeof S.InfoResponse>;
 
 /** The key a session runs with, as GET /info's `key` shows it (decisions.md §3). */
-export interface KeyInfo {
-  id: string;
-  name: string;
-  prefix: string;
-  scope: { kind: 'cluster' } | { kind: 'namespace'; namespace: string; actions: Action[] } | { kind: 'collection'; namespace: string; collections: string[]; actions: Action[] };
-}
+export type KeyInfo = Pick<Info['key'], 'id' | 'name' | 'prefix' | 'scope'>;
 
 export interface ToolContext {
   call: ApiCaller;
@@ -80,14 +78,10 @@ function clip(text: string, max: number): string {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
-interface Evidence {
-  kind: string;
-  text: string;
-  location?: Record<string, unknown> | null;
-}
+type Evidence = z.infer<typeof S.EvidenceSchema>;
 
-/** Where a piece of evidence is, in the words `get` takes. */
-function locationText(loc: Evidence['location']): string {
+/** Where a piece of evidence is, in the words `get` takes; read field by field, so a location a newer daemon adds still prints. */
+function locationText(loc: Readonly<Record<string, unknown>> | null | undefined): string {
   if (!loc) return '';
   if (typeof loc.char_start === 'number') return `chars ${loc.char_start}-${String(loc.char_end)}`;
   if (typeof loc.page === 'number') return `page ${loc.page}`;
@@ -170,13 +164,7 @@ function registerSearch(server: McpServer, ctx: ToolContext): void {
   );
 }
 
-interface SearchResponse {
-  request_id: string;
-  execution?: { mode: string };
-  results: { file_id: string; path: string; content_type: string; rank: number; score: number; matched_by: string[]; evidence: Evidence[] }[];
-  warnings: { code: string; message: string }[];
-  next_cursor: string | null;
-}
+type SearchResponse = z.infer<typeof S.SearchResponse>;
 
 function renderSearch(ns: string, col: string, query: string, res: SearchResponse): string {
   const out: string[] = [];
@@ -224,11 +212,7 @@ function registerAnswer(server: McpServer, ctx: ToolContext): void {
   );
 }
 
-interface AnswerResponse {
-  answer: string;
-  request_id: string;
-  sources?: Record<string, { file_id: string; path: string; score: number; is_cited: boolean; evidence: Evidence[] }>;
-}
+type AnswerResponse = z.infer<typeof S.AnswerResponse>;
 
 function renderAnswer(res: AnswerResponse): string {
   const out = [res.answer];
@@ -303,7 +287,7 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
       if (!args.file.startsWith('/') && !args.file.startsWith('fil_')) throw ToolFailure.invalid(`'${args.file}' is neither a path (starting with /) nor a fil_ ID.`);
 
       const base = `${collectionPath(args.namespace, args.collection)}/files/${enc(args.file)}`;
-      const file = await api<{ id: string; path: string; status: string; source: { content_type: string } }>(ctx, 'GET', base);
+      const file = await api<FileResource>(ctx, 'GET', base);
       const contentType = file.source.content_type;
       if (isBinaryType(contentType)) {
         throw ToolFailure.invalid(
@@ -315,7 +299,7 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
       // The content route gives a short-lived signed URL (retrieval-api.md, File content response);
       // it is fetched through the same caller, relative to the API's base, so a TROVE_URL behind a
       // proxy or a daemon on another interface works as every other call does.
-      const content = await api<{ url: string }>(ctx, 'GET', `${base}/content`);
+      const content = await api<z.infer<typeof S.FileContentResponse>>(ctx, 'GET', `${base}/content`);
       const signed = new URL(content.url);
       const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search);
       if (download.status !== 200) throw failureOf(download);
@@ -407,15 +391,9 @@ export function renderRange(file: { id: string; path: string; source: { content_
   return [lines.join('\n'), structured];
 }
 
-interface CollectionItem {
-  id: string;
-  name: string;
-  namespace: string;
-  status: string;
-  access_control: string;
-  processing: Record<string, unknown>;
-  file_counts: { pending: number; indexing: number; ready: number; failed: number };
-}
+type NamespaceResource = z.infer<typeof S.NamespaceSchema>;
+type CollectionResource = z.infer<typeof S.CollectionSchema>;
+type FileResource = z.infer<typeof S.FileSchema>;
 
 function registerListCollections(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -430,7 +408,7 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(async ({ namespace }) => {
-      const namespaces = namespace ? [await api<{ id: string; name: string }>(ctx, 'GET', namespacePath(namespace))] : (await listAll<{ id: string; name: string }>(ctx, '/namespaces')).items;
+      const namespaces = namespace ? [await api<NamespaceResource>(ctx, 'GET', namespacePath(namespace))] : (await listAll<NamespaceResource>(ctx, '/namespaces')).items;
       const out: string[] = [];
       const structured: { namespaces: { name: string; id: string; collections: unknown[]; note?: string }[] } = { namespaces: [] };
       for (const ns of namespaces) {
@@ -438,9 +416,9 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
         structured.namespaces.push(entry);
         out.push(`${ns.name} (${ns.id})`);
         if (keyCan(ctx.key, 'read')) {
-          const { items, complete } = await listAll<CollectionItem>(ctx, `${namespacePath(ns.id)}/collections`);
+          const { items, complete } = await listAll<CollectionResource>(ctx, `${namespacePath(ns.id)}/collections`);
           for (const c of items) {
-            const modes = ['keyword', 'semantic'].filter((m) => c.processing[m] !== false);
+            const modes = (['keyword', 'semantic'] as const).filter((m) => c.processing[m] !== false);
             const n = c.file_counts;
             entry.collections.push({ name: c.name, id: c.id, status: c.status, access_control: c.access_control, search_modes: modes, file_counts: n });
             out.push(
@@ -481,7 +459,7 @@ function registerStatus(server: McpServer, ctx: ToolContext): void {
     guarded(async ({ namespace, collection }) => {
       if ((namespace === undefined) !== (collection === undefined)) throw ToolFailure.invalid('Give both namespace and collection, or neither.');
       const health = await ctx.call('GET', '/health');
-      const info = await api<{ api_version: string; search_modes: string[]; embedding: { model: string } | null; generation: { provider: string; model: string } | null; key: KeyInfo }>(ctx, 'GET', '/info');
+      const info = await api<Info>(ctx, 'GET', '/info');
       const key = info.key ?? ctx.key;
       const actions = key.scope.kind === 'cluster' ? ['read', 'write', 'search', 'query'] : key.scope.actions;
       const tools = ['status', ...(keyCan(key, 'search') ? ['search'] : []), ...(keyCan(key, 'query') ? ['answer'] : []), ...(keyCan(key, 'read') ? ['get', 'list_collections (with details)'] : ['list_collections']), ...(keyCan(key, 'write') ? ['add_file'] : [])];
@@ -493,7 +471,7 @@ function registerStatus(server: McpServer, ctx: ToolContext): void {
       ];
       const structured: Record<string, unknown> = { healthy: health.status === 200, info };
       if (namespace !== undefined && collection !== undefined) {
-        const c = await api<CollectionItem & { index_generation: string | null; updated_at: string }>(ctx, 'GET', collectionPath(namespace, collection));
+        const c = await api<CollectionResource>(ctx, 'GET', collectionPath(namespace, collection));
         const n = c.file_counts;
         out.push(
           `Collection ${c.namespace}/${c.name} (${c.id}): ${c.status}; files ${n.ready} ready, ${n.pending} pending, ${n.indexing} indexing, ${n.failed} failed; ` +
@@ -536,7 +514,7 @@ function registerAddFile(server: McpServer, ctx: ToolContext): void {
       if ((args.text === undefined) === (args.uri === undefined)) throw ToolFailure.invalid('Give exactly one of text (inline content) and uri.');
       const source = args.text !== undefined ? defined({ type: 'inline', text: args.text, content_type: args.content_type }) : defined({ type: 'uri', uri: args.uri, content_type: args.content_type });
       const base = collectionPath(args.namespace, args.collection);
-      const added = await api<{ file: { id: string; path: string; status: string }; job: { id: string; status: string } }>(ctx, 'POST', `${base}/files`, defined({ path: args.path, source, metadata: args.metadata }));
+      const added = await api<{ file: FileResource; job: z.infer<typeof S.JobSchema> }>(ctx, 'POST', `${base}/files`, defined({ path: args.path, source, metadata: args.metadata }));
       let job = added.job;
       if (args.wait !== false) {
         const deadline = Date.now() + ADD_WAIT_MS;
@@ -547,9 +525,9 @@ function registerAddFile(server: McpServer, ctx: ToolContext): void {
           job = await api(ctx, 'GET', `/jobs/${enc(job.id)}`);
         }
       }
-      const file = args.wait === false ? added.file : await api<{ id: string; path: string; status: string; error?: { code: string; message: string } }>(ctx, 'GET', `${base}/files/${enc(added.file.id)}`);
+      const file = args.wait === false ? added.file : await api<FileResource>(ctx, 'GET', `${base}/files/${enc(added.file.id)}`);
       const lines = [`${file.path} (${file.id}) added to ${args.namespace}/${args.collection}: file ${file.status}, job ${job.id} ${job.status}.`];
-      const error = (file as { error?: { code: string; message: string } }).error;
+      const { error } = file;
       if (error) lines.push(`Indexing failed: ${error.code}: ${error.message}`);
       else if (file.status === 'ready') lines.push('It is searchable now.');
       else lines.push('Indexing is still running: check with status, or search in a moment.');
