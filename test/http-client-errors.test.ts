@@ -4,6 +4,7 @@
 // an oversize body always gets its 413 before the connection closes, never a reset, even for a
 // client that reads only after sending everything; a client that abandons its body is one info
 // line in the log, not an internal error.
+import './helpers/plain-children.js';
 import t from 'tap';
 import { connect } from 'node:net';
 import { startDaemon } from '../daemon/main.js';

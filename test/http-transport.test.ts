@@ -2,6 +2,7 @@
 // checks, request ids, the OpenAPI document, unauthenticated health/ready, the signed upload and
 // download URLs end to end, and a graceful stop that lets an in-flight request finish.
 // Contract: retrieval-api.md "Conventions", "Limits", "Errors"; decisions.md §1-3.
+import './helpers/plain-children.js';
 import t from 'tap';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

@@ -6,6 +6,7 @@
 //       while the first keeps serving;
 //   (c) the cluster key file is 0600 and no file of the data dir but that one holds the secret;
 //   (d) SIGTERM exits 0 and removes the lock; an ephemeral data dir is removed on exit.
+import './helpers/plain-children.js';
 import t from 'tap';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

@@ -1,5 +1,6 @@
 // The operator channel (decisions.md §1): tRPC on a Unix socket in the data dir (0600), the local
 // user's own session. In-process: a daemon from startDaemon, clients from connectOperator.
+import './helpers/plain-children.js';
 import t from 'tap';
 import { waitFor } from './helpers/wait.js';
 import { spawn } from 'node:child_process';

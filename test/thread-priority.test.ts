@@ -1,6 +1,7 @@
 // The indexing worker yields the CPU to requests (issue 15: search p95 while a second ingest runs):
 // its thread runs BACKGROUND_NICE_STEPS nicer than the process, and the HTTP thread keeps the
 // process's priority. Linux only: elsewhere lowerThisThreadPriority does nothing.
+import './helpers/plain-children.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import t from 'tap';

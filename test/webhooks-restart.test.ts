@@ -1,6 +1,7 @@
 // Kill -9 the daemon with webhook deliveries pending: after a restart they arrive, none lost, each
 // with its webhook-id (issue: events and webhooks, "Done when"). A real daemon process, a real
 // receiver, the standardwebhooks verifier.
+import './helpers/plain-children.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // Shared by the end-to-end CLI tests: run the built CLI (in a process of its own, or in this one
 // through its I/O seam) and start a real daemon process.
+import './plain-children.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';

@@ -1,5 +1,6 @@
 // In-process test fixture: a runtime on an ephemeral data dir, driven through the app's handle()
 // without opening a port (Hono-style), plus helpers to wait for indexing.
+import './plain-children.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../../daemon/runtime.js';
 
 export const CLUSTER_KEY = 'test-cluster-key-0123456789abcdef';
