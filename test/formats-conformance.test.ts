@@ -11,8 +11,9 @@
 //     from the bytes alone).
 // And the registry agrees with itself and with src/contract/content-types.ts, the table clients read.
 import { readFileSync } from 'node:fs';
-import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import t from 'tap';
+import { oneEntryZip } from './helpers/zip.js';
 import { EXTENSION_TYPES } from '../src/contract/content-types.js';
 import { chunkDocument } from '../src/domain/ingest/chunk.js';
 import { detectContentType, normalizeContentType } from '../src/domain/ingest/detect.js';
@@ -108,22 +109,9 @@ function oversizedTiff(): Buffer {
   return bytes;
 }
 
-/** A zip archive that holds no Office part: what file-type calls a damaged Office file. */
-function bareZip(): Buffer {
-  const name = Buffer.from('note.bin');
-  const data = deflateRawSync(Buffer.from('hello zip'));
-  const header = Buffer.alloc(30);
-  header.writeUInt32LE(0x04034b50, 0);
-  header.writeUInt16LE(20, 4);
-  header.writeUInt16LE(8, 8);
-  header.writeUInt32LE(data.length, 18);
-  header.writeUInt32LE(9, 22);
-  header.writeUInt16LE(name.length, 26);
-  return Buffer.concat([header, name, data]);
-}
 
 /** Files of the containers formats declare (BinaryFormat `magic.container`). */
-const CONTAINERS: Readonly<Record<string, () => Buffer>> = { 'application/zip': bareZip };
+const CONTAINERS: Readonly<Record<string, () => Buffer>> = { 'application/zip': oneEntryZip };
 
 // ---------------------------------------------------------------------------------------------------------
 // Samples: one per content type

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { deflateRawSync } from 'node:zlib';
+import { oneEntryZip } from './helpers/zip.js';
 import { detectContentType, isSupportedContentType, normalizeContentType } from '../src/domain/ingest/detect.js';
 import { SUPPORTED_CONTENT_TYPES } from '../src/domain/ingest/formats/registry.js';
 
@@ -9,19 +9,6 @@ const PNG = Buffer.from([
 ]);
 const PDF = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n', 'latin1');
 
-/** A one-entry ZIP archive holding `note.bin`. */
-function zipArchive(): Buffer {
-  const name = Buffer.from('note.bin');
-  const data = deflateRawSync(Buffer.from('hello zip'));
-  const header = Buffer.alloc(30);
-  header.writeUInt32LE(0x04034b50, 0);
-  header.writeUInt16LE(20, 4);
-  header.writeUInt16LE(8, 8);
-  header.writeUInt32LE(data.length, 18);
-  header.writeUInt32LE(9, 22);
-  header.writeUInt16LE(name.length, 26);
-  return Buffer.concat([header, name, data]);
-}
 
 t.test('the declared type wins, normalised', async (t) => {
   const text = Buffer.from('# Title\n\nBody');
@@ -48,7 +35,7 @@ t.test('a textual declared type contradicted by binary magic numbers', async (t)
   for (const [bytes, declared, expected] of [
     [PDF, 'text/plain', 'application/pdf'],
     [PNG, 'text/html; charset=utf-8', 'image/png'],
-    [zipArchive(), 'application/json', 'application/zip'],
+    [oneEntryZip(), 'application/json', 'application/zip'],
     [Buffer.from('%PDF-1.4\n1 0 obj\nendobj\n'), 'text/markdown', 'application/pdf'],
   ] as const) {
     const result = await detectContentType({ bytes, declared, path: 'upload.txt' });
