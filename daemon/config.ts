@@ -8,7 +8,6 @@
 // and variables. Two exceptions: --allow-file-root adds to TROVE_FILE_ROOTS rather than replacing
 // it, and the data dir (which holds config.json) comes from --data-dir or TROVE_DATA_DIR only.
 // An empty variable counts as unset. What is wrong is thrown as a UserError (daemon/user-error.ts).
-import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { TroveError } from '../src/contract/errors.js';
 import { issuesSentence } from '../src/contract/issues.js';
@@ -17,7 +16,7 @@ import { ConfigFileSchema, configFilePath, readConfigDocument, SETTINGS, variabl
 import { DEFAULT_EMBEDDING_API_KEY_ENV, defaultCacheDir, EMBEDDING_DEFAULTS, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import { DEFAULT_VECTOR_MEMORY, resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
 import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from '../src/domain/webhooks/config.js';
-import { defaultDataDir } from './paths.js';
+import { resolveDataDir as dataDirFrom } from './paths.js';
 import { UserError } from './user-error.js';
 
 /** An environment: the process's, or a CLI invocation's (src/cli/io.ts). */
@@ -69,10 +68,9 @@ export interface DaemonConfig extends FileSettings {
   webhooks: WebhookConfig;
 }
 
-/** The data dir the flags and environment name: --data-dir, TROVE_DATA_DIR, else the user's default. */
-/** `cwd`: what a relative --data-dir or TROVE_DATA_DIR is relative to (the CLI invocation's). */
+/** The data dir the flags and environment name (daemon/paths.ts); `cwd`: what a relative one is relative to. */
 export function resolveDataDir(flags: Pick<DaemonFlags, 'dataDir'>, env: Env, cwd: string = process.cwd()): string {
-  return resolve(cwd, flags.dataDir ?? variable(env, 'TROVE_DATA_DIR') ?? defaultDataDir(env, cwd));
+  return dataDirFrom(flags.dataDir, env, cwd);
 }
 
 /** Resolves every setting (see the precedence above); throws naming the flag, variable or file field that is wrong. */

@@ -19,3 +19,12 @@ export function defaultDataDir(env: Env = process.env, cwd: string = process.cwd
   const base = env.XDG_DATA_HOME || join(homeDir(env), '.local', 'share');
   return join(base, 'trove');
 }
+
+/**
+ * The data dir a command line and environment name: `dataDir` (--data-dir), else TROVE_DATA_DIR,
+ * else the user's default; relative paths against `cwd` (a CLI invocation's). An empty value counts
+ * as unset. One rule for the daemon's start (daemon/config.ts) and the CLI that looks for it.
+ */
+export function resolveDataDir(dataDir: string | undefined, env: Env = process.env, cwd: string = process.cwd()): string {
+  return dataDir ? resolve(cwd, dataDir) : defaultDataDir(env, cwd);
+}

@@ -1,8 +1,8 @@
 // Where the CLI finds the daemon and the key to talk to it: flags, then TROVE_* env, then local defaults.
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { runningDaemonUrl } from '../../daemon/listening.js';
-import { defaultDataDir } from '../../daemon/paths.js';
+import { resolveDataDir as dataDirFrom } from '../../daemon/paths.js';
 import { ERROR_TABLE } from '../contract/errors.js';
 import { CliError, type KeySource } from './client.js';
 import { cliCwd, cliEnv, type CliEnv } from './io.js';
@@ -47,8 +47,7 @@ export function resolveUrl(opts: GlobalOptions, env: Env = cliEnv()): string {
 }
 
 export function resolveDataDir(opts: GlobalOptions, env: Env = cliEnv()): string {
-  const dir = opts.dataDir || env.TROVE_DATA_DIR;
-  return dir ? resolve(cliCwd(), dir) : defaultDataDir(env, cliCwd());
+  return dataDirFrom(opts.dataDir, env, cliCwd());
 }
 
 // The exit codes (docs/tour.md): a missing or bad key is 3, as the API's unauthenticated is.
