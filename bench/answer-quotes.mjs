@@ -71,7 +71,8 @@ for (const q of queries) {
     const evidence = (sources[key]?.evidence ?? []).map((e) => collapse(e.text));
     if (evidence.some((e) => e.includes(said))) inEvidence++;
     else misses.push({ query: q._id, key, said: said.slice(0, 160) });
-    if (/[.!?:;]$|^[A-Z][^.]*$/.test(said) && !/^\p{Ll}/u.test(said)) wholeSentences++;
+    // A first word all in lower case goes on from something before it; "mTOR" or "p53" may open a sentence.
+    if (/[.!?:;]$|^[A-Z][^.]*$/.test(said) && !/^\p{Ll}[\p{Ll}'’-]*(?![\p{L}\p{N}])/u.test(said)) wholeSentences++;
     else notWhole.push({ query: q._id, key, said: said.slice(0, 160) });
     if (!firstQuote.has(key)) firstQuote.set(key, said);
   }

@@ -108,6 +108,41 @@ t.test('the extractive generator emits no fragment', async (t) => {
   );
 });
 
+// SciFact 4658268, as beir.mjs uploads it: Unicode's sentence rules do not break before "mTOR", so
+// three sentences were one segment of 430 characters, cut into runs of 40 words; the second run,
+// "vessel restenosis and has potential anticancer applications. mTOR interacts with…", was quoted.
+const MTOR =
+  'The mammalian TOR (mTOR) pathway integrates nutrient- and growth factor-derived signals to regulate growth, the process whereby cells accumulate mass and increase in size. mTOR is a large protein kinase and the target of rapamycin, an immunosuppressant that also blocks vessel restenosis and has potential anticancer applications. mTOR interacts with the raptor and GbetaL proteins to form a complex that is the target of rapamycin. Here, we demonstrate that mTOR is also part of a distinct complex defined by the novel protein rictor.';
+
+t.test('sentences: a sentence may open with a lower-case name (mTOR, p53); abbreviations still join', async (t) => {
+  const spans = (text: string) => sentenceSpans(text).map((s) => text.slice(s.start, s.end));
+  t.same(spans(MTOR), [
+    'The mammalian TOR (mTOR) pathway integrates nutrient- and growth factor-derived signals to regulate growth, the process whereby cells accumulate mass and increase in size.',
+    'mTOR is a large protein kinase and the target of rapamycin, an immunosuppressant that also blocks vessel restenosis and has potential anticancer applications.',
+    'mTOR interacts with the raptor and GbetaL proteins to form a complex that is the target of rapamycin.',
+    'Here, we demonstrate that mTOR is also part of a distinct complex defined by the novel protein rictor.',
+  ]);
+  t.same(spans('Levels of p53 fell. p53 then rose again.'), ['Levels of p53 fell.', 'p53 then rose again.'], 'a sentence ends after a word of four letters or more, whatever follows');
+  t.same(spans('We used approx. three mice, e.g. the small ones. Cats, dogs, etc. are pets.'), ['We used approx. three mice, e.g. the small ones.', 'Cats, dogs, etc. are pets.']);
+  t.same(sentenceSpans(MTOR).filter((s) => s.fragment), [], 'no run of words is cut out of these sentences');
+});
+
+t.test('the extractive generator quotes a sentence that opens with a lower-case name, and never a run of words cut from one', async (t) => {
+  const answer = await answerFrom('What does mTOR interact with to form a complex?', MTOR);
+  t.match(answer, /(?:^|\. )mTOR interacts with the raptor and GbetaL proteins to form a complex that is the target of rapamycin\. \[\[SRC:0001\]\]/);
+  t.notMatch(answer, /vessel restenosis and has/, 'no piece that starts mid-sentence');
+  // One sentence of 130 words (over 700 characters): too long to quote, and its runs of words are not sentences.
+  const sentence = `The badger colony ${Array.from({ length: 60 }, (_, i) => `burrow${i} tunnel${i}`).join(' ')} was surveyed along the river.`;
+  const cut = sentenceSpans(sentence);
+  t.ok(cut.length > 1 && cut.every((s) => s.fragment), 'a long sentence is cut into runs marked as fragments');
+  t.equal(await answerFrom('where was the badger colony surveyed?', sentence), NOTHING_FOUND, 'nothing but pieces of a sentence: a refusal, not a fragment');
+  // The same as the first clause of a sentence (SciFact's "(ii) a predicted hydrogen bond network … of the r…").
+  const clauses = sentenceSpans(`${sentence.slice(0, -1)}; the otters were counted too.`);
+  t.same(clauses.map((s) => s.fragment ?? false), [...clauses.slice(0, -1).map(() => true), false], "a long clause's runs of words are fragments, the short clause after it is not");
+  const spoken = Array.from({ length: 130 }, (_, i) => (i === 64 ? 'badger colony surveyed' : `word${i}`)).join(' ');
+  t.ok(sentenceSpans(spoken).every((s) => !s.fragment), 'a run without sentence punctuation (a transcript) has nothing better than its runs of words');
+});
+
 t.test("a cited source's evidence starts with the passage its sentence came from", async (t) => {
   const evidence: PreparedEvidence = {
     queries: ['q'],

@@ -49,6 +49,8 @@ const DEFAULT_MAX_CHARS: Record<GenerateInput['mode'], number> = { standard: 120
 const MAX_CANDIDATES = 6000;
 /** Segments longer than this are split further (at ; and :, then into runs of words). */
 const LONG_SEGMENT = 400;
+/** A segment that ends as a sentence ends is kept whole up to this length. */
+const LONG_SENTENCE = 700;
 /** Candidates (best scores first) that MMR chooses among. */
 const MMR_POOL = 300;
 const WINDOW_WORDS = 40;
@@ -137,12 +139,37 @@ const INITIAL = /(?:^|[\s(\[])\p{Lu}\.$/u;
 interface Span {
   start: number;
   end: number;
+  /** A run of words cut out of a longer sentence: quotable text, but not a sentence. */
+  fragment?: true;
+}
+
+/**
+ * Where a sentence ends although the next starts in lower case: after a word of four letters or
+ * more that is no abbreviation ("…anticancer applications. mTOR interacts…", "…in size. mTOR
+ * is…"). Unicode's sentence rules never break before a lower-case letter, so a gene or product
+ * name opening a sentence (mTOR, p53, iPhone) glued two or three sentences into one, and the cut
+ * into runs of words that follows quoted "vessel restenosis and has potential…" as a sentence.
+ */
+const BREAK_BEFORE_LOWER = /(?<=(?:^|[\s(\[])\p{L}{4,}[.!?]["'”’)\]]*)\s+(?=\p{Ll})/gu;
+
+function splitBeforeLower(text: string, span: Span): Span[] {
+  const out: Span[] = [];
+  let from = span.start;
+  for (const m of text.slice(span.start, span.end).matchAll(BREAK_BEFORE_LOWER)) {
+    const at = span.start + m.index;
+    const before = text.slice(from, at);
+    if (ALWAYS_JOIN.test(before) || JOIN_IF_LOWER.test(before)) continue;
+    out.push({ start: from, end: at });
+    from = at + m[0].length;
+  }
+  out.push({ start: from, end: span.end });
+  return out;
 }
 
 /** Sentence spans of a text (offsets into it), with abbreviations and initials kept inside. */
 export function sentenceSpans(text: string): Span[] {
   const raw: Span[] = [];
-  for (const s of segmenter.segment(text)) raw.push({ start: s.index, end: s.index + s.segment.length });
+  for (const s of segmenter.segment(text)) raw.push(...splitBeforeLower(text, { start: s.index, end: s.index + s.segment.length }));
   const merged: Span[] = [];
   for (const span of raw) {
     const prev = merged.at(-1);
@@ -171,7 +198,7 @@ export function sentenceSpans(text: string): Span[] {
       while (end > start && /\s/.test(text[end - 1]!)) end--;
       const lead = /^(?:[-*•·‣▪–—>]+\s+|#{1,6}\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)/u.exec(text.slice(start, Math.min(end, start + 12)));
       if (lead && lead[0].length < end - start) start += lead[0].length;
-      if (end > start) out.push({ start, end });
+      if (end > start) out.push(piece.fragment ? { start, end, fragment: true } : { start, end });
     }
   }
   return out;
@@ -208,7 +235,8 @@ function hardWrapped(prevText: string, next: string): boolean {
  * comma, a dash or a word such as "and" or "the" with no punctuation after it).
  */
 function isFragment(text: string, opensLongerPassage: boolean): boolean {
-  if (opensLongerPassage && /^\p{Ll}/u.test(text)) return true;
+  // A first word all in lower case goes on from something; "mTOR", "p53" or "iPhone" can open a sentence.
+  if (opensLongerPassage && /^\p{Ll}[\p{Ll}'’-]*(?![\p{L}\p{N}])/u.test(text)) return true;
   if (LINE_END_PUNCTUATION.test(text)) return false;
   if (/[,\-–—(]$/.test(text)) return true;
   const lastWord = /([\p{L}']+)$/u.exec(text)?.[1]?.toLowerCase();
@@ -220,8 +248,17 @@ const DANGLING = new Set(
   'a an the and or but nor so if as than that which who whose whom of to in on at by for from with into onto over under between about through while when where because next'.split(' '),
 );
 
+/** Sentence punctuation that ends a sentence (not the point of "3.50"). */
+const SENTENCE_PUNCTUATION = /[.!?…。！？]["'”’)\]}»]*(?:\s|$)/u;
+
 function splitLong(text: string, span: Span): Span[] {
-  if (span.end - span.start <= LONG_SEGMENT) return [span];
+  const length = span.end - span.start;
+  if (length <= LONG_SEGMENT) return [span];
+  // A long sentence is still one (scientific abstracts hold many of 60 words and more).
+  if (length <= LONG_SENTENCE && /[.!?。！？…]["'”’)\]}»]*$/u.test(text.slice(span.start, span.end).trimEnd())) return [span];
+  // Runs of words cut from prose (a sentence too long to quote whole) are fragments of it; a run
+  // without sentence punctuation (a transcript, a table flattened to text) has nothing better.
+  const prose = SENTENCE_PUNCTUATION.test(text.slice(span.start, span.end));
   const parts: Span[] = [];
   let from = span.start;
   const re = /[;:]\s+/g;
@@ -244,14 +281,14 @@ function splitLong(text: string, span: Span): Span[] {
     let lastEnd = part.start;
     for (let m = wordRe.exec(text); m !== null && m.index < part.end; m = wordRe.exec(text)) {
       if (count === WINDOW_WORDS) {
-        out.push({ start: windowStart, end: lastEnd });
+        out.push(prose ? { start: windowStart, end: lastEnd, fragment: true } : { start: windowStart, end: lastEnd });
         windowStart = m.index;
         count = 0;
       }
       count++;
       lastEnd = Math.min(m.index + m[0].length, part.end);
     }
-    out.push({ start: windowStart, end: part.end });
+    out.push(prose && windowStart > part.start ? { start: windowStart, end: part.end, fragment: true } : { start: windowStart, end: part.end });
   }
   return out;
 }
@@ -294,7 +331,7 @@ function candidatesOf(sources: AnswerSource[]): Candidate[] {
         index++;
         if (out.length >= MAX_CANDIDATES) return out;
         const text = passage.text.slice(span.start, span.end).replace(/\s+/g, ' ');
-        if (hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text) || isFragment(text, index === 0 && spans.length > 1)) continue;
+        if (span.fragment || hasMarkerLikeText(text) || !/[\p{L}\p{N}]/u.test(text) || isFragment(text, index === 0 && spans.length > 1)) continue;
         const key = text.toLowerCase();
         if (key === headingText || seen.has(key)) continue; // the same sentence in a worse source adds nothing
         seen.add(key);
