@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
-import { dueForTraining, FIRST_TRAINING_FILES, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
+import { dueForTraining, FIRST_TRAINING_FILES, SETTLED_TRAINING_FILES, staysSettled, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
 import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
 import { sqlite } from '../src/store/sqlite.js';
@@ -56,12 +56,47 @@ async function ingest(f: Fixture, files: [string, string][]): Promise<{ base: st
   return { base, collectionRid: rid };
 }
 
-t.test('thresholds: the first training at 64 files, each next one when the collection has doubled', async (t) => {
+t.test('thresholds: the first training at 64 files, then on every change up to 4,096 files, then at each doubling', async (t) => {
   t.equal(FIRST_TRAINING_FILES, 64);
   t.notOk(dueForTraining(null, 63));
   t.ok(dueForTraining(null, 64));
-  t.notOk(dueForTraining(100, 100 * TRAINING_GROWTH - 1));
-  t.ok(dueForTraining(100, 100 * TRAINING_GROWTH));
+  t.equal(SETTLED_TRAINING_FILES, 4096);
+  t.ok(dueForTraining(100, 101), 'a small collection is trained again on any change');
+  t.ok(dueForTraining(4000, 4000), 'also when a file was replaced');
+  t.notOk(dueForTraining(5000, 5000 * TRAINING_GROWTH - 1));
+  t.ok(dueForTraining(5000, 5000 * TRAINING_GROWTH));
+});
+
+t.test('a due training waits until no new work has come for a while', async (t) => {
+  const slept: number[] = [];
+  const sleep = async (ms: number) => void slept.push(ms);
+  t.ok(await staysSettled(() => false, 150, sleep), 'nothing came: settled');
+  t.equal(slept.reduce((a, b) => a + b, 0), 150, 'after waiting the whole linger');
+  let polls = 0;
+  t.notOk(await staysSettled(() => ++polls > 3, 150, sleep), 'work came while it waited: not settled');
+  t.equal(polls, 4, 'and it stopped waiting at once');
+});
+
+t.test('the model is learnt from the files a collection holds, whenever the worker caught up with their uploads', async (t) => {
+  // The worker catching up with the uploads after 100 of 150 files once left CISI's model trained on
+  // part of its files: 150 is less than twice 100, so it was never trained again.
+  const files = [...vetNotes(148), ...TARGETS];
+  const runs: { files: number | undefined; scores: string }[] = [];
+  for (const parts of [[files], [files.slice(0, 100), files.slice(100)]]) {
+    const f = await startFixture();
+    const { base } = await seedCollection(f, 'vet', 'notes');
+    for (const part of parts) {
+      for (const [path, text] of part) t.equal((await addInline(f, base, path, text)).status, 202);
+      await f.waitForIdle('vet', 'notes');
+    }
+    const rid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+    const r = await f.call('POST', `${base}:search`, { query: QUERY, limit: 20, explain: true });
+    runs.push({ files: getCollectionModel(f.rt.services.db, rid)?.files, scores: JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])) });
+    await f.close();
+  }
+  t.equal(runs[0]!.files, 150, 'uploaded at once: trained on all 150');
+  t.equal(runs[1]!.files, 150, 'in two parts, idle in between: trained again on all 150');
+  t.equal(runs[1]!.scores, runs[0]!.scores, 'the same scores');
 });
 
 t.test('a collection of 300 notes gets a model; semantic search ranks by it, keyword search does not', async (t) => {

@@ -15,7 +15,7 @@ import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
-import { modelText, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
+import { modelText, staysSettled, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
@@ -276,8 +276,8 @@ const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.l
 
 /**
  * Each indexed file's vector in its collection's model, for collections searched semantically.
- * A collection that reaches its next training threshold is trained first (collection-topics.ts),
- * but only with the batch that empties its queue: during a bulk ingest the model is learned once,
+ * A collection due for training is trained first (collection-topics.ts: dueForTraining), but only
+ * with the batch that empties its queue: during a bulk ingest the model is learned once,
  * from everything, just before the last files become ready, instead of at every threshold on
  * the way (SciFact's ingest spent 1.6 s on three trainings that the next one replaced).
  */
@@ -299,7 +299,8 @@ async function batchTopics(
     const col = getCollectionByRid(db, collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
-    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding))) out.set(rid, topic);
+    const settled = () => staysSettled(() => hasQueuedIndexJobs(db, collectionRid));
+    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled)) out.set(rid, topic);
   }
   return out;
 }
