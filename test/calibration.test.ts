@@ -88,3 +88,23 @@ t.test('a provider whose vectors know the collection earns a larger weight; one 
   const scrambledResult = await calibrateSemanticWeight(texts, scrambled, model);
   t.equal(scrambledResult.weight, null, `vectors of noise: the default stays (best gain ${scrambledResult.gain.toFixed(4)})`);
 });
+
+t.test('calibrating again after one file changed asks the provider only for the changed pair', async (t) => {
+  const corpus = conceptCorpus(90);
+  const texts = corpus.files.map((f) => f.text);
+  const counting = provider('test:counting', corpus.concepts.length, (x) => conceptVector(corpus, x));
+  const first = await calibrateSemanticWeight(texts, counting, null);
+  const askedFirst = counting.inputs.length;
+  t.equal(askedFirst, 2 * first.queries, 'the first calibration embeds every pseudo-query and answer');
+  const again = await calibrateSemanticWeight(texts, counting, null);
+  t.equal(counting.inputs.length, askedFirst, 'the same files again: nothing new to embed');
+  t.same(again, first, 'and the same result');
+  const changed = [...texts];
+  changed[5] = `${changed[5]} Another sentence about something new entirely.`;
+  await calibrateSemanticWeight(changed, counting, null);
+  t.ok(counting.inputs.length - askedFirst <= 2, `one file changed: ${counting.inputs.length - askedFirst} texts embedded`);
+  const other = provider('test:other', corpus.concepts.length, (x) => conceptVector(corpus, x));
+  await calibrateSemanticWeight(texts, other, null);
+  t.equal(other.inputs.length, askedFirst, 'another provider gets no vectors of the first one');
+});
+

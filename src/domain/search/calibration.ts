@@ -166,9 +166,40 @@ export function chooseWeight(
   return { weight: clear ? best.weight : null, queries: n, mrr, gain: best.gain, standardError: best.standardError };
 }
 
+/**
+ * The provider's vectors of pseudo-queries and their answers, by provider and text, up to a byte
+ * budget, least recently used first out. A collection of up to 4,096 files is trained, and so
+ * calibrated, each time its queue empties (collection-topics.ts); the pairs are chosen by a hash
+ * of each file, so after one file changed all but one pair are the same texts, and a remote
+ * provider (a paid API) is asked for two vectors instead of four hundred.
+ */
+const embedded = new Map<string, Float32Array>();
+let embeddedBytes = 0;
+const CALIBRATION_CACHE_BYTES = 16 * 1024 * 1024;
+
 async function embedAll(provider: EmbeddingProvider, texts: readonly string[]): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (let i = 0; i < texts.length; i += EMBED_BATCH) out.push(...(await provider.embed(texts.slice(i, i + EMBED_BATCH))));
+  const keyOf = (text: string) => `${provider.id}\n${text}`;
+  const missing = [...new Set(texts.filter((text) => !embedded.has(keyOf(text))))];
+  const fresh = new Map<string, Float32Array>();
+  for (let i = 0; i < missing.length; i += EMBED_BATCH) {
+    const batch = missing.slice(i, i + EMBED_BATCH);
+    const vectors = await provider.embed(batch);
+    batch.forEach((text, j) => fresh.set(text, vectors[j]!));
+  }
+  const out = texts.map((text) => {
+    const key = keyOf(text);
+    const vector = fresh.get(text) ?? embedded.get(key)!;
+    // Re-inserted: a Map keeps insertion order, so the first entries are the least recently used.
+    if (embedded.delete(key)) embeddedBytes -= vector.byteLength;
+    embedded.set(key, vector);
+    embeddedBytes += vector.byteLength;
+    return vector;
+  });
+  for (const [key, vector] of embedded) {
+    if (embeddedBytes <= CALIBRATION_CACHE_BYTES) break;
+    embedded.delete(key);
+    embeddedBytes -= vector.byteLength;
+  }
   return out;
 }
 
