@@ -13,9 +13,8 @@
 // - Calibration probe: pseudo-queries are sentences of random documents with a KEEP share of
 //   their content words; the document they came from is the one right answer (MRR@10 per w).
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { loadBeir } from './beir-data.mjs';
+import { loadBeir, minmax, queryWords, rawFts5 } from './beir-data.mjs';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -25,7 +24,6 @@ if (!dir) {
 const dimensions = Number(process.argv[3] ?? 128);
 const iterations = Number(process.argv[4] ?? 3);
 const model = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/search/collection-model.js')).href);
-const Database = createRequire(join(process.cwd(), 'package.json'))('better-sqlite3');
 const { corpus, qrels, queries } = loadBeir(dir);
 
 const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
@@ -38,22 +36,14 @@ const trainMs = performance.now() - t0;
 const index = model.termIndex(learned);
 const docVec = texts.map((t) => model.embedWithModel(learned, t, index));
 
-const db = new Database(':memory:');
-db.exec("CREATE VIRTUAL TABLE docs USING fts5(title, text, tokenize='porter unicode61')");
-const ins = db.prepare('INSERT INTO docs(rowid, title, text) VALUES (?, ?, ?)');
-db.transaction(() => corpus.forEach((d, i) => ins.run(i + 1, d.title ?? '', d.text ?? '')))();
-const top100 = db.prepare('SELECT rowid AS r, -bm25(docs) AS s FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 100');
-const words = (s) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-const minmax = (xs) => {
-  const lo = Math.min(...xs);
-  const hi = Math.max(...xs);
-  return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 0));
-};
+const top100 = rawFts5(corpus);
+const words = queryWords;
+
 const W = [0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
 
 /** FTS5's top 100 for a word list, and each candidate's fused score at every w (ranked best first). */
 function rankings(queryWords, queryText) {
-  const cands = queryWords.length ? top100.all([...new Set(queryWords)].map((t) => `"${t}"`).join(' OR ')) : [];
+  const cands = top100(queryWords);
   const qv = model.embedWithModel(learned, queryText, index);
   const bm25 = minmax(cands.map((c) => c.s));
   const cos = minmax(cands.map((c) => (qv && docVec[c.r - 1] ? model.cosine(qv, docVec[c.r - 1]) : 0)));

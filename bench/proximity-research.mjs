@@ -5,14 +5,12 @@
 // Raw FTS5's top 100 (as fts5-baseline.mjs), fused as minmax(bm25) + 0.6·minmax(collection cosine)
 // + w·minmax(proximity) for a grid of w and a few proximity features; nDCG@10 as beir.mjs computes it.
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { loadBeir } from './beir-data.mjs';
+import { loadBeir, minmax, ndcg10, queryWords, rawFts5 } from './beir-data.mjs';
 
 const dir = process.argv[2];
 const model = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/search/collection-model.js')).href);
 const { termsOf } = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/answer/extractive.js')).href);
-const Database = createRequire(join(process.cwd(), 'package.json'))('better-sqlite3');
 const { corpus, qrels, queries } = loadBeir(dir);
 const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
 const learned = model.trainCollectionModel(texts.slice(0, 2048), { dimensions: 64, iterations: 2 });
@@ -23,17 +21,7 @@ const df = new Map();
 for (const ts of docTerms) for (const t of new Set(ts)) df.set(t, (df.get(t) ?? 0) + 1);
 const idf = (t) => Math.log(1 + corpus.length / (df.get(t) ?? 1));
 
-const db = new Database(':memory:');
-db.exec("CREATE VIRTUAL TABLE docs USING fts5(title, text, tokenize='porter unicode61')");
-const ins = db.prepare('INSERT INTO docs(rowid, title, text) VALUES (?, ?, ?)');
-db.transaction(() => corpus.forEach((d, i) => ins.run(i + 1, d.title ?? '', d.text ?? '')))();
-const top100 = db.prepare('SELECT rowid AS r, -bm25(docs) AS s FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 100');
-const words = (s) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-const minmax = (xs) => {
-  const lo = Math.min(...xs);
-  const hi = Math.max(...xs);
-  return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 0));
-};
+const top100 = rawFts5(corpus);
 
 /** Proximity features of a document for the query's distinct terms. */
 function proximity(qTerms, terms) {
@@ -58,9 +46,7 @@ const W = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
 const ndcg = FEATURES.map(() => W.map(() => 0));
 for (const q of queries) {
   const rel = qrels.get(q._id);
-  const ideal = [...rel.values()].sort((x, y) => y - x).slice(0, 10).reduce((s, g, i) => s + (2 ** g - 1) / Math.log2(i + 2), 0);
-  const qw = words(q.text);
-  const cands = qw.length ? top100.all([...new Set(qw)].map((t) => `"${t}"`).join(' OR ')) : [];
+  const cands = top100(queryWords(q.text));
   const qv = model.embedWithModel(learned, q.text, index);
   const bm25 = minmax(cands.map((c) => c.s));
   const cos = minmax(cands.map((c) => (qv && docVec[c.r - 1] ? model.cosine(qv, docVec[c.r - 1]) : 0)));
@@ -70,9 +56,7 @@ for (const q of queries) {
     const prox = minmax(feats.map((f) => f[fi]));
     W.forEach((w, wi) => {
       const ranked = cands.map((c, i) => ({ r: c.r, s: bm25[i] + 0.6 * cos[i] + w * prox[i] })).sort((x, y) => y.s - x.s);
-      let dcg = 0;
-      ranked.slice(0, 10).forEach((d, i) => (dcg += (2 ** (rel.get(String(corpus[d.r - 1]._id)) ?? 0) - 1) / Math.log2(i + 2)));
-      ndcg[fi][wi] += ideal ? dcg / ideal : 0;
+      ndcg[fi][wi] += ndcg10(corpus, rel, ranked.map((d) => d.r));
     });
   });
 }
