@@ -113,9 +113,16 @@ function postThenRead(path: string, size: number, chunked: boolean): Promise<str
       closed = true;
       resolve(Buffer.concat(chunks).toString('latin1'));
     });
+    // Each wait takes its listeners off again: a 'close' listener left per drain passed Node's
+    // limit of 10 on a large body (MaxListenersExceededWarning in every CI log).
     const write = (data: string | Buffer) => (closed || socket.write(data) ? Promise.resolve() : new Promise<void>((done) => {
-      socket.once('drain', done);
-      socket.once('close', done);
+      const settle = () => {
+        socket.off('drain', settle);
+        socket.off('close', settle);
+        done();
+      };
+      socket.once('drain', settle);
+      socket.once('close', settle);
     }));
     void (async () => {
       await write(`POST ${path} HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`}\r\n\r\n`);
