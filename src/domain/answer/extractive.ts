@@ -248,17 +248,20 @@ const DANGLING = new Set(
   'a an the and or but nor so if as than that which who whose whom of to in on at by for from with into onto over under between about through while when where because next'.split(' '),
 );
 
-/** Sentence punctuation that ends a sentence (not the point of "3.50"). */
+/** Sentence punctuation, and closing quotes or brackets after it, at the end of a text. */
+const SENTENCE_END = /[.!?…。！？]["'”’)\]}»]*$/u;
+/** Sentence punctuation anywhere that ends a sentence (not the point of "3.50"). */
 const SENTENCE_PUNCTUATION = /[.!?…。！？]["'”’)\]}»]*(?:\s|$)/u;
 
 function splitLong(text: string, span: Span): Span[] {
   const length = span.end - span.start;
   if (length <= LONG_SEGMENT) return [span];
+  const segment = text.slice(span.start, span.end);
   // A long sentence is still one (scientific abstracts hold many of 60 words and more).
-  if (length <= LONG_SENTENCE && /[.!?。！？…]["'”’)\]}»]*$/u.test(text.slice(span.start, span.end).trimEnd())) return [span];
+  if (length <= LONG_SENTENCE && SENTENCE_END.test(segment.trimEnd())) return [span];
   // Runs of words cut from prose (a sentence too long to quote whole) are fragments of it; a run
   // without sentence punctuation (a transcript, a table flattened to text) has nothing better.
-  const prose = SENTENCE_PUNCTUATION.test(text.slice(span.start, span.end));
+  const prose = SENTENCE_PUNCTUATION.test(segment);
   const parts: Span[] = [];
   let from = span.start;
   const re = /[;:]\s+/g;
