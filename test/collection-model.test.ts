@@ -1,7 +1,8 @@
 // The collection's own semantic model (issue 16, item 1): learned from the collection's text, it
 // puts words that share contexts together even where they never occur in the same text.
 import t from 'tap';
-import { MIN_TEXTS, cosine, deserializeCollectionModel, embedWithModel, serializeCollectionModel, trainCollectionModel } from '../src/domain/search/collection-model.js';
+import { MIN_TEXTS, cosine, deserializeCollectionModel, embedTerms, embedWithModel, modelTerms, serializeCollectionModel, termIndex, trainCollectionModel, trainFromTerms, trainWithTextVectors, type CollectionModel } from '../src/domain/search/collection-model.js';
+import { encodeTopic } from '../src/domain/search/collection-topics.js';
 
 /** A vet's notes: cats called "cat" or "feline" and dogs "dog" or "canine", never both names in one note. */
 function vetNotes(count: number): string[] {
@@ -68,4 +69,56 @@ t.test('too little to learn from: no model', async (t) => {
   t.equal(trainCollectionModel(notes.slice(0, MIN_TEXTS - 1)), null, `fewer than ${MIN_TEXTS} texts`);
   t.equal(trainCollectionModel(Array.from({ length: 60 }, (_, i) => `word${i} other${i}`)), null, 'no term in two texts');
   t.equal(trainCollectionModel([]), null);
+});
+
+/** embedTerms as first written, a map of log-tf × idf per text: the reference the faster one must match bit for bit. */
+function referenceEmbed(model: CollectionModel, terms: readonly string[]): Float32Array | null {
+  const index = termIndex(model);
+  const tf = new Map<number, number>();
+  for (const term of terms) {
+    const i = index.get(term);
+    if (i !== undefined) tf.set(i, (tf.get(i) ?? 0) + 1);
+  }
+  if (tf.size === 0) return null;
+  const k = model.dimensions;
+  const out = new Float64Array(k);
+  for (const [i, f] of tf) for (let d = 0; d < k; d++) out[d]! += (1 + Math.log(f)) * model.idf[i]! * model.vectors[i * k + d]!;
+  let norm = 0;
+  for (const x of out) norm += x * x;
+  norm = Math.sqrt(norm);
+  return norm > 1e-12 ? Float32Array.from(out, (x) => x / norm) : null;
+}
+
+t.test("a text's vector is the same whatever was embedded before it", async (t) => {
+  const texts = vetNotes(200).map((x) => modelTerms(x));
+  const model = trainFromTerms(texts, { dimensions: 16, iterations: 2 })!;
+  // Repeated terms, unknown terms, and a text of unknown terms only between two known ones.
+  const probes = [...texts.slice(0, 50), ['cat', 'cat', 'cat', 'purr'], ['qqq', 'zzz'], ['dog', 'qqq', 'dog'], texts[0]!];
+  for (const [i, terms] of probes.entries()) {
+    const got = embedTerms(model, terms);
+    const want = referenceEmbed(model, terms);
+    if (want === null) t.equal(got, null, `probe ${i}: no known term, no vector`);
+    else t.same(Array.from(got!), Array.from(want), `probe ${i}: bit for bit the reference`);
+  }
+});
+
+t.test("the sample's vectors read off the training are the ones embedTerms gives", async (t) => {
+  const texts = [...vetNotes(150).map((x) => modelTerms(x)), ['qqq', 'zzz']];
+  const trained = trainWithTextVectors(texts, { dimensions: 16, iterations: 2 })!;
+  t.equal(trained.textVectors.length, texts.length, 'one per training text');
+  t.same(serializeCollectionModel(trained.model), serializeCollectionModel(trainFromTerms(texts, { dimensions: 16, iterations: 2 })!), 'the same model as trainFromTerms');
+  t.equal(trained.textVectors.at(-1), null, 'a text with no kept term has none');
+  let worst = 1;
+  let differing = 0;
+  for (const [i, terms] of texts.entries()) {
+    const direct = embedTerms(trained.model, terms);
+    const read = trained.textVectors[i]!;
+    if (!direct) continue;
+    worst = Math.min(worst, cosine(direct, read));
+    const a = encodeTopic(direct);
+    const b = encodeTopic(read);
+    for (let d = 0; d < a.length; d++) if (a[d] !== b[d]) differing++;
+  }
+  t.ok(worst > 1 - 1e-6, `the same direction (worst cosine ${worst})`);
+  t.ok(differing <= 2, `and the same stored bytes, but for a rounding at most (${differing} components differ)`);
 });

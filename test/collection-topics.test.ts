@@ -70,11 +70,18 @@ t.test('thresholds: the first training at 64 files, then on every change up to 4
 t.test('a due training waits until no new work has come for a while', async (t) => {
   const slept: number[] = [];
   const sleep = async (ms: number) => void slept.push(ms);
-  t.ok(await staysSettled(() => false, 150, sleep), 'nothing came: settled');
-  t.equal(slept.reduce((a, b) => a + b, 0), 150, 'after waiting the whole linger');
+  const total = () => slept.splice(0).reduce((a, b) => a + b, 0);
+  t.ok(await staysSettled(() => false, { lingerMs: 150, sleep }), 'nothing came: settled');
+  t.equal(total(), 150, 'after waiting the whole linger');
   let polls = 0;
-  t.notOk(await staysSettled(() => ++polls > 3, 150, sleep), 'work came while it waited: not settled');
+  t.notOk(await staysSettled(() => ++polls > 3, { lingerMs: 150, sleep }), 'work came while it waited: not settled');
   t.equal(polls, 4, 'and it stopped waiting at once');
+  total();
+  t.ok(await staysSettled(() => false, { lingerMs: 150, quietForMs: 100, sleep }), 'the newest work is 100 ms old: settled');
+  t.equal(total(), 50, 'after the rest of the linger only');
+  t.ok(await staysSettled(() => false, { lingerMs: 150, quietForMs: 2000, sleep }), 'a worker that took 2 s to catch up: settled');
+  t.equal(total(), 0, 'without waiting again');
+  t.notOk(await staysSettled(() => true, { lingerMs: 150, quietForMs: 2000, sleep }), 'but not while work is queued');
 });
 
 t.test('the model is learnt from the files a collection holds, whenever the worker caught up with their uploads', async (t) => {

@@ -141,6 +141,8 @@ t.test('tokenisation follows the vocabulary conventions', async (t) => {
   // ASCII text skips the Unicode passes; these need them, or a backtick that ASCII has too.
   t.same(tokenize("can`t won't — it’s naïve: e\u0301te\u0301, \u212Aelvin a--b"), ['can', 'not', 'will', 'not', 'it', 'naive', 'ete', 'kelvin', 'a-b']);
   t.same(tokenize('x\u2013ray \u02bcs'), ['x-ray']);
+  t.same(tokenize(''), [], 'no text, no word');
+  t.same(tokenize('— !? …'), [], 'punctuation alone, no word');
   t.ok(cached.table.lookup('well-known') >= 0, 'hyphenated compounds are vocabulary words');
   t.ok(cached.table.lookup('tnf-alpha') >= 0);
   t.equal(cached.table.lookup('1990'), -1, 'pure numbers are not');

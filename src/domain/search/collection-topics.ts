@@ -18,7 +18,7 @@ import type { WriteFn } from '../../store/writer.js';
 import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
 import { calibrateSemanticWeight } from './calibration.js';
-import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainFromTerms, type CollectionModel } from './collection-model.js';
+import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
 
 /**
  * 64 dimensions, 2 iterations: as good as 128 and 3 on the dev sets at a third of the training
@@ -59,21 +59,27 @@ export function dueForTraining(trainedOnFiles: number | null, readyFiles: number
 }
 
 /**
- * How long the worker waits, before a training, for more of the collection's files: a script that
+ * How long the collection's uploads must have been quiet before a due training runs: a script that
  * uploads one file at a time keeps the queue empty between its requests, and would otherwise have
  * the collection trained after every file. Only a due training waits; nothing else is delayed.
  */
 export const TRAINING_LINGER_MS = 150;
 
 /**
- * True when no new work arrived within `lingerMs` (checked every few milliseconds): the queue is
- * settled and a due training may run. `sleep` is injectable so tests need no clock.
+ * True when no new work came within `lingerMs` of the newest work at hand (checked every few
+ * milliseconds): the queue is settled and a due training may run. `quietForMs`: how long ago that
+ * newest work was queued; a worker that spent longer than the linger catching up with a bulk
+ * upload has seen the quiet already and does not wait again. `sleep` is injectable so tests need no
+ * clock.
  */
-export async function staysSettled(hasQueuedWork: () => boolean, lingerMs = TRAINING_LINGER_MS, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<boolean> {
+export async function staysSettled(
+  hasQueuedWork: () => boolean,
+  { lingerMs = TRAINING_LINGER_MS, quietForMs = 0, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }: { lingerMs?: number; quietForMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<boolean> {
   const step = 10;
-  for (let waited = 0; waited < lingerMs; waited += step) {
+  for (let waited = Math.max(0, quietForMs); waited < lingerMs; waited += step) {
     if (hasQueuedWork()) return false;
-    await sleep(step);
+    await sleep(Math.min(step, lingerMs - waited));
   }
   return !hasQueuedWork();
 }
@@ -177,8 +183,9 @@ export async function topicsForBatch(
  * Trains the collection's model from its ready files (and `extra`, files not yet committed), then
  * writes it with every ready file's vector in one transaction, so a search never mixes vectors of
  * two models; returns the model and the vectors of `extra`. Null when there is too little text
- * to learn from. Each file is split into words once, for training and for its vector. With the
- * collection's embedding, the embedding's weight is calibrated on the same sample (calibration.ts).
+ * to learn from. The sample's vectors come out of the training; every other file is split into
+ * words once, for its vector. With the collection's embedding, the embedding's weight is
+ * calibrated on the same sample (calibration.ts).
  */
 export async function trainAndRefold(
   db: Db,
@@ -201,24 +208,25 @@ export async function trainAndRefold(
     .map((f) => f.rid);
   const oldTexts = storedTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
   const textOf = (rid: number) => extraTexts.get(rid) ?? oldTexts.get(rid) ?? '';
-  const termsByFile = new Map<number, string[]>();
-  for (const rid of chosen) termsByFile.set(rid, modelTerms(textOf(rid)));
-  const model = trainFromTerms(
-    chosen.map((rid) => termsByFile.get(rid)!),
+  const trained = trainWithTextVectors(
+    chosen.map((rid) => modelTerms(textOf(rid))),
     { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS },
   );
-  if (!model) return null;
+  if (!trained) return null;
+  const { model } = trained;
+  // The sample's vectors come with the training; the other files are read and split into words here.
+  const sampled = new Map(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
   const index = termIndex(model);
-  const encoded = (terms: readonly string[]) => {
-    const v = embedTerms(model, terms, index);
+  const topicOf = (rid: number, text: () => string) => {
+    const v = sampled.has(rid) ? sampled.get(rid)! : embedTerms(model, modelTerms(text()), index);
     return v ? encodeTopic(v) : null;
   };
   const topics: { fileRid: number; vector: Buffer }[] = [];
   for (let from = 0; from < old.length; from += 1000) {
     const rids = old.slice(from, from + 1000);
-    const unread = storedTexts(db, rids.filter((rid) => !termsByFile.has(rid)));
+    const unread = storedTexts(db, rids.filter((rid) => !sampled.has(rid)));
     for (const rid of rids) {
-      const topic = encoded(termsByFile.get(rid) ?? modelTerms(unread.get(rid) ?? ''));
+      const topic = topicOf(rid, () => unread.get(rid) ?? '');
       if (topic) topics.push({ fileRid: rid, vector: topic });
     }
     // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
@@ -226,7 +234,7 @@ export async function trainAndRefold(
   }
   const extraTopics = new Map<number, Buffer>();
   for (const f of extra) {
-    const topic = encoded(termsByFile.get(f.fileRid) ?? modelTerms(f.text));
+    const topic = topicOf(f.fileRid, () => f.text);
     if (topic) extraTopics.set(f.fileRid, topic);
   }
   const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
