@@ -192,7 +192,7 @@ export function embedWithModel(model: CollectionModel, text: string, index = ter
 /**
  * embedWithModel on a text already split by modelTerms. The weights are those of weightsOf, summed
  * in the same order (a term's first occurrence), in arrays kept per model instead of a map per text:
- * the same bits, at half the cost when a training refolds every file of a collection.
+ * the same bits, in a third less time when a training refolds every file (SciFact: 229 → 160 ms).
  */
 export function embedTerms(model: CollectionModel, terms: readonly string[], index = termIndex(model)): Float32Array | null {
   const { counts, seen } = scratchOf(model);
