@@ -215,10 +215,11 @@ export async function trainAndRefold(
   if (!trained) return null;
   const { model } = trained;
   // The sample's vectors come with the training; the other files are read and split into words here.
-  const sampled = new Map(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
+  const sampled = new Map<number, Float32Array | null>(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
   const index = termIndex(model);
   const topicOf = (rid: number, text: () => string) => {
-    const v = sampled.has(rid) ? sampled.get(rid)! : embedTerms(model, modelTerms(text()), index);
+    // A sampled file with no kept term has null, and stays without a vector.
+    const v = sampled.has(rid) ? sampled.get(rid) : embedTerms(model, modelTerms(text()), index);
     return v ? encodeTopic(v) : null;
   };
   const topics: { fileRid: number; vector: Buffer }[] = [];
