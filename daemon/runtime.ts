@@ -377,12 +377,14 @@ function startWorker(init: WorkerInit, gate: WriteGate, log: RuntimeLog): Worker
   let stopping = false;
   let stopped: (() => void) | null = null;
   let respawn: NodeJS.Timeout | null = null;
-  const spawn = () => {
+  const spawn = (afterDeath: boolean) => {
     respawn = null;
-    worker = new Worker(entryFile('ingest-worker'), { workerData: init, execArgv: workerExecArgv() });
+    worker = new Worker(entryFile('ingest-worker'), { workerData: { ...init, afterDeath } satisfies WorkerInit, execArgv: workerExecArgv() });
     running = true;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });
+      if (msg.type === 'warning') log.warn(msg.message, msg.fields);
+      if (msg.type === 'recovered' && msg.requeued + msg.failed > 0) log.warn('re-queued the jobs the indexing worker held when it stopped', { jobs: msg.requeued, failed: msg.failed });
     });
     worker.on('error', (err) => log.error('indexing worker crashed', { cause: String(err.stack ?? err) }));
     worker.on('exit', () => {
@@ -392,12 +394,12 @@ function startWorker(init: WorkerInit, gate: WriteGate, log: RuntimeLog): Worker
       if (stopping) stopped?.();
       else {
         log.warn('indexing worker exited; restarting it');
-        respawn = setTimeout(spawn, 500);
+        respawn = setTimeout(() => spawn(true), 500);
         respawn.unref();
       }
     });
   };
-  spawn();
+  spawn(false);
   return {
     post: (msg) => {
       if (running) worker.postMessage(msg);

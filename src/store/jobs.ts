@@ -71,16 +71,28 @@ export function listJobs(
   }) as JobRow[];
 }
 
-/** Claims up to `limit` runnable queued jobs in one statement, so two claimers never share a job. */
+/**
+ * Claims up to `limit` runnable queued jobs, oldest first, so two claimers never share a job. A job
+ * claimed before that never finished (a worker or daemon died holding it) is claimed alone: if it
+ * is what killed the worker, it takes down only itself the next time, not the files batched with it.
+ */
 export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
+  const head = stmt(db, "SELECT attempts FROM jobs WHERE status = 'queued' AND runnable = 1 ORDER BY rid LIMIT 1").get() as { attempts: number } | undefined;
+  if (!head) return [];
+  const retried = head.attempts > 0;
   const jobs = stmt(
     db,
     `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
-     WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 ORDER BY rid LIMIT ?)
+     WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 AND (attempts > 0) = ? ORDER BY rid LIMIT ?)
      RETURNING *`,
-  ).all(now, limit) as JobRow[];
+  ).all(now, retried ? 1 : 0, retried ? 1 : limit) as JobRow[];
   reportJobs(db, jobs);
   return jobs;
+}
+
+/** Jobs claimed and not finished: when no worker runs, those a dead one held. */
+export function runningJobs(db: Db): JobRow[] {
+  return stmt(db, "SELECT * FROM jobs WHERE status = 'running' ORDER BY rid").all() as JobRow[];
 }
 
 export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: FileErrorCode; message: string } | null = null): boolean {

@@ -8,8 +8,8 @@ import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setE
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
-import { cancelCollectionJobs, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, type JobRow } from '../../store/jobs.js';
+import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, resetInterruptedFiles, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
+import { cancelCollectionJobs, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedJobs, runningJobs, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
@@ -107,6 +107,8 @@ export interface IndexingWorker {
   isCanceled: (jobId: string) => boolean;
   /** The daemon is shutting down: a long job stops at its next batch and resumes at the next start. */
   isStopping: () => boolean;
+  /** Reports a failure the worker lived through (the daemon's log). */
+  warn: (message: string, fields?: Record<string, unknown>) => void;
 }
 
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
@@ -319,6 +321,21 @@ function calibrating(col: CollectionRow, embedding: Embedding | null): Embedding
   return col.access_control === 'enforced' ? null : embedding;
 }
 
+/**
+ * Files' vectors in their collection's model, or none when working them out failed (a training
+ * that threw, or whose write failed): the files still become ready, searchable by keywords and
+ * passage vectors, and the next training gives them their vectors. Without this a fault in the
+ * model killed the worker with the batch claimed, and its files stayed `indexing`.
+ */
+async function withoutModelOnFailure<T>(worker: IndexingWorker, work: () => Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    worker.warn('the collection model could not be trained or applied; the files are indexed without it', { cause: String((err as Error)?.stack ?? err) });
+    return fallback;
+  }
+}
+
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
 export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Promise<void> {
   const { db, write, isCanceled, embedding } = worker;
@@ -330,11 +347,14 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
     const result = current && !isCanceled(job.id) ? await indexVersion(worker, file, job.version_id!, col) : null;
     results.push({ job, file, result });
   }
-  const topics = await batchTopics(
-    db,
-    write,
-    results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result, queuedAt: r.job.created_at }] : [])),
-    embedding,
+  const topics = await withoutModelOnFailure(worker, () =>
+    batchTopics(
+      db,
+      write,
+      results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result, queuedAt: r.job.created_at }] : [])),
+      embedding,
+    ),
+    new Map<number, Buffer>(),
   );
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
@@ -406,7 +426,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
       results.push({ rid, versionId: version_id, result: await indexVersion(worker, file, version_id, col) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
-    const topics = await batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), embedding, false);
+    const topics = await withoutModelOnFailure(worker, () => batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), embedding, false), new Map<number, Buffer>());
     const now = nowIso();
     await write(() => {
       const indexed: IndexedFile[] = [];
@@ -427,7 +447,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
-  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, calibrating(end, embedding));
+  if (end && !end.deleted_at && processingOf(end).semantic) await withoutModelOnFailure(worker, () => trainAndRefold(db, write, end.rid, calibrating(end, embedding)), null);
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }
@@ -443,6 +463,44 @@ export async function runDeleteContainerJob(db: Db, write: WriteFn, job: JobRow)
     }
     finishJob(db, job.rid, 'succeeded', now);
   });
+}
+
+/**
+ * Claims of one job (daemon restarts included) after which a worker that died holding it fails it
+ * instead of trying again: the job runs alone after its first interruption (claimJobs), so by then
+ * it has stopped the worker twice on its own.
+ */
+export const MAX_JOB_ATTEMPTS = 3;
+
+/**
+ * After the indexing worker died (an uncaught fault, a write that failed) while the daemon lives
+ * on: the jobs it held go back to the queue and their files back to pending, as at a restart, so
+ * none stays `running` or `indexing` for ever; a job claimed MAX_JOB_ATTEMPTS times fails, and an
+ * index job's file with it (`extraction_failed`), so one file that kills the worker cannot keep it
+ * dying. Runs inside the new worker's first transaction.
+ */
+export function recoverFromWorkerDeath(db: Db, now: string): { requeued: number; failed: number } {
+  let failed = 0;
+  for (const job of runningJobs(db)) {
+    if (job.attempts < MAX_JOB_ATTEMPTS) continue;
+    const file = job.type === 'index_file' && job.file_rid !== null ? getFileByRid(db, job.file_rid) : undefined;
+    const error = {
+      code: 'extraction_failed' as const,
+      message: file
+        ? `Indexing this file stopped the indexing worker ${job.attempts} times, so it was not tried again; add the file again or reindex the collection to retry.`
+        : `This job stopped the indexing worker ${job.attempts} times, so it was not tried again.`,
+    };
+    finishJob(db, job.rid, 'failed', now, error);
+    failed++;
+    if (file && !file.deleted_at && file.version_id === job.version_id) {
+      // The previous version's passages must not outlive it: a failed file contributes nothing.
+      deletePassages(db, file.collection_rid, file.rid);
+      setFileStatus(db, file.rid, 'failed', now, error);
+    }
+  }
+  const requeued = requeueInterruptedJobs(db, now);
+  resetInterruptedFiles(db, now);
+  return { requeued, failed };
 }
 
 const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived; add the file again to get a new one.';

@@ -11,7 +11,7 @@ import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
 import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
-import { expireUploads, markIndexing, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
+import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
 
 export interface WorkerInit extends PipelineConfig {
@@ -21,11 +21,18 @@ export interface WorkerInit extends PipelineConfig {
   writeGate: SharedArrayBuffer;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
   batchSize: number;
+  /** The worker before this one died while the daemon lived on: recover what it held first (recoverFromWorkerDeath). */
+  afterDeath?: boolean;
 }
 
 /** `roots`: the operator changed the file:// roots while the daemon runs (src/domain/file-roots.ts). */
 export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { type: 'roots'; fileRoots: string[] } | { type: 'stop' };
-export type FromWorker = { type: 'progress'; finished: number } | { type: 'stopped' } | { type: 'error'; message: string };
+export type FromWorker =
+  | { type: 'progress'; finished: number }
+  | { type: 'stopped' }
+  | { type: 'error'; message: string }
+  | { type: 'warning'; message: string; fields?: Record<string, unknown> | undefined }
+  | { type: 'recovered'; requeued: number; failed: number };
 
 const init = workerData as WorkerInit;
 lowerThisThreadPriority();
@@ -71,7 +78,8 @@ const isCanceled = (id: string) => canceled.has(id);
 // The model loads on first need (the builtin one converts its package once, then reads a cache).
 const embedding: Embedding = lazyEmbedding(init.embedding);
 
-const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping };
+const warn = (message: string, fields?: Record<string, unknown>) => port.postMessage({ type: 'warning', message, fields } satisfies FromWorker);
+const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping, warn };
 
 /**
  * While files stream in (the last claim found work but not a full batch), the next claim waits this
@@ -94,6 +102,10 @@ const QUIET_MS = 1000;
 const MERGE_PAGES = 256;
 
 async function loop(): Promise<void> {
+  if (init.afterDeath) {
+    const recovered = await write(() => recoverFromWorkerDeath(db, nowIso()));
+    port.postMessage({ type: 'recovered', ...recovered } satisfies FromWorker);
+  }
   let lastExpiry = 0;
   let lastClaimed = 0;
   let lastWork = 0;

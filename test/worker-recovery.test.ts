@@ -1,0 +1,114 @@
+// What the indexing worker leaves behind when it fails. A fault in training the collection model
+// must not keep a batch's files `indexing` (the worker used to die with them claimed, and nothing
+// re-queued them until the daemon restarted); jobs a dead worker held go back to the queue, a
+// job that was interrupted before runs alone, and one that keeps killing the worker fails.
+import t, { type Test } from 'tap';
+import { markIndexing, MAX_JOB_ATTEMPTS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
+import { getCollectionModel } from '../src/store/collection-models.js';
+import { claimJobs } from '../src/store/jobs.js';
+import { sqlite } from '../src/store/sqlite.js';
+import { Writer } from '../src/store/writer.js';
+import { nowIso } from '../src/contract/ids.js';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+const claim = (f: Fixture, limit: number) =>
+  sqlite(f.rt.services.db).transaction(() => {
+    const jobs = claimJobs(f.rt.services.db, limit, nowIso());
+    markIndexing(f.rt.services.db, jobs);
+    return jobs;
+  })();
+
+/** What a worker that died now leaves: the daemon lives on and a new worker recovers first. */
+const workerDied = (f: Fixture) => sqlite(f.rt.services.db).transaction(() => recoverFromWorkerDeath(f.rt.services.db, nowIso()))();
+
+const fileStates = (f: Fixture) =>
+  sqlite(f.rt.services.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
+
+async function fixtureWithFiles(t: Test, paths: string[], collectionBody: Record<string, unknown> = {}): Promise<{ f: Fixture; collectionRid: number }> {
+  // No indexing worker: the test claims and runs the jobs itself, as the worker would.
+  const f = await startFixture({ indexer: false });
+  t.teardown(() => f.rt.close());
+  const { base } = await seedCollection(f, 'w', 'notes', collectionBody);
+  for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Note ${i}: the ${['cat', 'dog', 'horse'][i % 3]} visits the vet for a checkup, number ${i}.`)).status, 202);
+  const collectionRid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  return { f, collectionRid };
+}
+
+t.test('jobs a dead worker held go back to the queue and their files to pending', async (t) => {
+  const { f } = await fixtureWithFiles(t, ['/a.md', '/b.md', '/c.md']);
+  t.equal(claim(f, 10).length, 3, 'one batch holds all three');
+  t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['indexing']));
+  t.same(workerDied(f), { requeued: 3, failed: 0 });
+  t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['pending']), 'none stays indexing');
+  const counts = (await f.call('GET', '/namespaces/w/collections/notes')).body.file_counts;
+  t.same(counts, { pending: 3, indexing: 0, ready: 0, failed: 0 }, "the collection's counters follow");
+});
+
+t.test('a job interrupted before is claimed alone; fresh jobs are batched as usual', async (t) => {
+  const { f } = await fixtureWithFiles(t, ['/a.md', '/b.md']);
+  claim(f, 10);
+  workerDied(f);
+  await addInline(f, '/namespaces/w/collections/notes', '/c.md', 'A note added after the worker died.');
+  const first = claim(f, 10);
+  t.equal(first.length, 1, 'the oldest interrupted job alone');
+  t.equal(first[0]!.attempts, 2);
+  const second = claim(f, 10);
+  t.equal(second.length, 1, 'then the next interrupted one, alone');
+  t.equal(second[0]!.attempts, 2);
+  const third = claim(f, 10);
+  t.equal(third.length, 1, 'then the fresh job (the only one left)');
+  t.equal(third[0]!.attempts, 1);
+  t.same(claim(f, 10), [], 'nothing more');
+});
+
+t.test(`a job that stops the worker ${MAX_JOB_ATTEMPTS} times fails its file; the jobs batched with it do not`, async (t) => {
+  const { f } = await fixtureWithFiles(t, ['/poison.md', '/b.md', '/c.md']);
+  claim(f, 10); // the poison file and two bystanders die together once
+  t.same(workerDied(f), { requeued: 3, failed: 0 });
+  for (let attempt = 2; attempt <= MAX_JOB_ATTEMPTS; attempt++) {
+    const alone = claim(f, 10);
+    t.same(alone.map((j) => j.attempts), [attempt], `attempt ${attempt} runs alone`);
+    const recovered = workerDied(f);
+    t.same(recovered, attempt < MAX_JOB_ATTEMPTS ? { requeued: 1, failed: 0 } : { requeued: 0, failed: 1 }, 'only the job alone was held');
+  }
+  const states = fileStates(f);
+  t.match(states[0], { path: '/b.md', status: 'pending', error_code: null });
+  t.match(states[1], { path: '/c.md', status: 'pending', error_code: null });
+  t.match(states[2], { path: '/poison.md', status: 'failed', error_code: 'extraction_failed', error_message: /stopped the indexing worker 3 times/ });
+  const file = (await f.call('GET', '/namespaces/w/collections/notes/files?limit=10')).body.items.find((x: { path: string }) => x.path === '/poison.md');
+  t.match(file, { status: 'failed', error: { code: 'extraction_failed', message: /add the file again or reindex/ } }, 'the API shows why');
+  const next = claim(f, 10);
+  t.equal(next.length, 1, 'the bystanders were interrupted too, so each runs alone, and neither is failed');
+});
+
+t.test("a training that fails leaves the batch's files ready, without a model, and says so", async (t) => {
+  // 70 files: enough for the first training (64), which runs with the batch that empties the queue.
+  const paths = Array.from({ length: 70 }, (_, i) => `/notes/${String(i).padStart(2, '0')}.md`);
+  const { f, collectionRid } = await fixtureWithFiles(t, paths);
+  const db = f.rt.services.db;
+  const writer = new Writer(db, f.rt.writeGate, 'worker');
+  let writes = 0;
+  const warnings: string[] = [];
+  const worker: IndexingWorker = {
+    db,
+    // The first write of the batch is the model's (trainAndRefold), before the files are committed: a disk
+    // that fills up there, say.
+    write: (change) => (writes++ === 0 ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
+    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    embedding: null,
+    isCanceled: () => false,
+    isStopping: () => false,
+    warn: (message, fields) => warnings.push(`${message} ${String(fields?.cause)}`),
+  };
+  const jobs = claim(f, 100);
+  t.equal(jobs.length, 70);
+  await runIndexJobs(worker, jobs);
+  t.ok(writes > 1, 'the training tried to write first');
+  t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['ready']), 'every file is ready');
+  t.equal(getCollectionModel(db, collectionRid), null, 'and the collection has no model');
+  t.equal(warnings.length, 1);
+  t.match(warnings[0], /could not be trained.*SQLITE_FULL/s, 'the daemon log says why');
+  const search = await f.call('POST', '/namespaces/w/collections/notes:search', { query: 'cat checkup', mode: 'semantic' });
+  t.equal(search.status, 200, 'semantic search still answers');
+  t.ok(search.body.results.length > 0);
+});
