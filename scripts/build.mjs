@@ -56,6 +56,7 @@ await esbuild.build({
     cli: join(dist, 'src/cli/run.js'),
     'ingest-worker': join(dist, 'src/domain/ingest/worker-thread.js'),
     'dense-worker': join(dist, 'src/domain/search/dense-worker.js'),
+    'model-helper': join(dist, 'src/domain/search/model-helper-thread.js'),
   },
   outdir: join(dist, 'bundle'),
   bundle: true,

@@ -1,8 +1,7 @@
 // The collection's own semantic model (issue 16, item 1): learned from the collection's text, it
 // puts words that share contexts together even where they never occur in the same text.
 import t from 'tap';
-import { MIN_TEXTS, cosine, deserializeCollectionModel, embedTerms, embedWithModel, modelTerms, serializeCollectionModel, termIndex, trainCollectionModel, trainFromTerms, trainWithTextVectors, type CollectionModel } from '../src/domain/search/collection-model.js';
-import { encodeTopic } from '../src/domain/search/collection-topics.js';
+import { MIN_TEXTS, cosine, deserializeCollectionModel, embedTerms, embedWithModel, encodeTopic, modelTerms, serializeCollectionModel, termIndex, trainCollectionModel, trainFromTerms, trainWithTextVectors, type CollectionModel } from '../src/domain/search/collection-model.js';
 
 /** A vet's notes: cats called "cat" or "feline" and dogs "dog" or "canine", never both names in one note. */
 function vetNotes(count: number): string[] {

@@ -3,7 +3,9 @@
 import t from 'tap';
 import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
-import { dueForTraining, FIRST_TRAINING_FILES, SETTLED_TRAINING_FILES, staysSettled, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
+import { join } from 'node:path';
+import { dueForTraining, FIRST_TRAINING_FILES, SETTLED_TRAINING_FILES, staysSettled, trainAndRefold, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
+import { databaseFile } from '../src/store/db.js';
 import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
 import { sqlite } from '../src/store/sqlite.js';
@@ -202,4 +204,28 @@ t.test("a purged collection's rid coming back never meets the old model's versio
   db.exec('DELETE FROM collection_models; DELETE FROM collections WHERE rid = 5');
   create();
   t.ok(put() > first + 1, "the new collection's first model has a version the old one never had");
+});
+
+t.test('a training gives the same model and vectors with its helper thread, without it, and when the helper fails', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { collectionRid } = await ingest(f, [...vetNotes(300), ...TARGETS]);
+  const db = f.rt.services.db;
+  const file = databaseFile(db);
+  t.type(file, 'string', 'the fixture keeps its database in a file a thread can open');
+  // A sample of 100 of the 302 files: the helper splits part of it, and reads and folds the 202 outside it.
+  const snapshot = async (helperFile: string | null) => {
+    const trained = await trainAndRefold(db, f.rt.services.write, collectionRid, null, [], { maxFiles: 100, helperFile });
+    t.ok(trained, 'trained');
+    const rows = sqlite(db).prepare('SELECT file_rid, vector FROM file_topics ORDER BY file_rid').all() as { file_rid: number; vector: Buffer }[];
+    return { model: getCollectionModel(db, collectionRid)!.model.toString('base64'), rows: rows.map((r) => `${r.file_rid}:${r.vector.toString('base64')}`) };
+  };
+  const alone = await snapshot(null);
+  t.equal(alone.rows.length, 302, 'a vector per file');
+  const helped = await snapshot(file);
+  t.equal(helped.model, alone.model, 'the same model');
+  t.same(helped.rows, alone.rows, 'the same vectors, bit for bit');
+  const failed = await snapshot(join(f.rt.dataDir, 'no-such-dir', 'trove.db'));
+  t.equal(failed.model, alone.model, 'a helper that cannot start: the worker does it all, the same way');
+  t.same(failed.rows, alone.rows);
 });

@@ -1,5 +1,5 @@
 // Where the package's own files are, whichever copy of the code is running. tsc writes modules to
-// dist/src and dist/daemon; scripts/build.mjs also bundles the process entries (the CLI and the two
+// dist/src and dist/daemon; scripts/build.mjs also bundles the process entries (the CLI and the three
 // worker threads) into dist/bundle, which is what bin/trove runs: one file and a few shared chunks
 // instead of ~270 modules, because loading modules was most of the daemon's start-up (issue 15).
 // Both copies keep every file flat in a directory at a fixed depth, so the package root is a fixed
@@ -25,6 +25,7 @@ const ENTRIES = {
   cli: { bundled: 'dist/bundle/cli.js', module: 'dist/src/cli/run.js' },
   'ingest-worker': { bundled: 'dist/bundle/ingest-worker.js', module: 'dist/src/domain/ingest/worker-thread.js' },
   'dense-worker': { bundled: 'dist/bundle/dense-worker.js', module: 'dist/src/domain/search/dense-worker.js' },
+  'model-helper': { bundled: 'dist/bundle/model-helper.js', module: 'dist/src/domain/search/model-helper-thread.js' },
 } as const;
 
 export type EntryName = keyof typeof ENTRIES;

@@ -89,3 +89,9 @@ export function integrityCheck(db: SqliteDb): string {
   const rows = db.pragma('integrity_check') as { integrity_check: string }[];
   return rows.map((r) => r.integrity_check).join('; ');
 }
+
+/** The database's file, which another thread may open too; null for a database in memory. */
+export function databaseFile(db: Db): string | null {
+  const name = sqlite(db).name;
+  return name === '' || name === ':memory:' || sqlite(db).memory ? null : name;
+}

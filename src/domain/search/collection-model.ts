@@ -175,6 +175,19 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   return { model, textVectors };
 }
 
+/** The text the model reads for a file: its passages' headings and text, in order. */
+export function modelText(passages: readonly { heading: string; text: string }[]): string {
+  return passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)).join('\n');
+}
+
+/** A unit vector as stored: int8, each component × 127 (its components are at most 1 in size). */
+export function encodeTopic(vector: Float32Array): Buffer {
+  const out = new Int8Array(vector.length);
+  // Int8Array stores round(x) wrapped to -128..127; components of a unit vector never exceed 127.
+  for (let i = 0; i < vector.length; i++) out[i] = Math.round(vector[i]! * 127);
+  return Buffer.from(out.buffer);
+}
+
 /** x / |x| as float32, or null for a vector of no length. */
 function unit(x: Float64Array): Float32Array | null {
   let norm = 0;
@@ -203,6 +216,29 @@ export function embedTerms(model: CollectionModel, terms: readonly string[], ind
     if (counts[i] === 0) seen[distinct++] = i;
     counts[i]!++;
   }
+  return weightedSum(model, distinct);
+}
+
+/**
+ * embedTerms on a text whose words are numbers of a dictionary of the caller's (`ids`), with
+ * `rowOf` giving each number's row in the model (-1: not a term of it): the same sums in the same
+ * order, so the same bits, without a string lookup per word.
+ */
+export function embedTermIds(model: CollectionModel, ids: ArrayLike<number>, rowOf: Int32Array): Float32Array | null {
+  const { counts, seen } = scratchOf(model);
+  let distinct = 0;
+  for (let j = 0; j < ids.length; j++) {
+    const i = rowOf[ids[j]!]!;
+    if (i < 0) continue;
+    if (counts[i] === 0) seen[distinct++] = i;
+    counts[i]!++;
+  }
+  return weightedSum(model, distinct);
+}
+
+/** The unit tf-idf sum of the `distinct` rows listed in the model's scratch; leaves the counts at zero. */
+function weightedSum(model: CollectionModel, distinct: number): Float32Array | null {
+  const { counts, seen } = scratchOf(model);
   if (distinct === 0) return null;
   const k = model.dimensions;
   const out = new Float64Array(k);

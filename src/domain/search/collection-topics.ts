@@ -11,14 +11,15 @@
 // last one; each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
 import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileRids } from '../../store/collection-models.js';
-import type { Db } from '../../store/db.js';
+import { databaseFile, type Db } from '../../store/db.js';
 import { getFileCardsByRid } from '../../store/files.js';
 import { passagesOfFiles } from '../../store/passages.js';
 import type { WriteFn } from '../../store/writer.js';
 import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
+import { ModelHelper } from './model-helper.js';
 import { calibrateSemanticWeight } from './calibration.js';
-import { deserializeCollectionModel, embedTerms, embedWithModel, MIN_TEXTS, modelTerms, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
+import { deserializeCollectionModel, embedTerms, embedWithModel, encodeTopic, MIN_TEXTS, modelTerms, modelText, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
 
 /**
  * 64 dimensions, 2 iterations: as good as 128 and 3 on the dev sets at a third of the training
@@ -36,6 +37,14 @@ export const TRAINING_GROWTH = 2;
  * against 0.6913 nDCG@10) and trains in 0.7 s instead of 1.3 s.
  */
 export const MAX_TRAINING_FILES = 2048;
+
+/**
+ * Files of a training (the sample read from the store and the files outside it) from which a second
+ * thread splits words for it: starting the thread costs about what splitting 500 texts does.
+ */
+export const HELPER_MIN_FILES = 1000;
+/** The part of the stored sample the helper splits (it starts later, and has the files outside the sample after). */
+const HELPER_SAMPLE_SHARE = 0.45;
 
 /**
  * Up to this many files, a collection is trained again each time its queue empties after files
@@ -84,14 +93,6 @@ export async function staysSettled(
   return !hasQueuedWork();
 }
 
-/** A unit vector as stored: int8, each component × 127 (its components are at most 1 in size). */
-export function encodeTopic(vector: Float32Array): Buffer {
-  const out = new Int8Array(vector.length);
-  // Int8Array stores round(x) wrapped to -128..127; components of a unit vector never exceed 127.
-  for (let i = 0; i < vector.length; i++) out[i] = Math.round(vector[i]! * 127);
-  return Buffer.from(out.buffer);
-}
-
 /** Cosine of a unit query vector and a stored file vector. */
 export function topicCosine(query: Float32Array, stored: Buffer): number {
   const v = new Int8Array(stored.buffer, stored.byteOffset, stored.byteLength);
@@ -137,11 +138,6 @@ export function collectionModelOf(db: Db, collectionRid: number): CollectionMode
   return entry;
 }
 
-/** The text the model reads for a file: its passages' headings and text, in order. */
-export function modelText(passages: readonly { heading: string; text: string }[]): string {
-  return passages.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)).join('\n');
-}
-
 /** Files' texts as the model reads them, from the store. */
 function storedTexts(db: Db, fileRids: readonly number[]): Map<number, string> {
   return new Map([...passagesOfFiles(db, fileRids)].map(([rid, passages]) => [rid, modelText(passages)]));
@@ -184,8 +180,9 @@ export async function topicsForBatch(
  * writes it with every ready file's vector in one transaction, so a search never mixes vectors of
  * two models; returns the model and the vectors of `extra`. Null when there is too little text
  * to learn from. The sample's vectors come out of the training; every other file is split into
- * words once, for its vector. With the collection's embedding, the embedding's weight is
- * calibrated on the same sample (calibration.ts).
+ * words once, for its vector, on a helper thread when there are enough (model-helper-thread.ts;
+ * the same vectors, bit for bit, with or without it). With the collection's embedding, the
+ * embedding's weight is calibrated on the same sample (calibration.ts).
  */
 export async function trainAndRefold(
   db: Db,
@@ -193,6 +190,7 @@ export async function trainAndRefold(
   collectionRid: number,
   embedding: Embedding | null,
   extra: readonly { fileRid: number; text: string }[] = [],
+  options: TrainingOptions = {},
 ): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer> } | null> {
   const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
   const old = allReadyFiles(db, collectionRid).filter((rid) => !extraTexts.has(rid));
@@ -204,47 +202,88 @@ export async function trainAndRefold(
   const chosen = all
     .map((rid) => ({ rid, key: keys.get(rid) ?? 0 }))
     .sort((a, b) => a.key - b.key || a.rid - b.rid)
-    .slice(0, MAX_TRAINING_FILES)
+    .slice(0, options.maxFiles ?? MAX_TRAINING_FILES)
     .map((f) => f.rid);
-  const oldTexts = storedTexts(db, chosen.filter((rid) => !extraTexts.has(rid)));
-  const textOf = (rid: number) => extraTexts.get(rid) ?? oldTexts.get(rid) ?? '';
-  const trained = trainWithTextVectors(
-    chosen.map((rid) => modelTerms(textOf(rid))),
-    { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS },
-  );
-  if (!trained) return null;
-  const { model } = trained;
-  // The sample's vectors come with the training; the other files are read and split into words here.
-  const sampled = new Map<number, Float32Array | null>(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
-  const index = termIndex(model);
-  const topicOf = (rid: number, text: () => string) => {
-    // A sampled file with no kept term has null, and stays without a vector.
-    const v = sampled.has(rid) ? sampled.get(rid) : embedTerms(model, modelTerms(text()), index);
-    return v ? encodeTopic(v) : null;
-  };
-  const topics: { fileRid: number; vector: Buffer }[] = [];
-  for (let from = 0; from < old.length; from += 1000) {
-    const rids = old.slice(from, from + 1000);
-    const unread = storedTexts(db, rids.filter((rid) => !sampled.has(rid)));
-    for (const rid of rids) {
-      const topic = topicOf(rid, () => unread.get(rid) ?? '');
-      if (topic) topics.push({ fileRid: rid, vector: topic });
+  const stored = chosen.filter((rid) => !extraTexts.has(rid));
+  const inSample = new Set(chosen);
+  const outside = old.filter((rid) => !inSample.has(rid));
+  // A second thread splits part of the sample, and reads and splits the files outside it while this
+  // one trains (model-helper-thread.ts); below HELPER_MIN_FILES it would cost more than it saves.
+  const file = options.helperFile !== undefined ? options.helperFile : stored.length + outside.length >= HELPER_MIN_FILES ? databaseFile(db) : null;
+  const helper = file ? new ModelHelper(file) : null;
+  try {
+    const handed = helper ? stored.slice(stored.length - Math.floor(stored.length * HELPER_SAMPLE_SHARE)) : [];
+    const handedTerms = helper && handed.length > 0 ? helper.terms(handed).catch(() => null) : null;
+    if (helper && outside.length > 0) helper.prepare(outside);
+    const oldTexts = storedTexts(db, stored);
+    const textOf = (rid: number) => extraTexts.get(rid) ?? oldTexts.get(rid) ?? '';
+    const termsOf = new Map<number, readonly string[]>();
+    const handedSet = new Set(handed);
+    for (const rid of chosen) if (!handedSet.has(rid)) termsOf.set(rid, modelTerms(textOf(rid)));
+    // The helper's words, or (it failed) this thread's: the same words either way.
+    const fromHelper = (await handedTerms) ?? handed.map((rid) => modelTerms(textOf(rid)));
+    handed.forEach((rid, i) => termsOf.set(rid, fromHelper[i] ?? []));
+    const trained = trainWithTextVectors(
+      chosen.map((rid) => termsOf.get(rid)!),
+      { dimensions: TOPIC_DIMENSIONS, iterations: TOPIC_ITERATIONS },
+    );
+    if (!trained) return null;
+    const { model } = trained;
+    const folding = helper && outside.length > 0 ? helper.fold(model).catch(() => null) : null;
+    // The sample's vectors come with the training; the other files are split into words by the helper, or here.
+    const sampled = new Map<number, Float32Array | null>(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
+    const index = termIndex(model);
+    const topicOf = (rid: number, text: () => string) => {
+      // A sampled file with no kept term has null, and stays without a vector.
+      const v = sampled.has(rid) ? sampled.get(rid) : embedTerms(model, modelTerms(text()), index);
+      return v ? encodeTopic(v) : null;
+    };
+    const topics: { fileRid: number; vector: Buffer }[] = [];
+    for (const rid of stored) {
+      const v = sampled.get(rid);
+      if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
     }
-    // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
-    if (from + 1000 < old.length) await new Promise((resolve) => setImmediate(resolve));
+    const extraTopics = new Map<number, Buffer>();
+    for (const f of extra) {
+      const topic = topicOf(f.fileRid, () => f.text);
+      if (topic) extraTopics.set(f.fileRid, topic);
+    }
+    // Calibrating here while the helper folds.
+    const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
+    const folded = await folding;
+    if (folded) {
+      outside.forEach((rid, i) => {
+        const topic = folded[i];
+        if (topic) topics.push({ fileRid: rid, vector: topic });
+      });
+    } else {
+      for (let from = 0; from < outside.length; from += 1000) {
+        const rids = outside.slice(from, from + 1000);
+        const unread = storedTexts(db, rids);
+        for (const rid of rids) {
+          const topic = topicOf(rid, () => unread.get(rid) ?? '');
+          if (topic) topics.push({ fileRid: rid, vector: topic });
+        }
+        // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
+        if (from + 1000 < outside.length) await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const bytes = serializeCollectionModel(model);
+    await write(() => {
+      putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
+      putFileTopics(db, topics);
+    });
+    return { model, extraTopics };
+  } finally {
+    helper?.close();
   }
-  const extraTopics = new Map<number, Buffer>();
-  for (const f of extra) {
-    const topic = topicOf(f.fileRid, () => f.text);
-    if (topic) extraTopics.set(f.fileRid, topic);
-  }
-  const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
-  const bytes = serializeCollectionModel(model);
-  await write(() => {
-    putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
-    putFileTopics(db, topics);
-  });
-  return { model, extraTopics };
+}
+
+export interface TrainingOptions {
+  /** Files one training reads at most (MAX_TRAINING_FILES). */
+  maxFiles?: number;
+  /** The database a helper thread reads, or null for none; by default the store's own, from HELPER_MIN_FILES files. */
+  helperFile?: string | null;
 }
 
 /**
