@@ -41,17 +41,6 @@ interface SparseRow {
   val: Float64Array;
 }
 
-/** log-tf × idf weights of the terms the model knows, one entry per distinct term. */
-function weightsOf(terms: readonly string[], index: Map<string, number>, idf: ArrayLike<number>): Map<number, number> {
-  const tf = new Map<number, number>();
-  for (const t of terms) {
-    const i = index.get(t);
-    if (i !== undefined) tf.set(i, (tf.get(i) ?? 0) + 1);
-  }
-  for (const [i, f] of tf) tf.set(i, (1 + Math.log(f)) * idf[i]!);
-  return tf;
-}
-
 /**
  * Learns the model from texts (passages, or a sample of them), or returns null when there are too
  * few texts or terms. Deterministic: the same texts give the same model.
@@ -81,24 +70,63 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   const { dimensions, iterations, maxTerms } = { ...DEFAULTS, ...options };
   const n = docTerms.length;
   if (n < MIN_TEXTS) return null;
-  const df = new Map<string, number>();
-  for (const ts of docTerms) for (const t of new Set(ts)) df.set(t, (df.get(t) ?? 0) + 1);
-  const kept = [...df]
-    .filter(([, c]) => c >= 2 && c <= n / 2)
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, maxTerms)
-    .map(([t]) => t);
+  // Each distinct word gets a number once; the texts are read as numbers from then on (a string
+  // lookup per word, not one per word per pass).
+  const numbers = new Map<string, number>();
+  const words: string[] = [];
+  const dfOf: number[] = [];
+  const lastText: number[] = [];
+  const textIds = docTerms.map((ts, d) => {
+    const ids = new Int32Array(ts.length);
+    for (let j = 0; j < ts.length; j++) {
+      let id = numbers.get(ts[j]!);
+      if (id === undefined) {
+        numbers.set(ts[j]!, (id = words.length));
+        words.push(ts[j]!);
+        dfOf.push(0);
+        lastText.push(-1);
+      }
+      if (lastText[id] !== d) {
+        lastText[id] = d;
+        dfOf[id]!++;
+      }
+      ids[j] = id;
+    }
+    return ids;
+  });
+  const keptIds = words
+    .map((_, id) => id)
+    .filter((id) => dfOf[id]! >= 2 && dfOf[id]! <= n / 2)
+    .sort((a, b) => dfOf[b]! - dfOf[a]! || (words[a]! < words[b]! ? -1 : 1))
+    .slice(0, maxTerms);
+  const kept = keptIds.map((id) => words[id]!);
   const m = kept.length;
   const k = Math.min(dimensions, m, n);
   if (k < 2) return null;
-  const index = new Map(kept.map((t, i) => [t, i]));
-  const idf = Float64Array.from(kept, (t) => Math.log(n / df.get(t)!));
+  const rowOf = new Int32Array(words.length).fill(-1);
+  keptIds.forEach((id, row) => (rowOf[id] = row));
+  const idf = Float64Array.from(keptIds, (id) => Math.log(n / dfOf[id]!));
 
-  // Rows of the document-term matrix, each L2-normalised so long texts do not dominate.
-  const rows: SparseRow[] = docTerms.map((ts) => {
-    const w = weightsOf(ts, index, idf);
-    const idx = Int32Array.from(w.keys());
-    const val = Float64Array.from(w.values());
+  // Rows of the document-term matrix, each L2-normalised so long texts do not dominate: log-tf ×
+  // idf per kept term, in the order of each term's first occurrence (weightsOf's order, so the
+  // products below sum in the same order as they always did).
+  const counts = new Float64Array(m);
+  const seen = new Int32Array(m);
+  const rows: SparseRow[] = textIds.map((ids) => {
+    let distinct = 0;
+    for (let j = 0; j < ids.length; j++) {
+      const i = rowOf[ids[j]!]!;
+      if (i < 0) continue;
+      if (counts[i] === 0) seen[distinct++] = i;
+      counts[i]!++;
+    }
+    const idx = seen.slice(0, distinct);
+    const val = new Float64Array(distinct);
+    for (let j = 0; j < distinct; j++) {
+      const i = idx[j]!;
+      val[j] = (1 + Math.log(counts[i]!)) * idf[i]!;
+      counts[i] = 0;
+    }
     let norm = 0;
     for (const v of val) norm += v * v;
     norm = Math.sqrt(norm) || 1;
@@ -119,6 +147,7 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   };
   // The random start needs no orthonormalising: the first product's result is (a third of the time).
   let q: Dense = { rows: m, cols: width, data: new Float64Array(m * width) };
+  const columns = transposeRows(rows, m);
   for (let l = 0; l < width; l++) for (let t = 0; t < m; t++) q.data[t * width + l] = random();
   // Orthonormalised after every second product, and after the last: orth(X) is X times an
   // upper-triangular matrix with a positive diagonal, which leaves the Q of a QR as it was, so
@@ -126,7 +155,7 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   // for byte the same) and saves a sixth of the training; two products in a row square the
   // columns' conditioning, not more.
   for (let it = 0; it < iterations; it++) {
-    q = transposeTimes(rows, times(rows, q), m);
+    q = times(columns, times(rows, q));
     if (it % 2 === 1 || it === iterations - 1) orthonormaliseColumns(q);
   }
   // B = A Q (n × width); the eigenvectors of Bᵀ B rotate Q onto the right singular vectors.
@@ -149,7 +178,28 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   for (let l = 0; l < width; l++) for (let d = 0; d < k; d++) turn[l * k + d] = rotation[l]![order[d]!]!;
   const vectors = new Float32Array(m * k);
   const row = new Float64Array(k);
-  for (let t = 0; t < m; t++) {
+  const pair = new Float64Array(k);
+  // Two terms at a time share each row of `turn` (each sum still runs over l in order: the same bits).
+  let t = 0;
+  for (; t + 1 < m; t += 2) {
+    row.fill(0);
+    pair.fill(0);
+    for (let l = 0; l < width; l++) {
+      const q0 = q.data[t * width + l]!;
+      const q1 = q.data[(t + 1) * width + l]!;
+      const at = l * k;
+      for (let d = 0; d < k; d++) {
+        const tl = turn[at + d]!;
+        row[d]! += q0 * tl;
+        pair[d]! += q1 * tl;
+      }
+    }
+    for (let d = 0; d < k; d++) {
+      vectors[t * k + d] = row[d]!;
+      vectors[(t + 1) * k + d] = pair[d]!;
+    }
+  }
+  for (; t < m; t++) {
     row.fill(0);
     for (let l = 0; l < width; l++) {
       const ql = q.data[t * width + l]!;
@@ -344,36 +394,52 @@ interface Dense {
   data: Float64Array;
 }
 
-/** A · Q (Q: m × w): n × w. */
+/**
+ * A · Q (Q: m × w): n × w. Two nonzeros of a row at a time, each output still summed over them in
+ * order ((x + a) + b is what two passes compute), with one load and store of it instead of two.
+ */
 function times(rows: SparseRow[], q: Dense): Dense {
   const w = q.cols;
+  const data = q.data;
   const out = new Float64Array(rows.length * w);
   for (let r = 0; r < rows.length; r++) {
     const { idx, val } = rows[r]!;
     const at = r * w;
-    for (let j = 0; j < idx.length; j++) {
+    let j = 0;
+    for (; j + 1 < idx.length; j += 2) {
+      const v0 = val[j]!;
+      const v1 = val[j + 1]!;
+      const from0 = idx[j]! * w;
+      const from1 = idx[j + 1]! * w;
+      for (let c = 0; c < w; c++) out[at + c] = out[at + c]! + v0 * data[from0 + c]! + v1 * data[from1 + c]!;
+    }
+    for (; j < idx.length; j++) {
       const v = val[j]!;
       const from = idx[j]! * w;
-      for (let c = 0; c < w; c++) out[at + c]! += v * q.data[from + c]!;
+      for (let c = 0; c < w; c++) out[at + c]! += v * data[from + c]!;
     }
   }
   return { rows: rows.length, cols: w, data: out };
 }
 
-/** Aᵀ · B (B: n × w): m × w. */
-function transposeTimes(rows: SparseRow[], b: Dense, m: number): Dense {
-  const w = b.cols;
-  const out = new Float64Array(m * w);
-  for (let r = 0; r < rows.length; r++) {
-    const { idx, val } = rows[r]!;
-    const from = r * w;
+/**
+ * The rows of Aᵀ: for each term, the texts it occurs in, in order, with its weights. Aᵀ · B read
+ * from these sums each output over the texts in the same order as A's rows would give it.
+ */
+function transposeRows(rows: SparseRow[], m: number): SparseRow[] {
+  const lengths = new Int32Array(m);
+  for (const { idx } of rows) for (let j = 0; j < idx.length; j++) lengths[idx[j]!]!++;
+  const out = Array.from(lengths, (length) => ({ idx: new Int32Array(length), val: new Float64Array(length) }));
+  const filled = new Int32Array(m);
+  rows.forEach(({ idx, val }, r) => {
     for (let j = 0; j < idx.length; j++) {
-      const v = val[j]!;
-      const at = idx[j]! * w;
-      for (let c = 0; c < w; c++) out[at + c]! += v * b.data[from + c]!;
+      const t = idx[j]!;
+      const at = filled[t]!++;
+      out[t]!.idx[at] = r;
+      out[t]!.val[at] = val[j]!;
     }
-  }
-  return { rows: m, cols: w, data: out };
+  });
+  return out;
 }
 
 /** orthonormalise on a dense matrix's columns, copied out and back (Gram-Schmidt reads them whole). */
@@ -388,14 +454,28 @@ function orthonormaliseColumns(matrix: Dense): void {
   for (let c = 0; c < w; c++) for (let t = 0; t < m; t++) data[t * w + c] = columns[c]![t]!;
 }
 
-/** Modified Gram-Schmidt, in place; a column that vanishes stays zero. */
+/**
+ * Modified Gram-Schmidt, in place; a column that vanishes stays zero. Each pass takes one column's
+ * projection off and sums the next one's dot product with what is left, the same operations in
+ * the same order as a pass for each, in half the reads.
+ */
 function orthonormalise(cols: Float64Array[]): void {
   for (let j = 0; j < cols.length; j++) {
     const c = cols[j]!;
+    let d = j > 0 ? dot(c, cols[0]!) : 0;
     for (let i = 0; i < j; i++) {
       const p = cols[i]!;
-      const d = dot(c, p);
-      for (let r = 0; r < c.length; r++) c[r]! -= d * p[r]!;
+      const next = i + 1 < j ? cols[i + 1]! : null;
+      let nextDot = 0;
+      if (next) {
+        for (let r = 0; r < c.length; r++) {
+          const v = (c[r]! -= d * p[r]!);
+          nextDot += v * next[r]!;
+        }
+      } else {
+        for (let r = 0; r < c.length; r++) c[r]! -= d * p[r]!;
+      }
+      d = nextDot;
     }
     const norm = Math.sqrt(dot(c, c));
     if (norm > 1e-12) for (let r = 0; r < c.length; r++) c[r]! /= norm;
