@@ -139,6 +139,8 @@ export async function benchIngestFloor(opts: { data: string; startDaemon: StartD
       median_ms: round(ms),
       docs_per_second: perSecond(ms),
       posted_median_ms: round(median(runs.map((x) => x.postedMs))),
+      // The indexing worker's backlog and the collection model's training: what the last POST's answer does not wait for.
+      after_last_post_median_ms: round(median(runs.map((x) => x.readyMs - x.postedMs))),
       runs_ms: runs.map((x) => round(x.readyMs)),
       failed: runs.map((x) => x.counts.failed),
     };
