@@ -10,6 +10,8 @@ export class ModelHelper {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (reply: ModelHelperReply) => void; reject: (err: Error) => void }>();
   private failure: Error | null = null;
+  /** Files of the last `prepare`. */
+  private prepared = 0;
 
   constructor(dbFile: string) {
     this.worker = new Worker(entryFile('model-helper'), { workerData: { dbFile } satisfies ModelHelperData, execArgv: workerExecArgv() });
@@ -45,11 +47,14 @@ export class ModelHelper {
     const reply = await this.ask({ type: 'terms', id: this.nextId++, rids });
     if (!('terms' in reply)) throw new Error('unexpected reply');
     // An empty line is a file with no words; split would make it one empty word.
-    return reply.terms.split('\n').map((line) => (line === '' ? [] : line.split(' ')));
+    const lines = reply.terms.split('\n').map((line) => (line === '' ? [] : line.split(' ')));
+    if (lines.length !== rids.length) throw new Error(`the model helper split ${lines.length} files of ${rids.length}`);
+    return lines;
   }
 
   /** Starts reading and splitting these stored files; `fold` gives their vectors. */
   prepare(rids: number[]): void {
+    this.prepared = rids.length;
     if (!this.failure) this.send({ type: 'prepare', id: this.nextId++, rids });
   }
 
@@ -58,6 +63,7 @@ export class ModelHelper {
     const reply = await this.ask({ type: 'fold', id: this.nextId++, model });
     if (!('topics' in reply)) throw new Error('unexpected reply');
     const k = model.dimensions;
+    if (reply.has.length !== this.prepared) throw new Error(`the model helper folded ${reply.has.length} files of ${this.prepared}`);
     return Array.from(reply.has, (has, i) => (has ? Buffer.from(reply.topics.buffer, reply.topics.byteOffset + i * k, k) : null));
   }
 
