@@ -113,13 +113,7 @@ function train(docTerms: readonly (readonly string[])[], options: CollectionMode
   const counts = new Float64Array(m);
   const seen = new Int32Array(m);
   const rows: SparseRow[] = textIds.map((ids) => {
-    let distinct = 0;
-    for (let j = 0; j < ids.length; j++) {
-      const i = rowOf[ids[j]!]!;
-      if (i < 0) continue;
-      if (counts[i] === 0) seen[distinct++] = i;
-      counts[i]!++;
-    }
+    const distinct = countRows(ids, rowOf, counts, seen);
     const idx = seen.slice(0, distinct);
     const val = new Float64Array(distinct);
     for (let j = 0; j < distinct; j++) {
@@ -276,6 +270,15 @@ export function embedTerms(model: CollectionModel, terms: readonly string[], ind
  */
 export function embedTermIds(model: CollectionModel, ids: ArrayLike<number>, rowOf: Int32Array): Float32Array | null {
   const { counts, seen } = scratchOf(model);
+  return weightedSum(model, countRows(ids, rowOf, counts, seen));
+}
+
+/**
+ * Counts a text's words (numbers, `rowOf` their rows; -1: not kept) into `counts`, listing each row
+ * in `seen` at its first occurrence; returns how many distinct rows. `counts` is zero where the
+ * caller left it so.
+ */
+function countRows(ids: ArrayLike<number>, rowOf: Int32Array, counts: Float64Array, seen: Int32Array): number {
   let distinct = 0;
   for (let j = 0; j < ids.length; j++) {
     const i = rowOf[ids[j]!]!;
@@ -283,7 +286,7 @@ export function embedTermIds(model: CollectionModel, ids: ArrayLike<number>, row
     if (counts[i] === 0) seen[distinct++] = i;
     counts[i]!++;
   }
-  return weightedSum(model, distinct);
+  return distinct;
 }
 
 /** The unit tf-idf sum of the `distinct` rows listed in the model's scratch; leaves the counts at zero. */
