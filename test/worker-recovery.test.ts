@@ -112,3 +112,31 @@ t.test("a training that fails leaves the batch's files ready, without a model, a
   t.equal(search.status, 200, 'semantic search still answers');
   t.ok(search.body.results.length > 0);
 });
+
+t.test('end to end: a file whose commit kills the worker fails after three tries; the daemon and the other files go on', async (t) => {
+  const warnings: string[] = [];
+  const log = { info() {}, error() {}, warn: (message: string, fields?: Record<string, unknown>) => warnings.push(`${message} ${JSON.stringify(fields ?? {})}`) };
+  const f = await startFixture({ log });
+  t.teardown(() => f.rt.close());
+  const { base } = await seedCollection(f, 'w', 'notes');
+  // A fault the worker cannot catch: the write that marks this one file ready fails, every time
+  // (a trigger, so it reaches the worker's own connection). The batch's transaction rolls back and
+  // the worker dies with its jobs claimed.
+  await f.rt.services.write(() =>
+    sqlite(f.rt.services.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
+  );
+  for (const path of ['/a.md', '/poison.md', '/c.md']) t.equal((await addInline(f, base, path, `The note ${path} about kestrels.`)).status, 202);
+  const idle = await f.waitForIdle('w', 'notes', 60_000);
+  t.same(idle.file_counts, { pending: 0, indexing: 0, ready: 2, failed: 1 }, 'nothing stays indexing');
+  const states = fileStates(f);
+  t.match(states, [
+    { path: '/a.md', status: 'ready' },
+    { path: '/c.md', status: 'ready' },
+    { path: '/poison.md', status: 'failed', error_code: 'extraction_failed', error_message: /stopped the indexing worker 3 times/ },
+  ]);
+  t.ok(warnings.some((w) => /re-queued the jobs the indexing worker held/.test(w)), 'the log says what the new worker recovered');
+  t.ok(f.rt.services.indexerAlive(), 'a worker runs again');
+  // And it still works: a new file is indexed.
+  t.equal((await addInline(f, base, '/d.md', 'One more note.')).status, 202);
+  t.same((await f.waitForIdle('w', 'notes')).file_counts, { pending: 0, indexing: 0, ready: 3, failed: 1 });
+});
