@@ -210,7 +210,7 @@ export async function trainAndRefold(
   // A second thread splits part of the sample, and reads and splits the files outside it while this
   // one trains (model-helper-thread.ts); below HELPER_MIN_FILES it would cost more than it saves.
   const file = options.helperFile !== undefined ? options.helperFile : stored.length + outside.length >= HELPER_MIN_FILES ? databaseFile(db) : null;
-  const helper = file ? new ModelHelper(file) : null;
+  const helper = file ? startHelper(file) : null;
   try {
     const handed = helper ? stored.slice(stored.length - Math.floor(stored.length * HELPER_SAMPLE_SHARE)) : [];
     const handedTerms = helper && handed.length > 0 ? helper.terms(handed).catch(() => null) : null;
@@ -276,6 +276,15 @@ export async function trainAndRefold(
     return { model, extraTopics };
   } finally {
     helper?.close();
+  }
+}
+
+/** A helper thread, or null when one cannot be started here: the worker then does its part itself. */
+function startHelper(file: string): ModelHelper | null {
+  try {
+    return new ModelHelper(file);
+  } catch {
+    return null;
   }
 }
 
