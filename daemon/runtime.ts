@@ -377,12 +377,20 @@ function startWorker(init: WorkerInit, gate: WriteGate, log: RuntimeLog): Worker
   let stopping = false;
   let stopped: (() => void) | null = null;
   let respawn: NodeJS.Timeout | null = null;
-  const spawn = (afterDeath: boolean) => {
+  // Deaths since the worker last finished a job, and whether the last one was the machine's fault.
+  let deaths = 0;
+  let machineFault = false;
+  const spawn = (afterDeath: WorkerInit['afterDeath']) => {
     respawn = null;
+    machineFault = false;
     worker = new Worker(entryFile('ingest-worker'), { workerData: { ...init, afterDeath } satisfies WorkerInit, execArgv: workerExecArgv() });
     running = true;
     worker.on('message', (msg: FromWorker) => {
-      if (msg.type === 'error') log.error('indexing worker failed', { cause: msg.message });
+      if (msg.type === 'progress') deaths = 0;
+      if (msg.type === 'error') {
+        machineFault = msg.machine === true;
+        log.error('indexing worker failed', { cause: msg.message });
+      }
       if (msg.type === 'warning') log.warn(msg.message, msg.fields);
       if (msg.type === 'recovered' && msg.requeued + msg.failed > 0) log.warn('re-queued the jobs the indexing worker held when it stopped', { jobs: msg.requeued, failed: msg.failed });
     });
@@ -393,13 +401,17 @@ function startWorker(init: WorkerInit, gate: WriteGate, log: RuntimeLog): Worker
       if (gate.releaseAbandoned('worker')) log.warn('the indexing worker stopped while writing; its unfinished transaction was rolled back');
       if (stopping) stopped?.();
       else {
-        log.warn('indexing worker exited; restarting it');
-        respawn = setTimeout(() => spawn(true), 500);
+        deaths++;
+        // Waits longer after each death in a row (0.5 s, 1 s, 2 s … 30 s): a disk that is full stays full for a while.
+        const delay = Math.min(30_000, 500 * 2 ** (deaths - 1));
+        log.warn('indexing worker exited; restarting it', { in_ms: delay });
+        const afterDeath = { countDeath: !machineFault };
+        respawn = setTimeout(() => spawn(afterDeath), delay);
         respawn.unref();
       }
     });
   };
-  spawn(false);
+  spawn(undefined);
   return {
     post: (msg) => {
       if (running) worker.postMessage(msg);

@@ -214,18 +214,18 @@ t.test('a training gives the same model and vectors with its helper thread, with
   const file = databaseFile(db);
   t.type(file, 'string', 'the fixture keeps its database in a file a thread can open');
   // A sample of 100 of the 302 files: the helper splits part of it, and reads and folds the 202 outside it.
-  const snapshot = async (helperFile: string | null) => {
+  const snapshot = async (helperFile: string | null, helper: 'none' | 'used' | 'failed') => {
     const trained = await trainAndRefold(db, f.rt.services.write, collectionRid, null, [], { maxFiles: 100, helperFile });
-    t.ok(trained, 'trained');
+    t.equal(trained?.helper, helper, `the helper thread: ${helper}`);
     const rows = sqlite(db).prepare('SELECT file_rid, vector FROM file_topics ORDER BY file_rid').all() as { file_rid: number; vector: Buffer }[];
     return { model: getCollectionModel(db, collectionRid)!.model.toString('base64'), rows: rows.map((r) => `${r.file_rid}:${r.vector.toString('base64')}`) };
   };
-  const alone = await snapshot(null);
+  const alone = await snapshot(null, 'none');
   t.equal(alone.rows.length, 302, 'a vector per file');
-  const helped = await snapshot(file);
+  const helped = await snapshot(file, 'used');
   t.equal(helped.model, alone.model, 'the same model');
   t.same(helped.rows, alone.rows, 'the same vectors, bit for bit');
-  const failed = await snapshot(join(f.rt.dataDir, 'no-such-dir', 'trove.db'));
+  const failed = await snapshot(join(f.rt.dataDir, 'no-such-dir', 'trove.db'), 'failed');
   t.equal(failed.model, alone.model, 'a helper that cannot start: the worker does it all, the same way');
   t.same(failed.rows, alone.rows);
 });

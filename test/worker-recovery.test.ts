@@ -3,9 +3,9 @@
 // re-queued them until the daemon restarted); jobs a dead worker held go back to the queue, a
 // job that was interrupted before runs alone, and one that keeps killing the worker fails.
 import t, { type Test } from 'tap';
-import { markIndexing, MAX_JOB_ATTEMPTS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
+import { markIndexing, MAX_WORKER_DEATHS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
 import { getCollectionModel } from '../src/store/collection-models.js';
-import { claimJobs } from '../src/store/jobs.js';
+import { claimJobs, requeueInterruptedJobs } from '../src/store/jobs.js';
 import { sqlite } from '../src/store/sqlite.js';
 import { Writer } from '../src/store/writer.js';
 import { nowIso } from '../src/contract/ids.js';
@@ -18,8 +18,11 @@ const claim = (f: Fixture, limit: number) =>
     return jobs;
   })();
 
-/** What a worker that died now leaves: the daemon lives on and a new worker recovers first. */
-const workerDied = (f: Fixture) => sqlite(f.rt.services.db).transaction(() => recoverFromWorkerDeath(f.rt.services.db, nowIso()))();
+/**
+ * What a worker that died now leaves: the daemon lives on and a new worker recovers first.
+ * `countDeath` false: it died of the machine (a full disk), which is not held against the jobs.
+ */
+const workerDied = (f: Fixture, countDeath = true) => sqlite(f.rt.services.db).transaction(() => recoverFromWorkerDeath(f.rt.services.db, nowIso(), countDeath))();
 
 const fileStates = (f: Fixture) =>
   sqlite(f.rt.services.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
@@ -61,24 +64,69 @@ t.test('a job interrupted before is claimed alone; fresh jobs are batched as usu
   t.same(claim(f, 10), [], 'nothing more');
 });
 
-t.test(`a job that stops the worker ${MAX_JOB_ATTEMPTS} times fails its file; the jobs batched with it do not`, async (t) => {
+t.test(`a job that stops the worker ${MAX_WORKER_DEATHS} times fails its file; the jobs batched with it do not`, async (t) => {
   const { f } = await fixtureWithFiles(t, ['/poison.md', '/b.md', '/c.md']);
   claim(f, 10); // the poison file and two bystanders die together once
   t.same(workerDied(f), { requeued: 3, failed: 0 });
-  for (let attempt = 2; attempt <= MAX_JOB_ATTEMPTS; attempt++) {
+  for (let attempt = 2; attempt <= MAX_WORKER_DEATHS; attempt++) {
     const alone = claim(f, 10);
     t.same(alone.map((j) => j.attempts), [attempt], `attempt ${attempt} runs alone`);
     const recovered = workerDied(f);
-    t.same(recovered, attempt < MAX_JOB_ATTEMPTS ? { requeued: 1, failed: 0 } : { requeued: 0, failed: 1 }, 'only the job alone was held');
+    t.same(recovered, attempt < MAX_WORKER_DEATHS ? { requeued: 1, failed: 0 } : { requeued: 0, failed: 1 }, 'only the job alone was held');
   }
   const states = fileStates(f);
   t.match(states[0], { path: '/b.md', status: 'pending', error_code: null });
   t.match(states[1], { path: '/c.md', status: 'pending', error_code: null });
   t.match(states[2], { path: '/poison.md', status: 'failed', error_code: 'extraction_failed', error_message: /stopped the indexing worker 3 times/ });
   const file = (await f.call('GET', '/namespaces/w/collections/notes/files?limit=10')).body.items.find((x: { path: string }) => x.path === '/poison.md');
-  t.match(file, { status: 'failed', error: { code: 'extraction_failed', message: /add the file again or reindex/ } }, 'the API shows why');
+  t.match(file, { status: 'failed', error: { code: 'extraction_failed', message: /add the file again to retry/ } }, 'the API shows why');
   const next = claim(f, 10);
   t.equal(next.length, 1, 'the bystanders were interrupted too, so each runs alone, and neither is failed');
+});
+
+t.test('restarts and deaths of the machine are not held against a job', async (t) => {
+  const { f } = await fixtureWithFiles(t, ['/a.md']);
+  const db = f.rt.services.db;
+  for (let i = 0; i < MAX_WORKER_DEATHS + 1; i++) {
+    t.equal(claim(f, 10).length, 1);
+    // A daemon restart (kill -9 included), then a worker that died of a full disk.
+    if (i % 2 === 0) sqlite(db).transaction(() => requeueInterruptedJobs(db, nowIso()))();
+    else t.same(workerDied(f, false), { requeued: 1, failed: 0 });
+  }
+  t.match(sqlite(db).prepare('SELECT attempts, worker_deaths, status FROM jobs').get(), { attempts: MAX_WORKER_DEATHS + 1, worker_deaths: 0, status: 'queued' });
+  t.same(fileStates(f).map((x) => x.status), ['pending'], 'the file is tried again');
+});
+
+t.test('one collection whose training fails costs the others nothing', async (t) => {
+  const paths = Array.from({ length: 70 }, (_, i) => `/notes/${String(i).padStart(2, '0')}.md`);
+  const { f, collectionRid: first } = await fixtureWithFiles(t, paths);
+  const { base } = await seedCollection(f, 'w', 'other');
+  for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Other ${i}: the ${['owl', 'hawk', 'wren'][i % 3]} sings at dawn, number ${i}.`)).status, 202);
+  const second = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
+  const db = f.rt.services.db;
+  const writer = new Writer(db, f.rt.writeGate, 'worker');
+  let writes = 0;
+  const warnings: string[] = [];
+  const worker: IndexingWorker = {
+    db,
+    // The first collection's model is written; the second's write fails.
+    write: (change) => (writes++ === 1 ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
+    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    embedding: null,
+    isCanceled: () => false,
+    isStopping: () => false,
+    warn: (message) => warnings.push(message),
+  };
+  const jobs = claim(f, 200);
+  t.equal(jobs.length, 140, 'both collections in one batch');
+  await runIndexJobs(worker, jobs);
+  t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['ready']), 'every file of both is ready');
+  t.ok(getCollectionModel(db, first), 'the first collection has its model');
+  const topics = (rid: number) => (sqlite(db).prepare('SELECT count(*) AS n FROM file_topics t JOIN files f ON f.rid = t.file_rid WHERE f.collection_rid = ?').get(rid) as { n: number }).n;
+  t.equal(topics(first), 70, "and its files' vectors");
+  t.equal(getCollectionModel(db, second), null, 'the second has none');
+  t.equal(topics(second), 0);
+  t.equal(warnings.length, 1, 'one warning, for the second');
 });
 
 t.test("a training that fails leaves the batch's files ready, without a model, and says so", async (t) => {

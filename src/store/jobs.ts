@@ -27,6 +27,8 @@ export interface JobRow {
   version_id: string | null;
   runnable: number;
   attempts: number;
+  /** Times the indexing worker died holding this job (migration 17). */
+  worker_deaths: number;
   /** A TEXT column: finishJob and failVersionJobs take a FileErrorCode, the cancel statements write 'superseded'. */
   error_code: FileErrorCode | null;
   error_message: string | null;
@@ -90,9 +92,9 @@ export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
   return jobs;
 }
 
-/** Jobs claimed and not finished: when no worker runs, those a dead one held. */
-export function runningJobs(db: Db): JobRow[] {
-  return stmt(db, "SELECT * FROM jobs WHERE status = 'running' ORDER BY rid").all() as JobRow[];
+/** Jobs claimed and not finished, each counted one more worker death: when no worker runs, those a dead one held. */
+export function countWorkerDeath(db: Db): JobRow[] {
+  return stmt(db, "UPDATE jobs SET worker_deaths = worker_deaths + 1 WHERE status = 'running' RETURNING *").all() as JobRow[];
 }
 
 export function finishJob(db: Db, rid: number, status: 'succeeded' | 'failed' | 'canceled', now: string, error: { code: FileErrorCode; message: string } | null = null): boolean {

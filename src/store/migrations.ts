@@ -509,6 +509,17 @@ CREATE TABLE IF NOT EXISTS file_topics (
       if (!columns.has('semantic_model')) sqlite(db).exec('ALTER TABLE collection_models ADD COLUMN semantic_model TEXT');
     },
   },
+  {
+    version: 17,
+    // How many times the indexing worker died while holding a job (src/domain/ingest/pipeline.ts
+    // recoverFromWorkerDeath): a job that keeps killing it fails. Claims (`attempts`) also count
+    // daemon restarts, which say nothing about the job. Idempotent like the migrations before it.
+    sql: '',
+    run: (db) => {
+      const columns = new Set((sqlite(db).prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name));
+      if (!columns.has('worker_deaths')) sqlite(db).exec('ALTER TABLE jobs ADD COLUMN worker_deaths INTEGER NOT NULL DEFAULT 0');
+    },
+  },
 ];
 
 /** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */

@@ -9,7 +9,7 @@ import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../..
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
 import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, resetInterruptedFiles, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
-import { cancelCollectionJobs, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedJobs, runningJobs, type JobRow } from '../../store/jobs.js';
+import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedJobs, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
@@ -286,12 +286,11 @@ const passageCount = (result: Indexed | null) => (result?.ok ? result.passages.l
  * the way (SciFact's ingest spent 1.6 s on three trainings that the next one replaced).
  */
 async function batchTopics(
-  db: Db,
-  write: WriteFn,
+  worker: IndexingWorker,
   files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }>; queuedAt?: string }[],
-  embedding: Embedding | null,
   mayTrain = true,
 ): Promise<Map<number, Buffer>> {
+  const { db, write, embedding } = worker;
   const byCollection = new Map<number, { fileRid: number; text: string }[]>();
   // The newest of each collection's jobs at hand: when the queue is empty, no work came after it.
   const newestQueued = new Map<number, number>();
@@ -309,7 +308,15 @@ async function batchTopics(
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
     const newest = newestQueued.get(collectionRid);
     const settled = () => staysSettled(() => hasQueuedIndexJobs(db, collectionRid), newest === undefined ? {} : { quietForMs: Date.now() - newest });
-    for (const [rid, topic] of await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled)) out.set(rid, topic);
+    let topics: Map<number, Buffer>;
+    try {
+      topics = await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled);
+    } catch (err) {
+      modelFailed(worker, err);
+      // Without a new model, the one in force (if any) still gives the batch its vectors.
+      topics = await topicsForBatch(db, write, collectionRid, batch, null, null).catch(() => new Map<number, Buffer>());
+    }
+    for (const [rid, topic] of topics) out.set(rid, topic);
   }
   return out;
 }
@@ -323,18 +330,13 @@ function calibrating(col: CollectionRow, embedding: Embedding | null): Embedding
 }
 
 /**
- * Files' vectors in their collection's model, or none when working them out failed (a training
- * that threw, or whose write failed): the files still become ready, searchable by keywords and
- * passage vectors, and the next training gives them their vectors. Without this a fault in the
- * model killed the worker with the batch claimed, and its files stayed `indexing`.
+ * A collection's model that could not be trained (a training that threw, or whose write failed):
+ * said in the daemon's log, and otherwise lived with. The files still become ready, searchable by
+ * keywords and passage vectors, with the model in force if there is one; the next training gives
+ * them vectors in a new one. Before, such a fault killed the worker with its batch claimed.
  */
-async function withoutModelOnFailure<T>(worker: IndexingWorker, work: () => Promise<T>, fallback: T): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    worker.warn('the collection model could not be trained or applied; the files are indexed without it', { cause: String((err as Error)?.stack ?? err) });
-    return fallback;
-  }
+function modelFailed(worker: IndexingWorker, err: unknown): void {
+  worker.warn('the collection model could not be trained; the files are indexed without a new one', { cause: String((err as Error)?.stack ?? err) });
 }
 
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
@@ -348,14 +350,9 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
     const result = current && !isCanceled(job.id) ? await indexVersion(worker, file, job.version_id!, col) : null;
     results.push({ job, file, result });
   }
-  const topics = await withoutModelOnFailure(worker, () =>
-    batchTopics(
-      db,
-      write,
-      results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result, queuedAt: r.job.created_at }] : [])),
-      embedding,
-    ),
-    new Map<number, Buffer>(),
+  const topics = await batchTopics(
+    worker,
+    results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result, queuedAt: r.job.created_at }] : [])),
   );
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
@@ -427,7 +424,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
       results.push({ rid, versionId: version_id, result: await indexVersion(worker, file, version_id, col) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
-    const topics = await withoutModelOnFailure(worker, () => batchTopics(db, write, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), embedding, false), new Map<number, Buffer>());
+    const topics = await batchTopics(worker, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
     const now = nowIso();
     await write(() => {
       const indexed: IndexedFile[] = [];
@@ -448,7 +445,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
-  if (end && !end.deleted_at && processingOf(end).semantic) await withoutModelOnFailure(worker, () => trainAndRefold(db, write, end.rid, calibrating(end, embedding)), null);
+  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, calibrating(end, embedding)).catch((err: unknown) => modelFailed(worker, err));
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }
@@ -467,29 +464,30 @@ export async function runDeleteContainerJob(db: Db, write: WriteFn, job: JobRow)
 }
 
 /**
- * Claims of one job (daemon restarts included) after which a worker that died holding it fails it
- * instead of trying again: the job runs alone after its first interruption (claimJobs), so by then
- * it has stopped the worker twice on its own.
+ * Deaths of the indexing worker while holding one job after which the job fails instead of being
+ * tried again. The first may be a batch-mate's fault; after it the job runs alone (claimJobs), so
+ * the next two are its own.
  */
-export const MAX_JOB_ATTEMPTS = 3;
+export const MAX_WORKER_DEATHS = 3;
 
 /**
- * After the indexing worker died (an uncaught fault, a write that failed) while the daemon lives
- * on: the jobs it held go back to the queue and their files back to pending, as at a restart, so
- * none stays `running` or `indexing` for ever; a job claimed MAX_JOB_ATTEMPTS times fails, and an
- * index job's file with it (`extraction_failed`), so one file that kills the worker cannot keep it
- * dying. Runs inside the new worker's first transaction.
+ * After the indexing worker died while the daemon lives on: the jobs it held go back to the queue
+ * and their files back to pending, as at a restart, so none stays `running` or `indexing` for ever.
+ * With `countDeath` (the worker died of something in the work, not of the machine: see
+ * worker-thread.ts) each of those jobs counts one more death, and one at MAX_WORKER_DEATHS fails,
+ * an index job's file with it (`extraction_failed`), so one file that kills the worker cannot keep
+ * it dying. Runs inside the new worker's first transaction.
  */
-export function recoverFromWorkerDeath(db: Db, now: string): { requeued: number; failed: number } {
+export function recoverFromWorkerDeath(db: Db, now: string, countDeath: boolean): { requeued: number; failed: number } {
   let failed = 0;
-  for (const job of runningJobs(db)) {
-    if (job.attempts < MAX_JOB_ATTEMPTS) continue;
+  for (const job of countDeath ? countWorkerDeath(db) : []) {
+    if (job.worker_deaths < MAX_WORKER_DEATHS) continue;
     const file = job.type === 'index_file' && job.file_rid !== null ? getFileByRid(db, job.file_rid) : undefined;
     const error = {
       code: 'extraction_failed' as const,
       message: file
-        ? `Indexing this file stopped the indexing worker ${job.attempts} times, so it was not tried again; add the file again or reindex the collection to retry.`
-        : `This job stopped the indexing worker ${job.attempts} times, so it was not tried again.`,
+        ? `Indexing this file stopped the indexing worker ${job.worker_deaths} times, so it was not tried again; add the file again to retry.`
+        : `This job stopped the indexing worker ${job.worker_deaths} times, so it was not tried again.`,
     };
     finishJob(db, job.rid, 'failed', now, error);
     failed++;

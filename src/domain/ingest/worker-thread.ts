@@ -21,8 +21,11 @@ export interface WorkerInit extends PipelineConfig {
   writeGate: SharedArrayBuffer;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
   batchSize: number;
-  /** The worker before this one died while the daemon lived on: recover what it held first (recoverFromWorkerDeath). */
-  afterDeath?: boolean;
+  /**
+   * The worker before this one died while the daemon lived on: recover what it held first
+   * (recoverFromWorkerDeath), counting the death against those jobs unless `countDeath` is false.
+   */
+  afterDeath?: { countDeath: boolean } | undefined;
 }
 
 /** `roots`: the operator changed the file:// roots while the daemon runs (src/domain/file-roots.ts). */
@@ -30,7 +33,8 @@ export type ToWorker = { type: 'wake' } | { type: 'cancel'; jobId: string } | { 
 export type FromWorker =
   | { type: 'progress'; finished: number }
   | { type: 'stopped' }
-  | { type: 'error'; message: string }
+  /** `machine`: the error was the machine's (aboutTheMachine), not the work's. */
+  | { type: 'error'; message: string; machine?: boolean }
   | { type: 'warning'; message: string; fields?: Record<string, unknown> | undefined }
   | { type: 'recovered'; requeued: number; failed: number };
 
@@ -103,7 +107,8 @@ const MERGE_PAGES = 256;
 
 async function loop(): Promise<void> {
   if (init.afterDeath) {
-    const recovered = await write(() => recoverFromWorkerDeath(db, nowIso()));
+    const { countDeath } = init.afterDeath;
+    const recovered = await write(() => recoverFromWorkerDeath(db, nowIso(), countDeath));
     port.postMessage({ type: 'recovered', ...recovered } satisfies FromWorker);
   }
   let lastExpiry = 0;
@@ -161,8 +166,20 @@ async function loop(): Promise<void> {
   }
 }
 
+/**
+ * Errors that say the machine is in trouble (a full disk, an I/O error, a lock another process
+ * holds, no memory), not that a job is bad: a worker that died of one does not count it against
+ * the jobs it held, which would fail healthy files while the disk is full.
+ */
+const MACHINE_ERRORS = /^(SQLITE_(FULL|IOERR|BUSY|LOCKED|NOMEM|READONLY|CANTOPEN|PROTOCOL|NOLFS|CORRUPT)|ENOSPC|EIO|EMFILE|ENFILE|ENOMEM|EDQUOT)/;
+
+function aboutTheMachine(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && MACHINE_ERRORS.test(code);
+}
+
 loop()
-  .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err) } satisfies FromWorker))
+  .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err), machine: aboutTheMachine(err) } satisfies FromWorker))
   // The OCR engine runs threads of its own; they would keep this thread alive.
   .finally(() => shutdownOcr().catch(() => undefined))
   .finally(async () => {

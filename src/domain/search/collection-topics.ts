@@ -191,7 +191,7 @@ export async function trainAndRefold(
   embedding: Embedding | null,
   extra: readonly { fileRid: number; text: string }[] = [],
   options: TrainingOptions = {},
-): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer> } | null> {
+): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer>; helper: 'none' | 'used' | 'failed' } | null> {
   const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
   const old = allReadyFiles(db, collectionRid).filter((rid) => !extraTexts.has(rid));
   const all = [...old, ...extraTexts.keys()];
@@ -221,7 +221,9 @@ export async function trainAndRefold(
     const handedSet = new Set(handed);
     for (const rid of chosen) if (!handedSet.has(rid)) termsOf.set(rid, modelTerms(textOf(rid)));
     // The helper's words, or (it failed) this thread's: the same words either way.
-    const fromHelper = (await handedTerms) ?? handed.map((rid) => modelTerms(textOf(rid)));
+    const helperWords = await handedTerms;
+    let helped = helper !== null && (handedTerms === null || helperWords !== null);
+    const fromHelper = helperWords ?? handed.map((rid) => modelTerms(textOf(rid)));
     handed.forEach((rid, i) => termsOf.set(rid, fromHelper[i] ?? []));
     const trained = trainWithTextVectors(
       chosen.map((rid) => termsOf.get(rid)!),
@@ -251,6 +253,7 @@ export async function trainAndRefold(
     // Calibrating here while the helper folds.
     const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
     const folded = await folding;
+    if (folding && !folded) helped = false;
     if (folded) {
       outside.forEach((rid, i) => {
         const topic = folded[i];
@@ -273,7 +276,7 @@ export async function trainAndRefold(
       putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
       putFileTopics(db, topics);
     });
-    return { model, extraTopics };
+    return { model, extraTopics, helper: helper === null ? 'none' : helped ? 'used' : 'failed' };
   } finally {
     helper?.close();
   }
