@@ -27,6 +27,23 @@ const workerDied = (f: Fixture, countDeath = true) => sqlite(f.rt.services.db).t
 const fileStates = (f: Fixture) =>
   sqlite(f.rt.services.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
 
+/** The indexing worker as the test runs it (no thread of its own), whose write number `failing` (0: the first) fails as a full disk would. */
+function workerFailingWrite(f: Fixture, failing: number): { worker: IndexingWorker; warnings: string[]; writes: () => number } {
+  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
+  let writes = 0;
+  const warnings: string[] = [];
+  const worker: IndexingWorker = {
+    db: f.rt.services.db,
+    write: (change) => (writes++ === failing ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
+    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    embedding: null,
+    isCanceled: () => false,
+    isStopping: () => false,
+    warn: (message, fields) => warnings.push(`${message} ${String(fields?.cause)}`),
+  };
+  return { worker, warnings, writes: () => writes };
+}
+
 async function fixtureWithFiles(t: Test, paths: string[], collectionBody: Record<string, unknown> = {}): Promise<{ f: Fixture; collectionRid: number }> {
   // No indexing worker: the test claims and runs the jobs itself, as the worker would.
   const f = await startFixture({ indexer: false });
@@ -104,19 +121,8 @@ t.test('one collection whose training fails costs the others nothing', async (t)
   for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Other ${i}: the ${['owl', 'hawk', 'wren'][i % 3]} sings at dawn, number ${i}.`)).status, 202);
   const second = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
   const db = f.rt.services.db;
-  const writer = new Writer(db, f.rt.writeGate, 'worker');
-  let writes = 0;
-  const warnings: string[] = [];
-  const worker: IndexingWorker = {
-    db,
-    // The first collection's model is written; the second's write fails.
-    write: (change) => (writes++ === 1 ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
-    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
-    embedding: null,
-    isCanceled: () => false,
-    isStopping: () => false,
-    warn: (message) => warnings.push(message),
-  };
+  // The first collection's model is written; the second's write fails.
+  const { worker, warnings } = workerFailingWrite(f, 1);
   const jobs = claim(f, 200);
   t.equal(jobs.length, 140, 'both collections in one batch');
   await runIndexJobs(worker, jobs);
@@ -134,24 +140,13 @@ t.test("a training that fails leaves the batch's files ready, without a model, a
   const paths = Array.from({ length: 70 }, (_, i) => `/notes/${String(i).padStart(2, '0')}.md`);
   const { f, collectionRid } = await fixtureWithFiles(t, paths);
   const db = f.rt.services.db;
-  const writer = new Writer(db, f.rt.writeGate, 'worker');
-  let writes = 0;
-  const warnings: string[] = [];
-  const worker: IndexingWorker = {
-    db,
-    // The first write of the batch is the model's (trainAndRefold), before the files are committed: a disk
-    // that fills up there, say.
-    write: (change) => (writes++ === 0 ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
-    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
-    embedding: null,
-    isCanceled: () => false,
-    isStopping: () => false,
-    warn: (message, fields) => warnings.push(`${message} ${String(fields?.cause)}`),
-  };
+  // The first write of the batch is the model's (trainAndRefold), before the files are committed: a
+  // disk that fills up there, say.
+  const { worker, warnings, writes } = workerFailingWrite(f, 0);
   const jobs = claim(f, 100);
   t.equal(jobs.length, 70);
   await runIndexJobs(worker, jobs);
-  t.ok(writes > 1, 'the training tried to write first');
+  t.ok(writes() > 1, 'the training tried to write first');
   t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['ready']), 'every file is ready');
   t.equal(getCollectionModel(db, collectionRid), null, 'and the collection has no model');
   t.equal(warnings.length, 1);
