@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export const jsonl = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
@@ -49,4 +50,28 @@ export function ndcg10(corpus, rel, rankedRowids) {
   let dcg = 0;
   rankedRowids.slice(0, 10).forEach((r, i) => (dcg += (2 ** (rel.get(String(corpus[r - 1]._id)) ?? 0) - 1) / Math.log2(i + 2)));
   return ideal ? dcg / ideal : 0;
+}
+
+/**
+ * What the collection-model research scripts share: the data set, the collection model as the
+ * product trains it (64 dimensions, 2 iterations, here on the first 2,048 texts), each document's
+ * vector in it, and per query raw FTS5's top 100 with min-max scaled BM25 and model cosines.
+ * Reads dist/ (needs `npm run build`); run from the project root.
+ */
+export async function modelFirstStage(dir) {
+  const model = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/search/collection-model.js')).href);
+  const { corpus, qrels, queries } = loadBeir(dir);
+  const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
+  const learned = model.trainCollectionModel(texts.slice(0, 2048), { dimensions: 64, iterations: 2 });
+  const index = model.termIndex(learned);
+  const docVec = texts.map((t) => model.embedWithModel(learned, t, index));
+  const top100 = rawFts5(corpus);
+  /** Min-max scaled cosines of a vector (none: all 0) with each candidate's document. */
+  const cosines = (v, cands) => minmax(cands.map((c) => (v && docVec[c.r - 1] ? model.cosine(v, docVec[c.r - 1]) : 0)));
+  const stage = (q) => {
+    const cands = top100(queryWords(q.text));
+    const qv = model.embedWithModel(learned, q.text, index);
+    return { rel: qrels.get(q._id), cands, qv, bm25: minmax(cands.map((c) => c.s)), cos: cosines(qv, cands) };
+  };
+  return { corpus, queries, texts, model, learned, docVec, cosines, stage };
 }

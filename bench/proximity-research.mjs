@@ -6,22 +6,15 @@
 // + w·minmax(proximity) for a grid of w and a few proximity features; nDCG@10 as beir.mjs computes it.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadBeir, minmax, ndcg10, queryWords, rawFts5 } from './beir-data.mjs';
+import { minmax, modelFirstStage, ndcg10 } from './beir-data.mjs';
 
-const dir = process.argv[2];
-const model = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/search/collection-model.js')).href);
 const { termsOf } = await import(pathToFileURL(join(process.cwd(), 'dist/src/domain/answer/extractive.js')).href);
-const { corpus, qrels, queries } = loadBeir(dir);
-const texts = corpus.map((d) => `${d.title ?? ''}\n${d.text ?? ''}`);
-const learned = model.trainCollectionModel(texts.slice(0, 2048), { dimensions: 64, iterations: 2 });
-const index = model.termIndex(learned);
-const docVec = texts.map((t) => model.embedWithModel(learned, t, index));
+const { corpus, queries, texts, stage } = await modelFirstStage(process.argv[2]);
 const docTerms = texts.map((t) => termsOf(t));
 const df = new Map();
 for (const ts of docTerms) for (const t of new Set(ts)) df.set(t, (df.get(t) ?? 0) + 1);
 const idf = (t) => Math.log(1 + corpus.length / (df.get(t) ?? 1));
 
-const top100 = rawFts5(corpus);
 
 /** Proximity features of a document for the query's distinct terms. */
 function proximity(qTerms, terms) {
@@ -45,11 +38,7 @@ const FEATURES = ['inverse-square', 'window-4', 'best-pair'];
 const W = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
 const ndcg = FEATURES.map(() => W.map(() => 0));
 for (const q of queries) {
-  const rel = qrels.get(q._id);
-  const cands = top100(queryWords(q.text));
-  const qv = model.embedWithModel(learned, q.text, index);
-  const bm25 = minmax(cands.map((c) => c.s));
-  const cos = minmax(cands.map((c) => (qv && docVec[c.r - 1] ? model.cosine(qv, docVec[c.r - 1]) : 0)));
+  const { rel, cands, bm25, cos } = stage(q);
   const qTerms = [...new Set(termsOf(q.text))];
   const feats = cands.map((c) => proximity(qTerms, docTerms[c.r - 1]));
   FEATURES.forEach((_, fi) => {
