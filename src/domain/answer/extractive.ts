@@ -152,13 +152,12 @@ interface Span {
  */
 const BREAK_BEFORE_LOWER = /(?<=(?:^|[\s(\[])\p{L}{4,}[.!?]["'”’)\]]*)\s+(?=\p{Ll})/gu;
 
+/** A segment split at BREAK_BEFORE_LOWER; a break after an abbreviation ("approx. ten") is joined again by sentenceSpans's merge. */
 function splitBeforeLower(text: string, span: Span): Span[] {
   const out: Span[] = [];
   let from = span.start;
   for (const m of text.slice(span.start, span.end).matchAll(BREAK_BEFORE_LOWER)) {
     const at = span.start + m.index;
-    const before = text.slice(from, at);
-    if (ALWAYS_JOIN.test(before) || JOIN_IF_LOWER.test(before)) continue;
     out.push({ start: from, end: at });
     from = at + m[0].length;
   }
