@@ -37,8 +37,7 @@ import { packageVersion } from '../src/contract/version.js';
 import { FileRoots } from '../src/domain/file-roots.js';
 import type { Logger } from '../src/http/router.js';
 import { openDatabase, type SqliteDb } from '../src/store/db.js';
-import { resetInterruptedFiles } from '../src/store/files.js';
-import { requeueInterruptedJobs } from '../src/store/jobs.js';
+import { requeueInterruptedWork } from '../src/store/jobs.js';
 import { getOrCreateSecret } from '../src/store/meta.js';
 import { WriteGate } from '../src/store/write-gate.js';
 import { Writer } from '../src/store/writer.js';
@@ -300,10 +299,7 @@ function openStore(dataDir: string, clusterKey: string | undefined, log: Runtime
   const db = openDatabase(dbFile, { migrate: true });
   try {
     const clusterKeyFile = join(dataDir, 'cluster-key');
-    const recovered = db.transaction(() => {
-      const now = nowIso();
-      return { jobs: requeueInterruptedJobs(db, now), files: resetInterruptedFiles(db, now) };
-    }).immediate();
+    const recovered = db.transaction(() => requeueInterruptedWork(db, nowIso())).immediate();
     if (recovered.jobs > 0) log.info('re-queued jobs interrupted by the last shutdown', { jobs: recovered.jobs, files: recovered.files });
     // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
     const secret = db.transaction(() => ensureClusterKey(db, clusterKey, !existsSync(clusterKeyFile))).immediate();

@@ -92,6 +92,5 @@ export function integrityCheck(db: SqliteDb): string {
 
 /** The database's file, which another thread may open too; null for a database in memory. */
 export function databaseFile(db: Db): string | null {
-  const name = sqlite(db).name;
-  return name === '' || name === ':memory:' || sqlite(db).memory ? null : name;
+  return sqlite(db).memory ? null : sqlite(db).name;
 }

@@ -1,7 +1,7 @@
 import type { FileErrorCode } from '../contract/errors.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
-import { resetIndexingFiles } from './files.js';
+import { resetIndexingFiles, resetInterruptedFiles } from './files.js';
 import { stmt } from './statements.js';
 
 /** Each job a statement created or moved to another status reports it (job.updated), in the statement's order. */
@@ -121,6 +121,14 @@ export function makeRunnable(db: Db, versionId: string, now: string): void {
 /** Jobs left running by a daemon that died go back to the queue (DESIGN.md: "Jobs are rows"). */
 export function requeueInterruptedJobs(db: Db, now: string): number {
   return reportJobs(db, stmt(db, "UPDATE jobs SET status = 'queued', updated_at = ? WHERE status = 'running' RETURNING rid").all(now) as { rid: number }[]);
+}
+
+/**
+ * What a runner that died left: its jobs back to the queue and their files back to pending. At a
+ * daemon's start, and when a new indexing worker replaces one that died (src/domain/ingest/pipeline.ts).
+ */
+export function requeueInterruptedWork(db: Db, now: string): { jobs: number; files: number } {
+  return { jobs: requeueInterruptedJobs(db, now), files: resetInterruptedFiles(db, now) };
 }
 
 /** Superseded work: a newer version or a delete makes older queued index jobs pointless. */

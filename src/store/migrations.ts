@@ -462,8 +462,7 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
     sql: '',
     run: (db) => {
       // Re-runnable: a database rolled back to an older version by hand (tests do) keeps the column.
-      const columns = sqlite(db).prepare("SELECT name FROM pragma_table_info('passages')").all() as { name: string }[];
-      if (!columns.some((c) => c.name === 'source_version_rid')) sqlite(db).exec('ALTER TABLE passages ADD COLUMN source_version_rid INTEGER');
+      addColumnIfMissing(db, 'passages', 'source_version_rid INTEGER');
     },
   },
   {
@@ -504,9 +503,8 @@ CREATE TABLE IF NOT EXISTS file_topics (
     // Idempotent like the migrations before it (a database may meet it twice).
     sql: '',
     run: (db) => {
-      const columns = new Set((sqlite(db).prepare('PRAGMA table_info(collection_models)').all() as { name: string }[]).map((c) => c.name));
-      if (!columns.has('semantic_weight')) sqlite(db).exec('ALTER TABLE collection_models ADD COLUMN semantic_weight REAL');
-      if (!columns.has('semantic_model')) sqlite(db).exec('ALTER TABLE collection_models ADD COLUMN semantic_model TEXT');
+      addColumnIfMissing(db, 'collection_models', 'semantic_weight REAL');
+      addColumnIfMissing(db, 'collection_models', 'semantic_model TEXT');
     },
   },
   {
@@ -516,11 +514,20 @@ CREATE TABLE IF NOT EXISTS file_topics (
     // daemon restarts, which say nothing about the job. Idempotent like the migrations before it.
     sql: '',
     run: (db) => {
-      const columns = new Set((sqlite(db).prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name));
-      if (!columns.has('worker_deaths')) sqlite(db).exec('ALTER TABLE jobs ADD COLUMN worker_deaths INTEGER NOT NULL DEFAULT 0');
+      addColumnIfMissing(db, 'jobs', 'worker_deaths INTEGER NOT NULL DEFAULT 0');
     },
   },
 ];
+
+/**
+ * ALTER TABLE … ADD COLUMN `definition` (its first word the column's name) unless the table has it:
+ * what makes a migration re-runnable on a database that already met it.
+ */
+function addColumnIfMissing(db: Db, table: string, definition: string): void {
+  const column = definition.split(' ')[0]!;
+  const columns = sqlite(db).prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[];
+  if (!columns.some((c) => c.name === column)) sqlite(db).exec(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
+}
 
 /** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */
 export function vectorTableName(collectionRid: number): string {

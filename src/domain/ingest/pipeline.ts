@@ -8,8 +8,8 @@ import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setE
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, resetInterruptedFiles, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
-import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedJobs, type JobRow } from '../../store/jobs.js';
+import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
+import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
@@ -497,9 +497,7 @@ export function recoverFromWorkerDeath(db: Db, now: string, countDeath: boolean)
       setFileStatus(db, file.rid, 'failed', now, error);
     }
   }
-  const requeued = requeueInterruptedJobs(db, now);
-  resetInterruptedFiles(db, now);
-  return { requeued, failed };
+  return { requeued: requeueInterruptedWork(db, now).jobs, failed };
 }
 
 const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived; add the file again to get a new one.';

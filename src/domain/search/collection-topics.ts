@@ -222,7 +222,6 @@ export async function trainAndRefold(
     for (const rid of chosen) if (!handedSet.has(rid)) termsOf.set(rid, modelTerms(textOf(rid)));
     // The helper's words, or (it failed) this thread's: the same words either way.
     const helperWords = await handedTerms;
-    let helped = helper !== null && (handedTerms === null || helperWords !== null);
     const fromHelper = helperWords ?? handed.map((rid) => modelTerms(textOf(rid)));
     handed.forEach((rid, i) => termsOf.set(rid, fromHelper[i] ?? []));
     const trained = trainWithTextVectors(
@@ -253,7 +252,6 @@ export async function trainAndRefold(
     // Calibrating here while the helper folds.
     const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
     const folded = await folding;
-    if (folding && !folded) helped = false;
     if (folded) {
       outside.forEach((rid, i) => {
         const topic = folded[i];
@@ -276,7 +274,9 @@ export async function trainAndRefold(
       putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
       putFileTopics(db, topics);
     });
-    return { model, extraTopics, helper: helper === null ? 'none' : helped ? 'used' : 'failed' };
+    // A part asked of the helper and not answered (null) was done here.
+    const failed = (handedTerms !== null && helperWords === null) || (folding !== null && folded === null);
+    return { model, extraTopics, helper: helper === null ? 'none' : failed ? 'failed' : 'used' };
   } finally {
     helper?.close();
   }
