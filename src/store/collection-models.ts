@@ -77,8 +77,7 @@ export function getFileTopics(db: Db, fileRids: readonly number[]): Map<number, 
   return new Map(rows.map((r) => [r.file_rid, r.vector]));
 }
 
-/** Ready files of a collection, in rid order from `after`, up to `limit`. */
-export function readyFileRids(db: Db, collectionRid: number, after: number, limit: number): number[] {
-  const rows = stmt(db, "SELECT rid FROM files WHERE collection_rid = ? AND status = 'ready' AND deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?").all(collectionRid, after, limit) as { rid: number }[];
-  return rows.map((r) => r.rid);
+/** Ready files of a collection with the versions their passages are of, in rid order from `after`, up to `limit`. */
+export function readyFileVersions(db: Db, collectionRid: number, after: number, limit: number): { rid: number; version_id: string }[] {
+  return stmt(db, "SELECT rid, indexed_version_id AS version_id FROM files WHERE collection_rid = ? AND status = 'ready' AND deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?").all(collectionRid, after, limit) as { rid: number; version_id: string }[];
 }

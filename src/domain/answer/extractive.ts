@@ -95,11 +95,14 @@ export function stem(word: string): string {
 /** Token → term (null for a stopword); bounded, cleared when full. */
 const termCache = new Map<string, string | null>();
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
 /** The content terms of a text, stemmed, in order (repeats kept). */
 export function termsOf(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.normalize('NFKC').toLowerCase().matchAll(TOKEN_RE)) {
-    const token = m[0];
+  // NFKC changes no ASCII text, and match() returns the words alone where matchAll built a match
+  // object for each: a fifth of splitting a file for the collection model.
+  for (const token of (ASCII_ONLY.test(text) ? text : text.normalize('NFKC')).toLowerCase().match(TOKEN_RE) ?? []) {
     const cached = termCache.get(token);
     if (cached !== undefined) {
       if (cached !== null) out.push(cached);

@@ -16,7 +16,8 @@ import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
 import { staysSettled, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
-import { modelText } from '../search/collection-model.js';
+import { modelTerms, modelText } from '../search/collection-model.js';
+import { trainingWordsOf } from '../search/training-words.js';
 import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
@@ -289,7 +290,7 @@ async function batchTopics(
   worker: IndexingWorker,
   files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }>; queuedAt?: string }[],
   mayTrain = true,
-): Promise<Map<number, Buffer>> {
+): Promise<{ topics: Map<number, Buffer>; words: Map<number, readonly string[]> }> {
   const { db, write, embedding } = worker;
   const byCollection = new Map<number, { fileRid: number; text: string }[]>();
   // The newest of each collection's jobs at hand: when the queue is empty, no work came after it.
@@ -301,24 +302,42 @@ async function batchTopics(
     list.push({ fileRid: f.fileRid, text: modelText(f.result.passages) });
     byCollection.set(f.collectionRid, list);
   }
-  const out = new Map<number, Buffer>();
-  for (const [collectionRid, batch] of byCollection) {
+  const topics = new Map<number, Buffer>();
+  const words = new Map<number, readonly string[]>();
+  for (const [collectionRid, texts] of byCollection) {
     const col = getCollectionByRid(db, collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
+    // Split once: for the vectors here, and kept for the collection's next training once committed.
+    const batch = texts.map((f) => ({ ...f, terms: modelTerms(f.text) }));
+    for (const f of batch) words.set(f.fileRid, f.terms);
     const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
     const newest = newestQueued.get(collectionRid);
     const settled = () => staysSettled(() => hasQueuedIndexJobs(db, collectionRid), newest === undefined ? {} : { quietForMs: Date.now() - newest });
-    let topics: Map<number, Buffer>;
+    let vectors: Map<number, Buffer>;
     try {
-      topics = await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled);
+      vectors = await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled);
     } catch (err) {
       modelFailed(worker, err);
       // Without a new model, the one in force (if any) still gives the batch its vectors.
-      topics = await topicsForBatch(db, write, collectionRid, batch, null, null).catch(() => new Map<number, Buffer>());
+      vectors = await topicsForBatch(db, write, collectionRid, batch, null, null).catch(() => new Map<number, Buffer>());
     }
-    for (const [rid, topic] of topics) out.set(rid, topic);
+    for (const [rid, topic] of vectors) topics.set(rid, topic);
   }
-  return out;
+  return { topics, words };
+}
+
+/**
+ * After a commit, the words of the files whose passages it wrote, for the collection's next
+ * training (training-words.ts); a file committed without words (failed, or in a collection
+ * without a model) is forgotten, so what is kept is always what the store holds.
+ */
+function keepWords(db: Db, committed: readonly { fileRid: number; versionId: string }[], words: ReadonlyMap<number, readonly string[]>): void {
+  const held = trainingWordsOf(db);
+  for (const { fileRid, versionId } of committed) {
+    const terms = words.get(fileRid);
+    if (terms) held.put(fileRid, versionId, terms);
+    else held.forget(fileRid);
+  }
 }
 
 /**
@@ -350,12 +369,13 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
     const result = current && !isCanceled(job.id) ? await indexVersion(worker, file, job.version_id!, col) : null;
     results.push({ job, file, result });
   }
-  const topics = await batchTopics(
+  const { topics, words } = await batchTopics(
     worker,
     results.flatMap((r) => (r.result?.ok && r.file ? [{ collectionRid: r.file.collection_rid, fileRid: r.file.rid, result: r.result, queuedAt: r.job.created_at }] : [])),
   );
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
+    const committed: { fileRid: number; versionId: string }[] = [];
     await write(() => {
       const bumped = new Set<number>();
       const indexed: IndexedFile[] = [];
@@ -372,9 +392,11 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
           markFileIndexed(db, fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
           bumped.add(fresh.collection_rid);
           finishJob(db, job.rid, 'succeeded', now);
+          committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
         } else {
           // The previous version's passages must not outlive it: a failed file contributes nothing.
           deletePassages(db, fresh.collection_rid, fresh.rid);
+          committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
           setFileStatus(db, fresh.rid, 'failed', now, { code: result.code, message: result.message });
           finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
         }
@@ -383,6 +405,7 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
       for (const rid of bumped) bumpGeneration(db, rid);
       commitIndexed(db, indexed, embedding);
     });
+    keepWords(db, committed, words);
   }
 }
 
@@ -395,6 +418,7 @@ export async function runDeleteFileJob(db: Db, write: WriteFn, job: JobRow): Pro
     }
     finishJob(db, job.rid, 'succeeded', nowIso());
   });
+  if (job.file_rid !== null) trainingWordsOf(db).forget(job.file_rid);
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
@@ -424,13 +448,15 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
       results.push({ rid, versionId: version_id, result: await indexVersion(worker, file, version_id, col) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
-    const topics = await batchTopics(worker, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
+    const { topics, words } = await batchTopics(worker, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
     const now = nowIso();
+    const committed: { fileRid: number; versionId: string }[] = [];
     await write(() => {
       const indexed: IndexedFile[] = [];
       for (const { rid, versionId, result } of results) {
         const fresh = getFileByRid(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
+        committed.push({ fileRid: rid, versionId });
         if (result.ok) {
           indexed.push({ col, fileRid: rid, result, topic: topics.get(rid) });
           markFileIndexed(db, rid, { versionId, contentType: result.contentType, notes: result.notes }, now);
@@ -442,6 +468,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
       bumpGeneration(db, col.rid);
       commitIndexed(db, indexed, embedding);
     });
+    keepWords(db, committed, words);
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);

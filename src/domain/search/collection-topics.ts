@@ -10,7 +10,7 @@
 // thresholds grow geometrically, so the training a collection ever gets costs at most twice its
 // last one; each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
-import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileRids } from '../../store/collection-models.js';
+import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileVersions } from '../../store/collection-models.js';
 import { databaseFile, type Db } from '../../store/db.js';
 import { getFileCardsByRid } from '../../store/files.js';
 import { passagesOfFiles } from '../../store/passages.js';
@@ -19,7 +19,8 @@ import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
 import { ModelHelper } from './model-helper.js';
 import { calibrateSemanticWeight } from './calibration.js';
-import { deserializeCollectionModel, embedTerms, embedWithModel, encodeTopic, MIN_TEXTS, modelTerms, modelText, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
+import { trainingWordsOf, type TrainingWords } from './training-words.js';
+import { deserializeCollectionModel, embedTermIds, embedTerms, embedWithModel, encodeTopic, MIN_TEXTS, modelTerms, modelText, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
 
 /**
  * 64 dimensions, 2 iterations: as good as 128 and 3 on the dev sets at a third of the training
@@ -143,6 +144,13 @@ function storedTexts(db: Db, fileRids: readonly number[]): Map<number, string> {
   return new Map([...passagesOfFiles(db, fileRids)].map(([rid, passages]) => [rid, modelText(passages)]));
 }
 
+/** A file of a batch about to be committed: its text as the model reads it, and its words if split already. */
+export interface BatchFile {
+  fileRid: number;
+  text: string;
+  terms?: readonly string[];
+}
+
 /**
  * For a batch of files about to be committed to one collection: each file's vector under the
  * model in force. With `readyFiles` (the collection's ready files before the batch), a collection
@@ -154,7 +162,7 @@ export async function topicsForBatch(
   db: Db,
   write: WriteFn,
   collectionRid: number,
-  batch: readonly { fileRid: number; text: string }[],
+  batch: readonly BatchFile[],
   readyFiles: number | null,
   embedding: Embedding | null,
   settled: () => Promise<boolean> = async () => true,
@@ -169,7 +177,7 @@ export async function topicsForBatch(
   if (!current) return out;
   const index = termIndex(current);
   for (const f of batch) {
-    const v = embedWithModel(current, f.text, index);
+    const v = embedTerms(current, f.terms ?? modelTerms(f.text), index);
     if (v) out.set(f.fileRid, encodeTopic(v));
   }
   return out;
@@ -189,12 +197,13 @@ export async function trainAndRefold(
   write: WriteFn,
   collectionRid: number,
   embedding: Embedding | null,
-  extra: readonly { fileRid: number; text: string }[] = [],
+  extra: readonly BatchFile[] = [],
   options: TrainingOptions = {},
 ): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer>; helper: 'none' | 'used' | 'failed' } | null> {
-  const extraTexts = new Map(extra.map((f) => [f.fileRid, f.text]));
-  const old = allReadyFiles(db, collectionRid).filter((rid) => !extraTexts.has(rid));
-  const all = [...old, ...extraTexts.keys()];
+  const extraFiles = new Map(extra.map((f) => [f.fileRid, f]));
+  const ready = allReadyFiles(db, collectionRid).filter((f) => !extraFiles.has(f.rid));
+  const old = ready.map((f) => f.rid);
+  const all = [...old, ...extraFiles.keys()];
   if (all.length < FIRST_TRAINING_FILES) return null;
   // The sample, and the order it is read in, follow a hash of each file's path, not the order of
   // upload: the same files give the same model however their uploads interleaved.
@@ -204,22 +213,38 @@ export async function trainAndRefold(
     .sort((a, b) => a.key - b.key || a.rid - b.rid)
     .slice(0, options.maxFiles ?? MAX_TRAINING_FILES)
     .map((f) => f.rid);
-  const stored = chosen.filter((rid) => !extraTexts.has(rid));
+  const stored = chosen.filter((rid) => !extraFiles.has(rid));
   const inSample = new Set(chosen);
   const outside = old.filter((rid) => !inSample.has(rid));
+  // Words kept since the files were indexed (training-words.ts); the rest are split here.
+  const words = options.words ?? trainingWordsOf(db);
+  const versionOf = new Map(ready.map((f) => [f.rid, f.version_id]));
+  const heldIds = new Map<number, Int32Array>();
+  for (const rid of old) {
+    const ids = words.ids(rid, versionOf.get(rid));
+    if (ids) heldIds.set(rid, ids);
+  }
+  const storedToSplit = stored.filter((rid) => !heldIds.has(rid));
+  const outsideToSplit = outside.filter((rid) => !heldIds.has(rid));
   // A second thread splits part of the sample, and reads and splits the files outside it while this
   // one trains (model-helper-thread.ts); below HELPER_MIN_FILES it would cost more than it saves.
-  const file = options.helperFile !== undefined ? options.helperFile : stored.length + outside.length >= HELPER_MIN_FILES ? databaseFile(db) : null;
-  const helper = file ? startHelper(file) : null;
+  const toSplit = storedToSplit.length + outsideToSplit.length;
+  const file = options.helperFile !== undefined ? options.helperFile : toSplit >= HELPER_MIN_FILES ? databaseFile(db) : null;
+  const helper = file && toSplit > 0 ? startHelper(file) : null;
   try {
-    const handed = helper ? stored.slice(stored.length - Math.floor(stored.length * HELPER_SAMPLE_SHARE)) : [];
+    const handed = helper ? storedToSplit.slice(storedToSplit.length - Math.floor(storedToSplit.length * HELPER_SAMPLE_SHARE)) : [];
     const handedTerms = helper && handed.length > 0 ? helper.terms(handed).catch(() => null) : null;
-    if (helper && outside.length > 0) helper.prepare(outside);
-    const oldTexts = storedTexts(db, stored);
-    const textOf = (rid: number) => extraTexts.get(rid) ?? oldTexts.get(rid) ?? '';
+    if (helper && outsideToSplit.length > 0) helper.prepare(outsideToSplit);
+    // The calibration reads every text of the sample; without it only the words not held are needed.
+    const oldTexts = storedTexts(db, embedding ? stored : storedToSplit);
+    const textOf = (rid: number) => extraFiles.get(rid)?.text ?? oldTexts.get(rid) ?? '';
     const termsOf = new Map<number, readonly string[]>();
     const handedSet = new Set(handed);
-    for (const rid of chosen) if (!handedSet.has(rid)) termsOf.set(rid, modelTerms(textOf(rid)));
+    for (const rid of chosen) {
+      if (handedSet.has(rid)) continue;
+      const ids = heldIds.get(rid);
+      termsOf.set(rid, extraFiles.get(rid)?.terms ?? (ids ? words.terms(ids) : modelTerms(textOf(rid))));
+    }
     // The helper's words, or (it failed) this thread's: the same words either way.
     const helperWords = await handedTerms;
     const fromHelper = helperWords ?? handed.map((rid) => modelTerms(textOf(rid)));
@@ -230,15 +255,10 @@ export async function trainAndRefold(
     );
     if (!trained) return null;
     const { model } = trained;
-    const folding = helper && outside.length > 0 ? helper.fold(model).catch(() => null) : null;
-    // The sample's vectors come with the training; the other files are split into words by the helper, or here.
+    const folding = helper && outsideToSplit.length > 0 ? helper.fold(model).catch(() => null) : null;
+    // The sample's vectors come with the training; the other files are folded in from their words.
     const sampled = new Map<number, Float32Array | null>(chosen.map((rid, i) => [rid, trained.textVectors[i] ?? null]));
     const index = termIndex(model);
-    const topicOf = (rid: number, text: () => string) => {
-      // A sampled file with no kept term has null, and stays without a vector.
-      const v = sampled.has(rid) ? sampled.get(rid) : embedTerms(model, modelTerms(text()), index);
-      return v ? encodeTopic(v) : null;
-    };
     const topics: { fileRid: number; vector: Buffer }[] = [];
     for (const rid of stored) {
       const v = sampled.get(rid);
@@ -246,27 +266,34 @@ export async function trainAndRefold(
     }
     const extraTopics = new Map<number, Buffer>();
     for (const f of extra) {
-      const topic = topicOf(f.fileRid, () => f.text);
-      if (topic) extraTopics.set(f.fileRid, topic);
+      // A sampled file with no kept term has null, and stays without a vector.
+      const v = sampled.has(f.fileRid) ? sampled.get(f.fileRid) : embedTerms(model, f.terms ?? modelTerms(f.text), index);
+      if (v) extraTopics.set(f.fileRid, encodeTopic(v));
+    }
+    const rowOf = words.rowsIn(index);
+    for (const rid of outside) {
+      const ids = heldIds.get(rid);
+      const v = ids ? embedTermIds(model, ids, rowOf) : null;
+      if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
     }
     // Calibrating here while the helper folds.
     const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
     const folded = await folding;
     if (folded) {
-      outside.forEach((rid, i) => {
+      outsideToSplit.forEach((rid, i) => {
         const topic = folded[i];
         if (topic) topics.push({ fileRid: rid, vector: topic });
       });
     } else {
-      for (let from = 0; from < outside.length; from += 1000) {
-        const rids = outside.slice(from, from + 1000);
+      for (let from = 0; from < outsideToSplit.length; from += 1000) {
+        const rids = outsideToSplit.slice(from, from + 1000);
         const unread = storedTexts(db, rids);
         for (const rid of rids) {
-          const topic = topicOf(rid, () => unread.get(rid) ?? '');
-          if (topic) topics.push({ fileRid: rid, vector: topic });
+          const v = embedTerms(model, modelTerms(unread.get(rid) ?? ''), index);
+          if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
         }
         // A large collection: the worker's other duties (cancellation, shutdown) get a turn between pages.
-        if (from + 1000 < outside.length) await new Promise((resolve) => setImmediate(resolve));
+        if (from + 1000 < outsideToSplit.length) await new Promise((resolve) => setImmediate(resolve));
       }
     }
     const bytes = serializeCollectionModel(model);
@@ -294,6 +321,8 @@ function startHelper(file: string): ModelHelper | null {
 export interface TrainingOptions {
   /** Files one training reads at most (MAX_TRAINING_FILES). */
   maxFiles?: number;
+  /** Words kept since indexing; by default the database's (trainingWordsOf). */
+  words?: TrainingWords;
   /** The database a helper thread reads, or null for none; by default the store's own, from HELPER_MIN_FILES files. */
   helperFile?: string | null;
 }
@@ -312,13 +341,13 @@ async function calibrate(db: Db, collectionRid: number, texts: readonly string[]
   }
 }
 
-function allReadyFiles(db: Db, collectionRid: number): number[] {
-  const out: number[] = [];
+function allReadyFiles(db: Db, collectionRid: number): { rid: number; version_id: string }[] {
+  const out: { rid: number; version_id: string }[] = [];
   for (let after = 0; ; ) {
-    const page = readyFileRids(db, collectionRid, after, 10_000);
+    const page = readyFileVersions(db, collectionRid, after, 10_000);
     if (page.length === 0) return out;
-    for (const rid of page) out.push(rid);
-    after = page[page.length - 1]!;
+    for (const f of page) out.push(f);
+    after = page[page.length - 1]!.rid;
   }
 }
 

@@ -1,0 +1,156 @@
+// The words the indexing worker keeps for the collection model's next training
+// (src/domain/search/training-words.ts): what is kept is always what the store holds, a training
+// from kept words is the training from the store's texts bit for bit, and the memory is bounded.
+import t, { type Test } from 'tap';
+import { markIndexing, runDeleteFileJob, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
+import { modelTerms, modelText } from '../src/domain/search/collection-model.js';
+import { trainAndRefold } from '../src/domain/search/collection-topics.js';
+import { TrainingWords, trainingWordsOf } from '../src/domain/search/training-words.js';
+import { getCollectionModel } from '../src/store/collection-models.js';
+import { claimJobs } from '../src/store/jobs.js';
+import { passagesOfFiles } from '../src/store/passages.js';
+import { databaseFile } from '../src/store/db.js';
+import { sqlite } from '../src/store/sqlite.js';
+import { Writer } from '../src/store/writer.js';
+import { nowIso } from '../src/contract/ids.js';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+
+t.test('words are kept per file and version, the oldest dropped first beyond the budget', async (t) => {
+  const words = new TrainingWords(10);
+  words.put(1, 'v1', ['cat', 'purr', 'cat']);
+  const ids = words.ids(1, 'v1');
+  t.ok(ids, 'held for its version');
+  t.same(words.terms(ids!), ['cat', 'purr', 'cat'], 'the same words back, repeats and order kept');
+  t.equal(words.ids(1, 'v2'), null, 'not for another version');
+  t.equal(words.ids(1, undefined), null);
+  t.equal(words.ids(2, 'v1'), null, 'nor for another file');
+  words.put(1, 'v2', ['dog']);
+  t.equal(words.ids(1, 'v1'), null, 'a new version replaces the old');
+  t.same(words.terms(words.ids(1, 'v2')!), ['dog']);
+  t.equal(words.size, 1);
+  words.put(2, 'v1', ['a', 'b', 'c', 'd', 'e']);
+  words.put(3, 'v1', ['f', 'g', 'h', 'i']);
+  t.equal(words.size, 10, 'at the budget');
+  words.put(4, 'v1', ['j', 'k']);
+  t.equal(words.ids(1, 'v2'), null, 'beyond it the oldest file goes');
+  t.equal(words.ids(2, 'v1'), null);
+  t.ok(words.ids(3, 'v1') && words.ids(4, 'v1'), 'the newest stay');
+  t.ok(words.size <= 10);
+  words.put(5, 'v1', Array.from({ length: 11 }, (_, i) => `w${i}`));
+  t.equal(words.ids(5, 'v1'), null, 'a file larger than the whole budget is not kept');
+  t.ok(words.ids(4, 'v1'), 'and costs the others nothing');
+  words.forget(4);
+  t.equal(words.ids(4, 'v1'), null, 'forgotten');
+  const rows = words.rowsIn(new Map([['g', 7], ['h', 3]]));
+  const held = words.ids(3, 'v1')!;
+  t.same(Array.from(held, (id) => rows[id]), [-1, 7, 3, -1], "each word's row in a model, -1 where the model lacks it");
+});
+
+/** The indexing worker as the test runs it, on the test's own database handle. */
+function inProcessWorker(f: Fixture): IndexingWorker {
+  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
+  return {
+    db: f.rt.services.db,
+    write: (change) => writer.write(change),
+    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    embedding: null,
+    isCanceled: () => false,
+    isStopping: () => false,
+    warn: () => {},
+  };
+}
+
+const claim = (f: Fixture) =>
+  sqlite(f.rt.services.db).transaction(() => {
+    const jobs = claimJobs(f.rt.services.db, 500, nowIso());
+    markIndexing(f.rt.services.db, jobs);
+    return jobs;
+  })();
+
+async function collectionWith(t: Test, f: Fixture, name: string, count: number, body: Record<string, unknown> = {}): Promise<number> {
+  const { base } = await seedCollection(f, 'w', name, body);
+  for (let i = 0; i < count; i++) {
+    const animal = ['cat', 'dog', 'horse'][i % 3];
+    t.equal((await addInline(f, base, `/notes/${String(i).padStart(3, '0')}.md`, `Note ${i}: the ${animal} visits the vet, ${animal} checkup number ${i} of ${name}.`)).status, 202);
+  }
+  return (sqlite(f.rt.services.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
+}
+
+const readyFiles = (f: Fixture, collectionRid: number) =>
+  sqlite(f.rt.services.db).prepare("SELECT rid, indexed_version_id AS version FROM files WHERE collection_rid = ? AND status = 'ready' ORDER BY rid").all(collectionRid) as { rid: number; version: string }[];
+
+t.test('the worker keeps the words of what it committed, and forgets what it replaced or removed', async (t) => {
+  const f = await startFixture({ indexer: false });
+  t.teardown(() => f.rt.close());
+  const db = f.rt.services.db;
+  const semantic = await collectionWith(t, f, 'notes', 70);
+  const keyword = await collectionWith(t, f, 'plain', 5, { processing: { semantic: false } });
+  const worker = inProcessWorker(f);
+  await runIndexJobs(worker, claim(f));
+  const held = trainingWordsOf(db);
+  const files = readyFiles(f, semantic);
+  t.equal(files.length, 70);
+  const texts = passagesOfFiles(db, files.map((x) => x.rid));
+  const kept = files.map((x) => held.ids(x.rid, x.version));
+  t.equal(kept.filter(Boolean).length, 70, 'every file of the semantic collection');
+  t.same(
+    kept.map((ids) => held.terms(ids!)),
+    files.map((x) => modelTerms(modelText(texts.get(x.rid) ?? []))),
+    "the words of each file's stored passages",
+  );
+  t.equal(readyFiles(f, keyword).filter((x) => held.ids(x.rid, x.version)).length, 0, 'none of a collection without a model');
+  t.ok(getCollectionModel(db, semantic), 'the batch that emptied the queue trained the model');
+
+  // A new version: the old words go, the new come once it is committed.
+  const first = files[0]!;
+  t.equal((await addInline(f, '/namespaces/w/collections/notes', '/notes/000.md', 'Rewritten: the parrot talks to the vet.')).status, 202);
+  await runIndexJobs(worker, claim(f));
+  const rewritten = readyFiles(f, semantic)[0]!;
+  t.not(rewritten.version, first.version);
+  t.same(held.terms(held.ids(rewritten.rid, rewritten.version)!), modelTerms('Rewritten: the parrot talks to the vet.'), 'the new version kept');
+  t.equal(held.ids(rewritten.rid, first.version), null, 'the old one gone');
+
+  // Deleted: forgotten with its passages.
+  const second = files[1]!;
+  t.equal((await f.call('DELETE', `/namespaces/w/collections/notes/files/${encodeURIComponent('/notes/001.md')}`)).status < 300, true, 'deleted');
+  const deletions = claim(f).filter((j) => j.type === 'delete_file');
+  t.equal(deletions.length, 1);
+  await runDeleteFileJob(db, worker.write, deletions[0]!);
+  t.equal(held.ids(second.rid, second.version), null, 'a deleted file is forgotten');
+});
+
+t.test('a training from kept words is the training from the stored texts, bit for bit', async (t) => {
+  const f = await startFixture({ indexer: false });
+  t.teardown(() => f.rt.close());
+  const db = f.rt.services.db;
+  const collectionRid = await collectionWith(t, f, 'notes', 150);
+  await runIndexJobs(inProcessWorker(f), claim(f));
+  const files = readyFiles(f, collectionRid);
+  t.equal(trainingWordsOf(db).size > 0, true, 'the worker kept words');
+  // A sample of 100 of the 150: kept words serve the sample and the files folded in after. A
+  // helper thread is offered each time, and started only when some file has to be split.
+  const snapshot = async (words: TrainingWords, helper: 'none' | 'used') => {
+    const trained = await trainAndRefold(db, inProcessWorker(f).write, collectionRid, null, [], { maxFiles: 100, helperFile: databaseFile(db), words });
+    t.equal(trained?.helper, helper, `the helper thread: ${helper}`);
+    const rows = sqlite(db).prepare('SELECT file_rid, vector FROM file_topics ORDER BY file_rid').all() as { file_rid: number; vector: Buffer }[];
+    return { model: getCollectionModel(db, collectionRid)!.model.toString('base64'), rows: rows.map((r) => `${r.file_rid}:${r.vector.toString('base64')}`) };
+  };
+  const fromStore = await snapshot(new TrainingWords(), 'used');
+  t.equal(fromStore.rows.length, 150);
+  const kept = await snapshot(trainingWordsOf(db), 'none');
+  t.equal(kept.model, fromStore.model, 'every word kept: nothing to split, the same model');
+  t.same(kept.rows, fromStore.rows, 'the same vectors');
+  // Some kept, some not (every other file); the helper thread splits what is not.
+  const half = new TrainingWords();
+  const texts = passagesOfFiles(db, files.map((x) => x.rid));
+  files.forEach((x, i) => i % 2 === 0 && half.put(x.rid, x.version, modelTerms(modelText(texts.get(x.rid) ?? []))));
+  const mixed = await snapshot(half, 'used');
+  t.equal(mixed.model, fromStore.model, 'half kept: the same model');
+  t.same(mixed.rows, fromStore.rows);
+  // Words kept for another version are not used.
+  const stale = new TrainingWords();
+  for (const x of files) stale.put(x.rid, `${x.version}-old`, ['unrelated', 'words']);
+  const fromStale = await snapshot(stale, 'used');
+  t.equal(fromStale.model, fromStore.model, 'words of another version are ignored');
+  t.same(fromStale.rows, fromStore.rows);
+});
