@@ -173,6 +173,17 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     let publicBaseUrl = 'http://127.0.0.1';
     let ready = false;
     const shutdown = new AbortController();
+    // Files added in the same turn (a group commit answers several requests at once) wake the
+    // worker with one message, not one each: the worker claims everything queued when it wakes.
+    let wakeQueued = false;
+    const wakeWorker = () => {
+      if (wakeQueued) return;
+      wakeQueued = true;
+      queueMicrotask(() => {
+        wakeQueued = false;
+        worker.post({ type: 'wake' });
+      });
+    };
     const services: Services = {
       db,
       write: (change) => writer.write(change),
@@ -191,7 +202,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       research: { wake: () => research?.wake(), abort: (rid) => research?.abort(rid) },
       webhooks: settings.webhooks,
       wakeWebhookDispatcher: () => webhooks?.wake(),
-      notifyWork: () => worker.post({ type: 'wake' }),
+      notifyWork: wakeWorker,
       notifyCancel: (jobId) => worker.post({ type: 'cancel', jobId }),
       publicBaseUrl: () => publicBaseUrl,
       ready: () => ready,

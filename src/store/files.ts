@@ -137,6 +137,17 @@ export function findLiveFileById(db: Db, collectionRid: number, id: string): Fil
   return stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND id = ? AND deleted_at IS NULL').get(collectionRid, id) as FileRow | undefined;
 }
 
+/**
+ * Whether work on a version still applies: the file's current version, status and deletion, for
+ * the indexing worker's checks around each job (a whole row, with its metadata and notes, cost
+ * a fifth of the worker's reads of a SciFact ingest).
+ */
+export function fileVersionState(db: Db, rid: number): Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'version_id' | 'deleted_at'> | undefined {
+  return stmt(db, 'SELECT rid, collection_rid, status, version_id, deleted_at FROM files WHERE rid = ?').get(rid) as
+    | Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'version_id' | 'deleted_at'>
+    | undefined;
+}
+
 export function getFileByRid(db: Db, rid: number): FileRow | undefined {
   return stmt(db, 'SELECT * FROM files WHERE rid = ?').get(rid) as FileRow | undefined;
 }

@@ -8,7 +8,7 @@ import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setE
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { expiredWaitingUploads, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
+import { expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
@@ -246,7 +246,7 @@ export function markIndexing(db: Db, jobs: JobRow[]): void {
   const now = nowIso();
   for (const job of jobs) {
     if (job.type !== 'index_file' || job.file_rid === null) continue;
-    const file = getFileByRid(db, job.file_rid);
+    const file = fileVersionState(db, job.file_rid);
     if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
   }
 }
@@ -379,14 +379,21 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
     await write(() => {
       const bumped = new Set<number>();
       const indexed: IndexedFile[] = [];
+      // A commit is mostly one collection's files, and nothing changes its row meanwhile: read once.
+      const collections = new Map<number, CollectionRow>();
+      const collectionOf = (rid: number) => {
+        let col = collections.get(rid);
+        if (!col) collections.set(rid, (col = getCollectionByRid(db, rid)!));
+        return col;
+      };
       for (const { job, file, result } of group) {
         if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
-        const fresh = file ? getFileByRid(db, file.rid) : undefined;
+        const fresh = file ? fileVersionState(db, file.rid) : undefined;
         if (!result || !fresh || fresh.deleted_at || fresh.version_id !== job.version_id) {
           finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
           continue;
         }
-        const col = getCollectionByRid(db, fresh.collection_rid)!;
+        const col = collectionOf(fresh.collection_rid);
         if (result.ok) {
           indexed.push({ col, fileRid: fresh.rid, result, topic: topics.get(fresh.rid) });
           markFileIndexed(db, fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
@@ -454,7 +461,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
     await write(() => {
       const indexed: IndexedFile[] = [];
       for (const { rid, versionId, result } of results) {
-        const fresh = getFileByRid(db, rid);
+        const fresh = fileVersionState(db, rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         committed.push({ fileRid: rid, versionId });
         if (result.ok) {

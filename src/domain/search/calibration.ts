@@ -82,23 +82,31 @@ export function pseudoQueries(texts: readonly string[], max = PSEUDO_QUERIES): P
 /** BM25 of every query against every rest, over the rests' own statistics: rows are queries. */
 function bm25Matrix(queries: readonly (readonly string[])[], docs: readonly (readonly string[])[]): Float64Array[] {
   const n = docs.length;
-  const df = new Map<string, number>();
-  const tfs = docs.map((d) => {
+  // Each term's rests and counts, in rest order: a query term visits only the rests that hold it
+  // (each cell still gets the same additions in the same order, so the same bits).
+  const postings = new Map<string, { rests: number[]; counts: number[] }>();
+  docs.forEach((d, j) => {
     const tf = new Map<string, number>();
     for (const t of d) tf.set(t, (tf.get(t) ?? 0) + 1);
-    for (const t of tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
-    return tf;
+    for (const [t, f] of tf) {
+      let p = postings.get(t);
+      if (!p) postings.set(t, (p = { rests: [], counts: [] }));
+      p.rests.push(j);
+      p.counts.push(f);
+    }
   });
   const avg = docs.reduce((s, d) => s + d.length, 0) / Math.max(1, n) || 1;
   return queries.map((q) => {
     const row = new Float64Array(n);
     for (const t of new Set(q)) {
-      const d = df.get(t);
-      if (!d) continue;
+      const p = postings.get(t);
+      if (!p) continue;
+      const d = p.rests.length;
       const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      for (let j = 0; j < n; j++) {
-        const f = tfs[j]!.get(t);
-        if (f) row[j]! += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * docs[j]!.length) / avg));
+      for (let k = 0; k < d; k++) {
+        const j = p.rests[k]!;
+        const f = p.counts[k]!;
+        row[j]! += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * docs[j]!.length) / avg));
       }
     }
     return row;
