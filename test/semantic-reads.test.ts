@@ -1,0 +1,59 @@
+// The reads a semantic search adds to a keyword one (issue 16's budget: semantic p50 within 1.3×
+// keyword): the exact cosines of keyword hits the vector scan did not return, read by key in
+// bound blocks, and the files' vectors in the collection model, kept until the next write.
+import t from 'tap';
+import { collectionModelOf, topicScores } from '../src/domain/search/collection-topics.js';
+import { encodeTopic } from '../src/domain/search/collection-model.js';
+import { putFileTopics } from '../src/store/collection-models.js';
+import { vectorTableName } from '../src/store/migrations.js';
+import { sqlite } from '../src/store/sqlite.js';
+import { similarities } from '../src/store/vectors.js';
+import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+
+t.test('cosines of passages by rid: every block of the list, the same values as one query over them all', async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'w', 'notes');
+  for (let i = 0; i < 150; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat', 'dog', 'owl'][i % 3]} naps by the window, day ${i}.`)).status, 202);
+  await f.waitForIdle('w', 'notes');
+  const db = f.rt.services.db;
+  const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const table = `${vectorTableName(collectionRid)}_data`;
+  const rows = sqlite(db).prepare(`SELECT rid, embedding FROM ${table} ORDER BY rid`).all() as { rid: number; embedding: Buffer }[];
+  t.ok(rows.length >= 150, 'a vector per passage');
+  const query = new Float32Array(rows[7]!.embedding.buffer.slice(rows[7]!.embedding.byteOffset, rows[7]!.embedding.byteOffset + rows[7]!.embedding.byteLength));
+  // More than two blocks of 64, out of order, with a repeat and rids that have no vector.
+  const asked = [...rows.map((r) => r.rid).reverse(), rows[3]!.rid, 999_999, -1];
+  const got = similarities(db, collectionRid, query, asked);
+  const reference = new Map(
+    (sqlite(db).prepare(`SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${table} WHERE rid IN (SELECT value FROM json_each(?))`).all(Buffer.from(query.buffer), JSON.stringify(asked)) as { rid: number; d: number }[]).map((r) => [r.rid, 1 - r.d]),
+  );
+  t.equal(got.size, rows.length, 'every passage with a vector, once');
+  t.same([...got].sort((a, b) => a[0] - b[0]), [...reference].sort((a, b) => a[0] - b[0]), 'the same cosines, bit for bit');
+  t.ok(Math.abs(got.get(rows[7]!.rid)! - 1) < 1e-6, "a passage's own vector: cosine 1");
+  t.equal(similarities(db, collectionRid, query, []).size, 0);
+});
+
+t.test("files' vectors in the model are kept until the next write, and a write is seen at once", async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'w', 'notes');
+  for (let i = 0; i < 80; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat purrs', 'dog barks', 'owl hoots'][i % 3]} by the window, day ${i}.`)).status, 202);
+  await f.waitForIdle('w', 'notes');
+  const db = f.rt.services.db;
+  const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const entry = collectionModelOf(db, collectionRid);
+  t.ok(entry, 'the collection has its model');
+  const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
+  const first = topicScores(db, entry, 'cat purrs', files)!;
+  t.equal(first.size, 80, 'a score per file');
+  t.same(topicScores(db, entry, 'cat purrs', files), first, 'the same scores from what was read');
+  // Another file's vector changes (as a training or an indexed file rewrites it): the next search sees it.
+  const target = files[0]!;
+  const flipped = new Float32Array(entry!.model.dimensions);
+  flipped[0] = 1;
+  await f.rt.services.write(() => putFileTopics(db, [{ fileRid: target, vector: encodeTopic(flipped) }]));
+  const after = topicScores(db, entry, 'cat purrs', files)!;
+  t.not(after.get(target), first.get(target), 'the rewritten vector counts at once');
+  t.equal(after.get(files[1]!), first.get(files[1]!), 'the others are unchanged');
+});
