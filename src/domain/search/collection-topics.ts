@@ -188,9 +188,10 @@ export async function topicsForBatch(
  * Trains the collection's model from its ready files (and `extra`, files not yet committed), then
  * writes it with every ready file's vector in one transaction, so a search never mixes vectors of
  * two models; returns the model and the vectors of `extra`. Null when there is too little text
- * to learn from. The sample's vectors come out of the training; every other file is split into
- * words once, for its vector, on a helper thread when there are enough (model-helper-thread.ts;
- * the same vectors, bit for bit, with or without it). With the collection's embedding, the
+ * to learn from. Each file's words are those the worker kept when it indexed it (training-words.ts),
+ * or else split here, on a helper thread when there are enough (model-helper-thread.ts): the same
+ * model and vectors, bit for bit, either way. The sample's vectors come out of the training; every
+ * other file is folded in from its words. With the collection's embedding, the
  * embedding's weight is calibrated on the same sample (calibration.ts).
  */
 export async function trainAndRefold(
