@@ -2,7 +2,7 @@
 // keyword): the exact cosines of keyword hits the vector scan did not return, read by key in
 // bound blocks, and the files' vectors in the collection model, kept until the next write.
 import t from 'tap';
-import { collectionModelOf, topicScores } from '../src/domain/search/collection-topics.js';
+import { collectionModelOf, MAX_HELD_TOPICS, topicScores } from '../src/domain/search/collection-topics.js';
 import { encodeTopic } from '../src/domain/search/collection-model.js';
 import { putFileTopics } from '../src/store/collection-models.js';
 import { vectorTableName } from '../src/store/migrations.js';
@@ -56,4 +56,24 @@ t.test("files' vectors in the model are kept until the next write, and a write i
   const after = topicScores(db, entry, 'cat purrs', files)!;
   t.not(after.get(target), first.get(target), 'the rewritten vector counts at once');
   t.equal(after.get(files[1]!), first.get(files[1]!), 'the others are unchanged');
+});
+
+t.test("a search that fills the kept files' vectors still scores every file it held", async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'w', 'notes');
+  for (let i = 0; i < 80; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat purrs', 'dog barks', 'owl hoots'][i % 3]} by the window, day ${i}.`)).status, 202);
+  await f.waitForIdle('w', 'notes');
+  const db = f.rt.services.db;
+  const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const entry = collectionModelOf(db, collectionRid);
+  const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
+  const first = topicScores(db, entry, 'cat purrs', files)!;
+  t.equal(first.size, 80);
+  // Other searches' candidates (rids with no vector) fill what is kept to just under the budget; the
+  // next search brings the same 80 files and more, and goes over it.
+  const other = (from: number, n: number) => Array.from({ length: n }, (_, i) => 10_000_000 + from + i);
+  topicScores(db, entry, 'cat purrs', other(0, MAX_HELD_TOPICS - 100));
+  const again = topicScores(db, entry, 'cat purrs', [...files, ...other(MAX_HELD_TOPICS, 100)])!;
+  t.same(again, first, 'the same 80 scores: what was dropped for room is read again');
 });

@@ -154,3 +154,33 @@ t.test('a training from kept words is the training from the stored texts, bit fo
   t.equal(fromStale.model, fromStore.model, 'words of another version are ignored');
   t.same(fromStale.rows, fromStore.rows);
 });
+
+t.test('a file whose passages a rejected upload deleted is not brought back ready by a cancel, nor trained from old words', async (t) => {
+  const f = await startFixture({ indexer: false });
+  t.teardown(() => f.rt.close());
+  const db = f.rt.services.db;
+  const collectionRid = await collectionWith(t, f, 'notes', 70);
+  const base = '/namespaces/w/collections/notes';
+  t.equal((await addInline(f, base, '/x.md', 'The cat and the dog visit the horse vet: cat checkup, dog checkup.')).status, 202);
+  const worker = inProcessWorker(f);
+  await runIndexJobs(worker, claim(f));
+  const x = () => sqlite(db).prepare("SELECT rid, status, indexed_version_id FROM files WHERE path = '/x.md'").get() as { rid: number; status: string; indexed_version_id: string | null };
+  const { rid } = x();
+  t.equal(x().status, 'ready');
+  t.ok(trainingWordsOf(db).ids(rid, x().indexed_version_id!), 'its words are kept');
+  // A new version as an upload whose bytes contradict the declared size: rejected, the file fails.
+  const up = await f.call('POST', `${base}/files`, { path: '/x.md', source: { type: 'upload', content_type: 'text/plain', bytes: 10 } });
+  t.equal(up.status, 202);
+  const put = await f.raw('PUT', new URL(up.body.upload.url).pathname, 'short', { 'content-type': 'text/plain', 'content-length': '5' });
+  t.equal(put.status, 400, 'the upload is rejected');
+  t.same(x(), { rid, status: 'failed', indexed_version_id: null }, 'failed, its passages and with them its indexed version gone');
+  // Added again, and that job canceled before it ran.
+  const again = await addInline(f, base, '/x.md', 'Anything at all.');
+  t.equal((await f.call('POST', `/jobs/${again.body.job.id}:cancel`)).status, 200);
+  t.equal(x().status, 'failed', 'a cancel does not make it ready with nothing to find');
+  const train = async (words: TrainingWords) => {
+    await trainAndRefold(db, worker.write, collectionRid, null, [], { helperFile: null, words });
+    return getCollectionModel(db, collectionRid)!.model.toString('base64');
+  };
+  t.equal(await train(trainingWordsOf(db)), await train(new TrainingWords()), 'the same model with the words kept as without them');
+});

@@ -185,6 +185,14 @@ export interface IndexedVersion {
   notes?: string[];
 }
 
+/**
+ * A failed file's passages are gone, so it has no indexed version any more: a canceled later job
+ * must not bring it back to `ready` with nothing to find (src/domain/jobs.ts cancelJob).
+ */
+export function clearIndexedVersion(db: Db, rid: number): void {
+  stmt(db, 'UPDATE files SET indexed_version_id = NULL WHERE rid = ?').run(rid);
+}
+
 export function markFileIndexed(db: Db, rid: number, { versionId, contentType, notes = [] }: IndexedVersion, now: string): void {
   const before = fileState(db, rid);
   if (!before) return;

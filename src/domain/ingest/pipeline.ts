@@ -8,7 +8,7 @@ import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setE
 import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
+import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
 import { readBlob } from '../blobs.js';
@@ -239,6 +239,17 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
 }
 
 /**
+ * A file that failed contributes nothing: the previous version's passages must not outlive it, and
+ * without them it has no indexed version either (a canceled later job would otherwise put it back
+ * to `ready` with nothing to find, and a training would look for words it no longer has).
+ */
+function failFile(db: Db, collectionRid: number, fileRid: number, now: string, error: { code: FileErrorCode; message: string }): void {
+  deletePassages(db, collectionRid, fileRid);
+  clearIndexedVersion(db, fileRid);
+  setFileStatus(db, fileRid, 'failed', now, error);
+}
+
+/**
  * Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly.
  * Runs inside the claiming transaction.
  */
@@ -401,10 +412,8 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
           finishJob(db, job.rid, 'succeeded', now);
           committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
         } else {
-          // The previous version's passages must not outlive it: a failed file contributes nothing.
-          deletePassages(db, fresh.collection_rid, fresh.rid);
+          failFile(db, fresh.collection_rid, fresh.rid, now, { code: result.code, message: result.message });
           committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
-          setFileStatus(db, fresh.rid, 'failed', now, { code: result.code, message: result.message });
           finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
         }
       }
@@ -468,8 +477,7 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
           indexed.push({ col, fileRid: rid, result, topic: topics.get(rid) });
           markFileIndexed(db, rid, { versionId, contentType: result.contentType, notes: result.notes }, now);
         } else {
-          deletePassages(db, col.rid, rid);
-          setFileStatus(db, rid, 'failed', now, { code: result.code, message: result.message });
+          failFile(db, col.rid, rid, now, { code: result.code, message: result.message });
         }
       }
       bumpGeneration(db, col.rid);
@@ -526,9 +534,7 @@ export function recoverFromWorkerDeath(db: Db, now: string, countDeath: boolean)
     finishJob(db, job.rid, 'failed', now, error);
     failed++;
     if (file && !file.deleted_at && file.version_id === job.version_id) {
-      // The previous version's passages must not outlive it: a failed file contributes nothing.
-      deletePassages(db, file.collection_rid, file.rid);
-      setFileStatus(db, file.rid, 'failed', now, error);
+      failFile(db, file.collection_rid, file.rid, now, error);
     }
   }
   return { requeued: requeueInterruptedWork(db, now).jobs, failed };
@@ -563,9 +569,7 @@ export function failWaitingUpload(db: Db, versionId: string, fileRid: number, st
   failVersionJobs(db, versionId, now, error);
   const file = getFileByRid(db, fileRid);
   if (file && !file.deleted_at && file.version_id === versionId) {
-    // The previous version's passages must not outlive it: a failed file contributes nothing.
-    deletePassages(db, file.collection_rid, file.rid);
-    setFileStatus(db, fileRid, 'failed', now, error);
+    failFile(db, file.collection_rid, file.rid, now, error);
   }
   return true;
 }

@@ -360,21 +360,30 @@ export function topicScores(db: Db, entry: CollectionModelEntry | null, query: s
   if (!q) return null;
   // Files' vectors change only with a write: each is read once until the next one (read-cache.ts),
   // not once per search (0.6 ms of a semantic SciFact search read its ~100 candidates' rows).
-  const held = untilWrite(db, `file-topics ${entry.version}`, () => new Map<number, Buffer | null>());
-  const unread = fileRids.filter((rid) => !held.has(rid));
+  const held = untilWrite(db, 'file-topics', () => ({ size: 0, byModel: new Map<number, Map<number, Buffer | null>>() }));
+  let byFile = held.byModel.get(entry.version);
+  if (!byFile) held.byModel.set(entry.version, (byFile = new Map()));
+  let unread = fileRids.filter((rid) => !byFile!.has(rid));
+  if (held.size + unread.length > MAX_HELD_TOPICS) {
+    // Over the budget: start again from this search's files, all of them read afresh.
+    held.byModel.clear();
+    held.byModel.set(entry.version, (byFile = new Map()));
+    held.size = 0;
+    unread = [...fileRids];
+  }
   if (unread.length > 0) {
-    if (held.size + unread.length > MAX_HELD_TOPICS) held.clear();
     const read = getFileTopics(db, unread);
-    for (const rid of unread) held.set(rid, read.get(rid) ?? null);
+    for (const rid of unread) byFile.set(rid, read.get(rid) ?? null);
+    held.size += unread.length;
   }
   const out = new Map<number, number>();
   for (const rid of fileRids) {
-    const vector = held.get(rid);
+    const vector = byFile.get(rid);
     if (vector) out.set(rid, topicCosine(q, vector));
   }
   return out;
 }
 
-/** Files' vectors a search keeps per model until the next write (about 10 MB at most). */
-const MAX_HELD_TOPICS = 100_000;
+/** Files' vectors searches keep until the next write, over every model (about 0.5 KB each held: 10 MB). */
+export const MAX_HELD_TOPICS = 20_000;
 

@@ -9,10 +9,13 @@
 // passages are committed, and forgotten when they are replaced without words (a failed file, a
 // collection without a model) or deleted. A training asks by file and version, and splits what
 // it does not find (after the worker restarted, or what did not fit), the same words either way.
-/** Words held at most (4 bytes each): a collection of 20,000 files of 200 words. */
+/** Words held at most (4 bytes each, 16 MB): a collection of 20,000 files of 200 words. */
 export const MAX_HELD_WORDS = 4_000_000;
-/** Distinct words numbered at most; beyond, everything is dropped and numbering starts again. */
-const MAX_DICTIONARY = 1_000_000;
+/**
+ * Distinct words numbered at most (about 64 bytes each with its map entry, 20 MB); beyond, everything
+ * is dropped and numbering starts again. The dictionary is not trimmed as files are forgotten.
+ */
+export const MAX_DICTIONARY = 300_000;
 
 interface Entry {
   versionId: string;
@@ -31,7 +34,8 @@ export class TrainingWords {
   /** Keeps the words of a file's committed version, in place of any it had. */
   put(fileRid: number, versionId: string, terms: readonly string[]): void {
     this.forget(fileRid);
-    if (terms.length > this.maxWords) return;
+    // A file that alone would fill the budget, or the dictionary, is split again when it is needed.
+    if (terms.length > this.maxWords || terms.length > MAX_DICTIONARY) return;
     if (this.dictionary.size + terms.length > MAX_DICTIONARY) this.clear();
     const ids = new Int32Array(terms.length);
     for (let i = 0; i < terms.length; i++) {
