@@ -1,7 +1,7 @@
 // The reads a semantic search adds to a keyword one (issue 16's budget: semantic p50 within 1.3×
 // keyword): the exact cosines of keyword hits the vector scan did not return, read by key in
 // bound blocks, and the files' vectors in the collection model, kept until the next write.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { collectionModelOf, MAX_HELD_TOPICS, topicScores } from '../src/domain/search/collection-topics.js';
 import { encodeTopic } from '../src/domain/search/collection-model.js';
 import { putFileTopics } from '../src/store/collection-models.js';
@@ -34,7 +34,8 @@ t.test('cosines of passages by rid: every block of the list, the same values as 
   t.equal(similarities(db, collectionRid, query, []).size, 0);
 });
 
-t.test("files' vectors in the model are kept until the next write, and a write is seen at once", async (t) => {
+/** 80 notes in a semantic collection, indexed, with its model: the database, the model and the files' rids. */
+async function modelledCollection(t: Test) {
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base } = await seedCollection(f, 'w', 'notes');
@@ -42,9 +43,13 @@ t.test("files' vectors in the model are kept until the next write, and a write i
   await f.waitForIdle('w', 'notes');
   const db = f.rt.services.db;
   const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
-  const entry = collectionModelOf(db, collectionRid);
-  t.ok(entry, 'the collection has its model');
   const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
+  return { f, db, entry: collectionModelOf(db, collectionRid), files };
+}
+
+t.test("files' vectors in the model are kept until the next write, and a write is seen at once", async (t) => {
+  const { f, db, entry, files } = await modelledCollection(t);
+  t.ok(entry, 'the collection has its model');
   const first = topicScores(db, entry, 'cat purrs', files)!;
   t.equal(first.size, 80, 'a score per file');
   t.same(topicScores(db, entry, 'cat purrs', files), first, 'the same scores from what was read');
@@ -59,15 +64,7 @@ t.test("files' vectors in the model are kept until the next write, and a write i
 });
 
 t.test("a search that fills the kept files' vectors still scores every file it held", async (t) => {
-  const f = await startFixture();
-  t.teardown(() => f.close());
-  const { base } = await seedCollection(f, 'w', 'notes');
-  for (let i = 0; i < 80; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat purrs', 'dog barks', 'owl hoots'][i % 3]} by the window, day ${i}.`)).status, 202);
-  await f.waitForIdle('w', 'notes');
-  const db = f.rt.services.db;
-  const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
-  const entry = collectionModelOf(db, collectionRid);
-  const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
+  const { db, entry, files } = await modelledCollection(t);
   const first = topicScores(db, entry, 'cat purrs', files)!;
   t.equal(first.size, 80);
   // Other searches' candidates (rids with no vector) fill what is kept to just under the budget; the
