@@ -340,3 +340,20 @@ t.test("one tenant's documents never change another tenant's scores", async (t) 
   }
   t.same(await scores(), before, 'scores are computed from this collection alone');
 });
+
+t.test("adding a file answers with the rule that governs it, as a GET of the file shows", async (t) => {
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const { base } = await seedCollection(f, 'a9', 'docs', { access_control: 'enforced' });
+  const rule = await f.call('POST', `${base}/access-rules`, { folder: '/team/', readers: ['u1'] });
+  t.equal(rule.status, 201);
+  const added = await addInline(f, base, '/team/plan.txt', 'The team plan.');
+  t.equal(added.status, 202);
+  t.same(added.body.file.governing_rule, { id: rule.body.id, folder: '/team/' }, 'the 202 names the governing rule');
+  t.same((await f.call('GET', `${base}/files/${encodeURIComponent('/team/plan.txt')}`)).body.governing_rule, added.body.file.governing_rule);
+  const outside = await addInline(f, base, '/readme.txt', 'Read me.');
+  t.notOk(outside.body.file.governing_rule, 'a file no rule governs has none');
+  // The same paths in a collection without enforcement: no rule is shown even where one would match.
+  const open = (await seedCollection(f, 'a9', 'open')).base;
+  t.notOk((await addInline(f, open, '/team/plan.txt', 'The team plan.')).body.file.governing_rule);
+});

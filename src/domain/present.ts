@@ -57,9 +57,13 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
  * Files as the contract shows them. `governing_rule` is present only in collections that enforce
  * access rules, and only when a rule governs the file (retrieval-api.md, File).
  */
-export function presentFiles(db: Db, files: FileRow[]): FileResource[] {
+/** `known`: collection rows the caller read in the same transaction as the files (not read again). */
+export function presentFiles(db: Db, files: FileRow[], known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource[] {
   const enforced = new Set<number>();
-  for (const rid of new Set(files.map((f) => f.collection_rid))) if (getCollectionByRid(db, rid)?.access_control === 'enforced') enforced.add(rid);
+  for (const rid of new Set(files.map((f) => f.collection_rid))) {
+    const col = known.find((c) => c.rid === rid) ?? getCollectionByRid(db, rid);
+    if (col?.access_control === 'enforced') enforced.add(rid);
+  }
   const ruleRids = files.filter((f) => enforced.has(f.collection_rid) && f.governing_rule_rid !== null).map((f) => f.governing_rule_rid!);
   const rules = new Map(getRulesByRid(db, [...new Set(ruleRids)]).map((r) => [r.rid, r]));
   return files.map((file) => {
@@ -70,8 +74,8 @@ export function presentFiles(db: Db, files: FileRow[]): FileResource[] {
   });
 }
 
-export function presentFile(db: Db, file: FileRow): FileResource {
-  return presentFiles(db, [file])[0]!;
+export function presentFile(db: Db, file: FileRow, known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource {
+  return presentFiles(db, [file], known)[0]!;
 }
 
 function presentFileFields(file: FileRow): FileResource {
