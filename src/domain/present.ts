@@ -55,9 +55,9 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
 
 /**
  * Files as the contract shows them. `governing_rule` is present only in collections that enforce
- * access rules, and only when a rule governs the file (retrieval-api.md, File).
+ * access rules, and only when a rule governs the file (retrieval-api.md, File). `known`: collection
+ * rows the caller read in the same transaction as the files, not read again.
  */
-/** `known`: collection rows the caller read in the same transaction as the files (not read again). */
 export function presentFiles(db: Db, files: FileRow[], known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource[] {
   const enforced = new Set<number>();
   for (const rid of new Set(files.map((f) => f.collection_rid))) {
