@@ -2,17 +2,15 @@
 // (src/domain/search/training-words.ts): what is kept is always what the store holds, a training
 // from kept words is the training from the store's texts bit for bit, and the memory is bounded.
 import t, { type Test } from 'tap';
-import { markIndexing, runDeleteFileJob, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
+import { runDeleteFileJob, runIndexJobs } from '../src/domain/ingest/pipeline.js';
 import { modelTerms, modelText } from '../src/domain/search/collection-model.js';
 import { trainAndRefold } from '../src/domain/search/collection-topics.js';
 import { TrainingWords, trainingWordsOf } from '../src/domain/search/training-words.js';
 import { getCollectionModel } from '../src/store/collection-models.js';
-import { claimJobs } from '../src/store/jobs.js';
 import { passagesOfFiles } from '../src/store/passages.js';
 import { databaseFile } from '../src/store/db.js';
 import { sqlite } from '../src/store/sqlite.js';
-import { Writer } from '../src/store/writer.js';
-import { nowIso } from '../src/contract/ids.js';
+import { claim, inProcessWorker } from './helpers/indexing.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 t.test('words are kept per file and version, the oldest dropped first beyond the budget', async (t) => {
@@ -45,27 +43,6 @@ t.test('words are kept per file and version, the oldest dropped first beyond the
   const held = words.ids(3, 'v1')!;
   t.same(Array.from(held, (id) => rows[id]), [-1, 7, 3, -1], "each word's row in a model, -1 where the model lacks it");
 });
-
-/** The indexing worker as the test runs it, on the test's own database handle. */
-function inProcessWorker(f: Fixture): IndexingWorker {
-  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
-  return {
-    db: f.rt.services.db,
-    write: (change) => writer.write(change),
-    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
-    embedding: null,
-    isCanceled: () => false,
-    isStopping: () => false,
-    warn: () => {},
-  };
-}
-
-const claim = (f: Fixture) =>
-  sqlite(f.rt.services.db).transaction(() => {
-    const jobs = claimJobs(f.rt.services.db, 500, nowIso());
-    markIndexing(f.rt.services.db, jobs);
-    return jobs;
-  })();
 
 async function collectionWith(t: Test, f: Fixture, name: string, count: number, body: Record<string, unknown> = {}): Promise<number> {
   const { base } = await seedCollection(f, 'w', name, body);

@@ -3,20 +3,13 @@
 // re-queued them until the daemon restarted); jobs a dead worker held go back to the queue, a
 // job that was interrupted before runs alone, and one that keeps killing the worker fails.
 import t, { type Test } from 'tap';
-import { markIndexing, MAX_WORKER_DEATHS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
+import { MAX_WORKER_DEATHS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
 import { getCollectionModel } from '../src/store/collection-models.js';
-import { claimJobs, requeueInterruptedJobs } from '../src/store/jobs.js';
+import { requeueInterruptedJobs } from '../src/store/jobs.js';
+import { claim, inProcessWorker } from './helpers/indexing.js';
 import { sqlite } from '../src/store/sqlite.js';
-import { Writer } from '../src/store/writer.js';
 import { nowIso } from '../src/contract/ids.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
-
-const claim = (f: Fixture, limit: number) =>
-  sqlite(f.rt.services.db).transaction(() => {
-    const jobs = claimJobs(f.rt.services.db, limit, nowIso());
-    markIndexing(f.rt.services.db, jobs);
-    return jobs;
-  })();
 
 /**
  * What a worker that died now leaves: the daemon lives on and a new worker recovers first.
@@ -29,18 +22,12 @@ const fileStates = (f: Fixture) =>
 
 /** The indexing worker as the test runs it (no thread of its own), whose write number `failing` (0: the first) fails as a full disk would. */
 function workerFailingWrite(f: Fixture, failing: number): { worker: IndexingWorker; warnings: string[]; writes: () => number } {
-  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
   let writes = 0;
   const warnings: string[] = [];
-  const worker: IndexingWorker = {
-    db: f.rt.services.db,
-    write: (change) => (writes++ === failing ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : writer.write(change)),
-    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
-    embedding: null,
-    isCanceled: () => false,
-    isStopping: () => false,
+  const worker = inProcessWorker(f, {
+    wrap: (write) => (change) => (writes++ === failing ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : write(change)),
     warn: (message, fields) => warnings.push(`${message} ${String(fields?.cause)}`),
-  };
+  });
   return { worker, warnings, writes: () => writes };
 }
 

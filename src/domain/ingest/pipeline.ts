@@ -405,15 +405,14 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
           continue;
         }
         const col = collectionOf(fresh.collection_rid);
+        committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
         if (result.ok) {
           indexed.push({ col, fileRid: fresh.rid, result, topic: topics.get(fresh.rid) });
           markFileIndexed(db, fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
           bumped.add(fresh.collection_rid);
           finishJob(db, job.rid, 'succeeded', now);
-          committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
         } else {
           failFile(db, fresh.collection_rid, fresh.rid, now, { code: result.code, message: result.message });
-          committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
           finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
         }
       }
@@ -524,7 +523,7 @@ export function recoverFromWorkerDeath(db: Db, now: string, countDeath: boolean)
   let failed = 0;
   for (const job of countDeath ? countWorkerDeath(db) : []) {
     if (job.worker_deaths < MAX_WORKER_DEATHS) continue;
-    const file = job.type === 'index_file' && job.file_rid !== null ? getFileByRid(db, job.file_rid) : undefined;
+    const file = job.type === 'index_file' && job.file_rid !== null ? fileVersionState(db, job.file_rid) : undefined;
     const error = {
       code: 'extraction_failed' as const,
       message: file

@@ -66,7 +66,7 @@ function sentencesOf(text: string): string[] {
 }
 
 /** One pseudo-query per file with enough sentences, in the order given, up to `max`. */
-export function pseudoQueries(texts: readonly string[], max = PSEUDO_QUERIES): PseudoQuery[] {
+export function pseudoQueries(texts: Iterable<string>, max = PSEUDO_QUERIES): PseudoQuery[] {
   const out: PseudoQuery[] = [];
   for (const text of texts) {
     if (out.length >= max) break;
@@ -216,7 +216,7 @@ async function embedAll(provider: EmbeddingProvider, texts: readonly string[]): 
  * sample order) with the provider that embeds its passages and the model just trained.
  */
 export async function calibrateSemanticWeight(
-  texts: readonly string[],
+  texts: Iterable<string>,
   provider: EmbeddingProvider,
   model: CollectionModel | null,
 ): Promise<CalibrationResult> {

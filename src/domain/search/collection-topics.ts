@@ -237,9 +237,17 @@ export async function trainAndRefold(
     const handed = helper ? storedToSplit.slice(storedToSplit.length - Math.floor(storedToSplit.length * HELPER_SAMPLE_SHARE)) : [];
     const handedTerms = helper && handed.length > 0 ? helper.terms(handed).catch(() => null) : null;
     if (helper && outsideToSplit.length > 0) helper.prepare(outsideToSplit);
-    // The calibration reads every text of the sample; without it only the words not held are needed.
-    const oldTexts = storedTexts(db, embedding ? stored : storedToSplit);
+    const oldTexts = storedTexts(db, storedToSplit);
     const textOf = (rid: number) => extraFiles.get(rid)?.text ?? oldTexts.get(rid) ?? '';
+    // The sample's texts in order, for the calibration, which reads them only until it has enough
+    // pseudo-queries (200 files): the rest of a sample whose words were kept is never read.
+    const sampleTexts = function* (): Generator<string> {
+      for (let from = 0; from < chosen.length; from += TEXT_PAGE) {
+        const page = chosen.slice(from, from + TEXT_PAGE);
+        const more = storedTexts(db, page.filter((rid) => !extraFiles.has(rid) && !oldTexts.has(rid)));
+        for (const rid of page) yield extraFiles.get(rid)?.text ?? oldTexts.get(rid) ?? more.get(rid) ?? '';
+      }
+    };
     const termsOf = new Map<number, readonly string[]>();
     const handedSet = new Set(handed);
     for (const rid of chosen) {
@@ -279,7 +287,7 @@ export async function trainAndRefold(
       if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
     }
     // Calibrating here while the helper folds.
-    const calibrated = embedding ? await calibrate(db, collectionRid, chosen.map(textOf), embedding, model) : null;
+    const calibrated = embedding ? await calibrate(db, collectionRid, sampleTexts(), embedding, model) : null;
     const folded = await folding;
     if (folded) {
       outsideToSplit.forEach((rid, i) => {
@@ -311,6 +319,9 @@ export async function trainAndRefold(
   }
 }
 
+/** Stored texts read at a time for the calibration. */
+const TEXT_PAGE = 256;
+
 /** A helper thread, or null when one cannot be started here: the worker then does its part itself. */
 function startHelper(file: string): ModelHelper | null {
   try {
@@ -334,7 +345,7 @@ export interface TrainingOptions {
  * down) keeps the weight last fitted for it: a collection that stopped growing may not be trained
  * again for a long time. It never costs the collection its model or its files.
  */
-async function calibrate(db: Db, collectionRid: number, texts: readonly string[], embedding: Embedding, model: CollectionModel): Promise<number | null> {
+async function calibrate(db: Db, collectionRid: number, texts: Iterable<string>, embedding: Embedding, model: CollectionModel): Promise<number | null> {
   try {
     return (await calibrateSemanticWeight(texts, await embedding.get(), model)).weight;
   } catch {

@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { passagesOfFiles } from '../../store/passages.js';
 import { embedTermIds, embedTerms, encodeTopic, modelTerms, modelText, termIndex, type CollectionModel } from './collection-model.js';
+import { TrainingWords } from './training-words.js';
 
 export interface ModelHelperData {
   dbFile: string;
@@ -46,47 +47,43 @@ function textsOf(rids: readonly number[]): string[] {
   return rids.map((rid) => modelText(passages.get(rid) ?? []));
 }
 
-/** The files of the last `prepare`: words as numbers of `dictionary`, up to `docs.length`; the rest unread. */
-let prepared: { rids: number[]; dictionary: Map<string, number>; docs: Int32Array[] } | null = null;
+/** The files of the last `prepare`, and the words of those read so far (the rest are read at `fold`). */
+let prepared: { rids: number[]; held: TrainingWords } | null = null;
+/** The version the held words are put under: they live for one training, so any one name does. */
+const PREPARED = 'prepared';
 
 function prepare(rids: number[]): void {
-  const dictionary = new Map<string, number>();
-  const docs: Int32Array[] = [];
-  let words = 0;
-  for (let from = 0; from < rids.length && words < PREPARED_WORDS; from += PAGE) {
-    for (const text of textsOf(rids.slice(from, from + PAGE))) {
-      const terms = modelTerms(text);
-      const ids = new Int32Array(terms.length);
-      for (let j = 0; j < terms.length; j++) {
-        let id = dictionary.get(terms[j]!);
-        if (id === undefined) dictionary.set(terms[j]!, (id = dictionary.size));
-        ids[j] = id;
-      }
-      docs.push(ids);
-      words += ids.length;
-    }
+  const held = new TrainingWords(Infinity);
+  for (let from = 0; from < rids.length && held.size < PREPARED_WORDS; from += PAGE) {
+    const page = rids.slice(from, from + PAGE);
+    textsOf(page).forEach((text, j) => held.put(page[j]!, PREPARED, modelTerms(text)));
   }
-  prepared = { rids, dictionary, docs };
+  prepared = { rids, held };
 }
 
 function fold(model: CollectionModel): { topics: Int8Array; has: Uint8Array } {
   if (!prepared) throw new Error('fold before prepare');
-  const { rids, dictionary, docs } = prepared;
+  const { rids, held } = prepared;
   prepared = null;
   const k = model.dimensions;
   const topics = new Int8Array(rids.length * k);
   const has = new Uint8Array(rids.length);
   const index = termIndex(model);
-  const rowOf = new Int32Array(dictionary.size);
-  for (const [term, id] of dictionary) rowOf[id] = index.get(term) ?? -1;
+  const rowOf = held.rowsIn(index);
   const put = (i: number, v: Float32Array | null) => {
     if (!v) return;
     topics.set(encodeTopic(v), i * k);
     has[i] = 1;
   };
-  docs.forEach((ids, i) => put(i, embedTermIds(model, ids, rowOf)));
-  for (let from = docs.length; from < rids.length; from += PAGE) {
-    textsOf(rids.slice(from, from + PAGE)).forEach((text, j) => put(from + j, embedTerms(model, modelTerms(text), index)));
+  const unread: number[] = [];
+  rids.forEach((rid, i) => {
+    const ids = held.ids(rid, PREPARED);
+    if (ids) put(i, embedTermIds(model, ids, rowOf));
+    else unread.push(i);
+  });
+  for (let from = 0; from < unread.length; from += PAGE) {
+    const at = unread.slice(from, from + PAGE);
+    textsOf(at.map((i) => rids[i]!)).forEach((text, j) => put(at[j]!, embedTerms(model, modelTerms(text), index)));
   }
   return { topics, has };
 }

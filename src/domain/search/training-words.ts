@@ -9,6 +9,8 @@
 // passages are committed, and forgotten when they are replaced without words (a failed file, a
 // collection without a model) or deleted. A training asks by file and version, and splits what
 // it does not find (after the worker restarted, or what did not fit), the same words either way.
+// The helper thread (model-helper-thread.ts) holds the words of the files it prepares for one
+// training in one of these too.
 /** Words held at most (4 bytes each, 16 MB): a collection of 20,000 files of 200 words. */
 export const MAX_HELD_WORDS = 4_000_000;
 /**

@@ -1,0 +1,35 @@
+// The indexing worker as a test runs it on the fixture's own database handle (no thread of its
+// own): claim jobs as the worker would, then run them through src/domain/ingest/pipeline.ts.
+import { nowIso } from '../../src/contract/ids.js';
+import { markIndexing, type IndexingWorker } from '../../src/domain/ingest/pipeline.js';
+import { claimJobs } from '../../src/store/jobs.js';
+import { sqlite } from '../../src/store/sqlite.js';
+import type { WriteFn } from '../../src/store/writer.js';
+import { Writer } from '../../src/store/writer.js';
+import type { Fixture } from './trove.js';
+
+/** Claims up to `limit` queued jobs and marks their files `indexing`, in one transaction. */
+export const claim = (f: Fixture, limit = 500) =>
+  sqlite(f.rt.services.db).transaction(() => {
+    const jobs = claimJobs(f.rt.services.db, limit, nowIso());
+    markIndexing(f.rt.services.db, jobs);
+    return jobs;
+  })();
+
+/**
+ * An IndexingWorker writing through its own Writer; `wrap` may stand between it and each write (to
+ * make one fail), and `warn` receives what the worker reports.
+ */
+export function inProcessWorker(f: Fixture, opts: { wrap?: (write: WriteFn) => WriteFn; warn?: IndexingWorker['warn'] } = {}): IndexingWorker {
+  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
+  const write: WriteFn = (change) => writer.write(change);
+  return {
+    db: f.rt.services.db,
+    write: opts.wrap ? opts.wrap(write) : write,
+    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    embedding: null,
+    isCanceled: () => false,
+    isStopping: () => false,
+    warn: opts.warn ?? (() => {}),
+  };
+}
