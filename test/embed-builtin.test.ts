@@ -110,6 +110,21 @@ t.test('vectors: dimensions, unit norm, deterministic, the same from a fresh con
   t.same(await cached.embed([]), []);
 });
 
+t.test('remembering recent words changes no vector, before or after the memory starts afresh', async (t) => {
+  // Known words, unknown ones, compounds split into parts and letters glued to digits: each a
+  // different path after the lookup, so a remembered "unknown" must still be split as before.
+  const texts = ['the cat sat on the mat', 'cat-kitten qzxvbnmkj il6 1beta TNF-α', 'well-known x-ray findings in 1990'];
+  const fresh = () => loadBuiltinEmbedder({ cacheDir, sourcePath: NO_SOURCE });
+  const first = await fresh();
+  const before = texts.map((x) => Array.from(first.embedSync(x)));
+  t.same(texts.map((x) => Array.from(first.embedSync(x))), before, 'the second time, from remembered words');
+  // 120,000 distinct made-up words: past the memory's bound, which then starts afresh.
+  for (let i = 0; i < 120; i++) first.embedSync(Array.from({ length: 1000 }, (_, j) => `zq${i}x${j}`).join(' '));
+  t.same(texts.map((x) => Array.from(first.embedSync(x))), before, 'after the memory was reset');
+  const other = await fresh();
+  t.same(texts.map((x) => Array.from(other.embedSync(x))), before, 'an embedder that never saw them');
+});
+
 t.test('related texts are closer than unrelated ones', async (t) => {
   const [cat, kitten, stocks] = await cached.embed(['the cat sat on the mat', 'a kitten rested on a rug', 'stock markets fell sharply']);
   t.ok(cos(cat!, kitten!) > cos(cat!, stocks!) + 0.2, `cat~kitten ${cos(cat!, kitten!).toFixed(3)} vs cat~stocks ${cos(cat!, stocks!).toFixed(3)}`);

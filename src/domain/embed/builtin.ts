@@ -356,6 +356,9 @@ export function sifWeights(count: number, a: number): Float32Array {
 // ---------------------------------------------------------------------------------------------
 // The embedder
 
+/** Distinct tokens SifEmbedder remembers at most (a few MB); past that it starts afresh. */
+const RECENT_WORDS = 100_000;
+
 class SifEmbedder implements BuiltinEmbedder {
   readonly id = BUILTIN_MODEL_ID;
   readonly dimensions: number;
@@ -368,6 +371,12 @@ class SifEmbedder implements BuiltinEmbedder {
   private readonly components: Float32Array[];
   /** rawSync's scratch list of word indices, grown as needed (one embedder serves one thread). */
   private indices = new Int32Array(1024);
+  /**
+   * Recent tokens' vocabulary indices (−1: unknown). The table's hash slots are spread over 4 MB,
+   * so a lookup waits on memory: this map of the words a collection actually uses stays in cache,
+   * and halves the lookups' share of embedding a passage (two fifths of it on SciFact).
+   */
+  private readonly recent = new Map<string, number>();
 
   constructor(
     readonly table: GloveTable,
@@ -407,7 +416,11 @@ class SifEmbedder implements BuiltinEmbedder {
       this.indices[n++] = idx;
     };
     for (const tok of tokenize(text)) {
-      const idx = this.table.lookup(tok);
+      let idx = this.recent.get(tok);
+      if (idx === undefined) {
+        if (this.recent.size >= RECENT_WORDS) this.recent.clear();
+        this.recent.set(tok, (idx = this.table.lookup(tok)));
+      }
       if (idx >= 0) {
         found(idx);
         continue;
