@@ -264,6 +264,12 @@ t.test('research runs: idempotent, staged, readable only by their creator', asyn
   t.equal(again.body.id, created.body.id, 'a retry with the same key and body returns the same run');
   const conflict = await f.call('POST', `${base}/research`, { query: 'something else', mode: 'ultra' }, { 'idempotency-key': 'run-1' });
   t.equal(`${conflict.status} ${conflict.body.error.code}`, '409 idempotency_conflict');
+  // The same key and body sent to another collection is another request: it never returns this
+  // collection's run (found by an attack: a key moved off `docs` read its docs run through `hr`).
+  await seedCollection(f, 'ans7', 'other');
+  const elsewhere = await f.call('POST', '/namespaces/ans7/collections/other/research', { query: 'what causes tides?', mode: 'ultra' }, { 'idempotency-key': 'run-1' });
+  t.equal(`${elsewhere.status} ${elsewhere.body.error?.code}`, '409 idempotency_conflict', 'another collection, same key: a conflict');
+  t.notOk(elsewhere.text.includes(created.body.id), "and not a word of the first collection's run");
   const done = await waitRun(f, `${base}/research/${created.body.id}`);
   t.equal(done.status, 'succeeded');
   t.match(done.progress, { stage: 'verify', step: 5, total_steps: 5 }, 'ultra runs all five stages');

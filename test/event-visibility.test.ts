@@ -184,3 +184,65 @@ t.test("the delivery log shows a caller only the events it may see, whoever made
   t.equal(own.status, 200, 'the creator of the run may read that delivery');
   t.equal(own.body.body.data.id, run);
 });
+
+t.test("a key that may edit webhooks cannot point another key's webhook at a receiver of its own", async (t) => {
+  // Found by an attack on the access rules: a namespace key with `write` redirected the cluster
+  // key's webhook (and query-a's), replayed it, and received research answers it may not read.
+  await mk('editor', { kind: 'namespace', namespace: 'vis', actions: ['read', 'write'] });
+  const hookOf = (label: string) => `/v1/workspaces/vis/webhooks/${keys[`hook-${label}`]!.id}`;
+  const made = await f.call('POST', '/v1/workspaces/vis/webhooks', { name: 'cluster-made-2', url: 'http://127.0.0.1:9/c2' });
+  const clusterHook = `/v1/workspaces/vis/webhooks/${made.body.webhook.id}`;
+  for (const [label, hook] of [['query-a', hookOf('query-a')], ['cluster', clusterHook]] as const) {
+    for (const by of ['write-only', 'editor']) {
+      const moved = await f.call('PATCH', hook, { url: 'http://127.0.0.1:9/stolen' }, bearer(keys[by]!.secret));
+      t.equal(`${moved.status} ${moved.body.error?.code}`, '403 forbidden', `${by} may not move ${label}'s webhook`);
+      const rotated = await f.call('POST', `${hook}/rotate-secret`, {}, bearer(keys[by]!.secret));
+      t.equal(`${rotated.status} ${rotated.body.error?.code}`, '403 forbidden', `${by} may not take ${label}'s webhook's secret`);
+    }
+    t.notOk((await f.call('GET', hook)).body.url.includes('stolen'), `${label}'s webhook still delivers where it did`);
+  }
+  // What sends nothing to a receiver the caller chose stays open to it.
+  const renamed = await f.call('PATCH', hookOf('query-a'), { name: 'renamed', url: 'http://127.0.0.1:9/query-a' }, bearer(keys['write-only']!.secret));
+  t.equal(renamed.status, 200, 'a rename (the same URL sent again) is allowed');
+  // A key that sees everything a webhook delivers may move it: the reader's webhook carries file events only.
+  const ok = await f.call('PATCH', hookOf('reader'), { url: 'http://127.0.0.1:9/moved' }, bearer(keys.editor!.secret));
+  t.equal(ok.status, 200, 'editor (read) covers the reader-made webhook');
+  t.equal((await f.call('PATCH', hookOf('reader'), { url: 'http://127.0.0.1:9/moved-2' }, bearer(keys['write-only']!.secret))).status, 200, 'so does write-only: write includes read');
+  const own = await f.call('PATCH', hookOf('query-a'), { url: 'http://127.0.0.1:9/query-a-2' }, bearer(keys['query-a']!.secret));
+  t.equal(own.status, 403, 'query-a lacks write: editing is refused before coverage');
+  t.equal((await f.call('PATCH', hookOf('query-a'), { url: 'http://127.0.0.1:9/query-a-3' })).status, 200, 'the cluster key may move any webhook');
+  t.equal((await f.call('POST', `${hookOf('query-a')}/rotate-secret`, {})).status, 200, 'and rotate its secret');
+});
+
+t.test('revoking a key ends its open event stream', async (t) => {
+  // Found by an attack: a revoked key's stream, opened before, went on receiving new events.
+  await mk('streamer', { kind: 'namespace', namespace: 'vis', actions: ['read'] });
+  const res = await f.rt.app.handle({ method: 'GET', url: '/events', headers: { ...bearer(keys.streamer!.secret), accept: 'text/event-stream' }, body: null });
+  t.equal(res.status, 200);
+  const it = res.stream![Symbol.asyncIterator]();
+  // A next() still unanswered when a read goes quiet is kept for the following read.
+  let pending: Promise<IteratorResult<unknown>> | null = null;
+  const read = async (quietMs: number): Promise<{ text: string; ended: boolean }> => {
+    const chunks: string[] = [];
+    for (;;) {
+      pending ??= it.next();
+      const next = await Promise.race([pending, new Promise<'quiet'>((r) => setTimeout(() => r('quiet'), quietMs))]);
+      if (next === 'quiet') return { text: chunks.join(''), ended: false };
+      pending = null;
+      if (next.done) return { text: chunks.join(''), ended: true };
+      chunks.push(String(next.value));
+    }
+  };
+  t.match((await read(300)).text, /trove events/, 'the stream opens (from now)');
+  await addInline(f, '/namespaces/vis/collections/open', '/before-revoke.txt', 'Written while the key is active.');
+  await f.waitForIdle('vis', 'open');
+  const live = await read(600);
+  t.ok(live.text.includes('/before-revoke.txt'), 'events reach the stream while the key is active');
+  t.equal((await f.call('POST', `/keys/${keys.streamer!.id}:revoke`)).status, 200);
+  await addInline(f, '/namespaces/vis/collections/open', '/after-revoke.txt', 'Written after the key was revoked.');
+  await f.waitForIdle('vis', 'open');
+  const after = await read(2000);
+  t.ok(after.ended, 'the stream ends');
+  t.notOk(after.text.includes('/after-revoke.txt'), 'no event after the revocation reaches it');
+  t.match(after.text, /revoked/, 'its last line says why');
+});

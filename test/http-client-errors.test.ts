@@ -181,3 +181,32 @@ t.test('a client that abandons its body mid-upload is one info line, not an inte
     'no stack trace',
   );
 });
+
+t.test('an upload abandoned mid-body logs its path without the signed URL token', async (t) => {
+  // Found by an attack: the token in /uploads/<token> is a live credential for an hour, and the
+  // info line printed it whole; anyone reading the daemon's log could finish the upload.
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${d.url}${path}`, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body) });
+    return (await res.json()) as any;
+  };
+  await api('POST', '/namespaces', { name: 'uploads' });
+  await api('POST', '/namespaces/uploads/collections', { name: 'docs' });
+  const added = await api('POST', '/namespaces/uploads/collections/docs/files', { path: '/big.txt', source: { type: 'upload', content_type: 'text/plain', bytes: 100000 } });
+  const url = new URL(added.upload.url as string);
+  const token = url.pathname.split('/').pop()!;
+  t.ok(token.length > 20, 'a signed upload URL');
+  const before = lines.length;
+  await new Promise<void>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`PUT ${url.pathname} HTTP/1.1\r\nHost: trove\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n`);
+      socket.write(Buffer.alloc(1000, 0x61), () => socket.destroy());
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+  const started = Date.now();
+  while (lines.length === before && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 25));
+  const logged = lines.slice(before);
+  t.match(logged[0], { level: 'info', message: /client closed the connection/, fields: { method: 'PUT', path: '/uploads/[token]' } });
+  t.notOk(JSON.stringify(logged).includes(token), 'the token appears in no log line');
+});

@@ -8,7 +8,7 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t from 'tap';
 import { authenticate } from '../src/domain/keys.js';
-import { seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
@@ -150,9 +150,16 @@ t.test('revoke', async (t) => {
   t.equal((await f.call('POST', `/keys/${clusterId}:revoke`)).status, 400, "the daemon's own cluster key is not revoked through the API");
   t.equal((await f.call('POST', '/keys/key_doesnotexist:revoke')).status, 404);
   t.equal((await f.call('POST', '/keys/not-a-key:revoke')).status, 400);
+  // The keys a revoked key issued go with it (found by an attack: they kept full access).
+  const issued = await makeKey(f, 'k4-issued', { kind: 'collection', namespace: 'k4', collections: ['docs'], actions: ['read', 'write'] }, admin.secret);
+  t.equal((await f.call('GET', '/namespaces/k4/collections/docs/files', undefined, bearer(issued.secret))).status, 200);
+  const bystander = await makeKey(f, 'k4-bystander', { kind: 'collection', namespace: 'k4', collections: ['docs'], actions: ['read'] });
   t.equal((await f.call('POST', `/keys/${admin.id}:revoke`)).status, 200);
   t.equal((await f.call('GET', '/keys', undefined, bearer(admin.secret))).status, 401, 'revoked namespace key');
   t.equal((await f.call('GET', '/namespaces/k4', undefined, bearer(child.secret))).status, 401);
+  t.equal((await f.call('GET', '/namespaces/k4/collections/docs/files', undefined, bearer(issued.secret))).status, 401, 'a key it issued is revoked with it');
+  t.match((await f.call('GET', `/keys/${issued.id}`)).body.revoked_at, /^\d{4}-/, 'and listed as revoked');
+  t.equal((await f.call('GET', '/namespaces/k4/collections/docs/files', undefined, bearer(bystander.secret))).status, 200, "a key the cluster key issued is not touched");
 });
 
 t.test('secrets are stored hashed', async (t) => {
@@ -235,4 +242,27 @@ t.test('no secret reaches the daemon output', async (t) => {
   t.notOk(output.includes(secret), 'the minted secret is not in the output');
   t.notOk(output.includes(clusterKey), 'the cluster key is not in the output');
   t.notOk(output.includes(secret.split('_').at(-1)!), 'not even its random part');
+});
+
+t.test("a collection key's namespace usage counts its own collections only", async (t) => {
+  // Found by an attack: a key scoped to one collection saw the namespace's totals move when a file
+  // was added to a collection it cannot see, and learnt its exact size.
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k9', 'mine');
+  await seedCollection(f, 'k9', 'hidden');
+  await addInline(f, '/namespaces/k9/collections/mine', '/a.txt', 'one visible file');
+  await addInline(f, '/namespaces/k9/collections/hidden', '/b.txt', 'one hidden file of some length');
+  const narrow = await makeKey(f, 'k9-narrow', { kind: 'collection', namespace: 'k9', collections: ['mine'], actions: ['read'] });
+  const usage = async (secret?: string) => {
+    const one = await f.call('GET', '/namespaces/k9', undefined, secret ? bearer(secret) : {});
+    const listed = (await f.call('GET', '/namespaces', undefined, secret ? bearer(secret) : {})).body.items.find((n: any) => n.name === 'k9');
+    t.same(listed.usage, one.body.usage, 'the list and the GET agree');
+    return one.body.usage;
+  };
+  const mine = await usage(narrow.secret);
+  t.match(mine, { collections: 1, files: 1 }, 'the collection key: its collection and its file');
+  t.match(await usage(), { collections: 2, files: 2 }, 'the cluster key: both');
+  await addInline(f, '/namespaces/k9/collections/hidden', '/c.txt', 'another hidden file');
+  t.same(await usage(narrow.secret), mine, 'a file added where the key cannot see changes nothing it is shown');
 });

@@ -56,3 +56,16 @@ export function audienceOfWebhook(s: Services, w: Pick<WebhookRow, 'namespace_ri
   if (a.namespaceRid !== null && a.namespaceRid !== w.namespace_rid) return NOTHING;
   return within(a);
 }
+
+/**
+ * True when `outer` may see every event `inner` may see: the same namespace (or all), its
+ * collections (or all), resource events if `inner` has them, and every research event `inner` has
+ * (all of them, or the runs of the one key whose runs `inner` sees).
+ */
+export function audienceCovers(outer: EventAudience, inner: EventAudience): boolean {
+  if (outer.namespaceRid !== null && outer.namespaceRid !== inner.namespaceRid) return false;
+  if (outer.collectionRids !== null && (inner.collectionRids === null || !inner.collectionRids.every((rid) => outer.collectionRids!.includes(rid)))) return false;
+  if (inner.resources && !outer.resources) return false;
+  if (inner.research === 'none' || outer.research === 'all') return true;
+  return inner.research !== 'all' && typeof outer.research === 'object' && outer.research.ownerKeyId === inner.research.ownerKeyId;
+}

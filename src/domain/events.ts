@@ -7,7 +7,8 @@ import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type Event
 import type { Services } from './context.js';
 import { audienceOfKey } from './event-audience.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
-import type { AuthenticatedKey } from './keys.js';
+import { getKeyById } from '../store/keys.js';
+import type { AuthenticatedKey, StoredScope } from './keys.js';
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
@@ -58,10 +59,18 @@ export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: 
  */
 export async function* streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
   let cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
-  const audience = audienceOfKey(s, key.id, key.scope);
   let quiet = 0;
   yield ': trove events\n\n';
   while (s.ready()) {
+    // The key as it is now, not as it was when the stream opened: a key revoked meanwhile ends its
+    // stream (its next request would be 401), and one whose scope was narrowed sees less from here
+    // on. Found by an attack: a revoked key's open stream kept receiving events.
+    const current = getKeyById(s.db, key.id);
+    if (!current || current.revoked_at) {
+      yield ': the API key was revoked; the stream ends\n\n';
+      return;
+    }
+    const audience = audienceOfKey(s, key.id, JSON.parse(current.scope) as StoredScope);
     const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience });
     for (const row of rows) {
       cursor = row.rid;

@@ -138,12 +138,24 @@ export function listAdministeredKeys(s: Services, caller: AuthenticatedKey, quer
   return pageOf(s, rows, query.limit, binding, (row) => presentKey(s, row));
 }
 
-/** Revoking is final and repeatable: a revoked key answers 401 from its next request. */
+/**
+ * Revoking is final and repeatable: a revoked key answers 401 from its next request. The keys it
+ * issued go with it, and theirs in turn: a key's actions stay a subset of its creator's, and a
+ * revoked key holds none (narrowIssuedKeys). Found by an attack: a namespace key's collection keys
+ * kept full access after it was revoked, so whoever held it kept its reach through them.
+ */
 export async function revokeKey(s: Services, row: KeyRow): Promise<KeyResource> {
   if (row.name === CLUSTER_KEY_NAME && (JSON.parse(row.scope) as StoredScope).kind === 'cluster' && row.created_by === null) {
     throw new TroveError('invalid_request', "The daemon's own cluster key cannot be revoked through the API; delete <data-dir>/cluster-key and restart, or start with TROVE_CLUSTER_KEY, to replace it.");
   }
-  return presentKey(s, await s.write(() => markKeyRevoked(s.db, row.id, nowIso())));
+  return presentKey(
+    s,
+    await s.write(() => {
+      const revoked = markKeyRevoked(s.db, row.id, nowIso());
+      narrowIssuedKeys(s, row.id, []);
+      return revoked;
+    }),
+  );
 }
 
 /**

@@ -34,8 +34,15 @@ export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query:
     only = ns ? [ns.rid] : [];
   }
   const rows = listNamespaces(s.db, { afterRid: after, limit: query.limit + 1, onlyRids: only });
-  return pageOf(s, rows, query.limit, binding, (ns) => presentNamespace(s.db, ns));
+  return pageOf(s, rows, query.limit, binding, (ns) => presentNamespace(s.db, ns, collectionsInScope(key)));
 }
+
+/** A namespace as `key` may see it: a collection key's usage counts its own collections only. */
+export function presentNamespaceTo(s: Services, key: AuthenticatedKey, ns: NamespaceRow): Namespace {
+  return presentNamespace(s.db, ns, collectionsInScope(key));
+}
+
+const collectionsInScope = (key: AuthenticatedKey): readonly string[] | undefined => (key.scope.kind === 'collection' ? key.scope.collections : undefined);
 
 export async function renameNamespaceLabel(s: Services, ns: NamespaceRow, displayName: string | null): Promise<Namespace> {
   return presentNamespace(s.db, await s.write(() => updateNamespaceDisplayName(s.db, ns.rid, displayName, nowIso())));

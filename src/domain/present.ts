@@ -7,8 +7,13 @@ import type { FileRow } from '../store/files.js';
 import type { JobRow } from '../store/jobs.js';
 import { namespaceUsage, type NamespaceRow } from '../store/namespaces.js';
 
-export function presentNamespace(db: Db, ns: NamespaceRow): Namespace {
-  const usage = namespaceUsage(db, ns.rid);
+/**
+ * `onlyCollections`: the collections the caller may see (a collection key's), by name; usage then
+ * counts those alone, so a collection key learns nothing of files outside its scope (found by an
+ * attack: its totals moved when a file was added to a collection it cannot see).
+ */
+export function presentNamespace(db: Db, ns: NamespaceRow, onlyCollections?: readonly string[]): Namespace {
+  const usage = namespaceUsage(db, ns.rid, onlyCollections);
   return {
     id: ns.id,
     name: ns.name,

@@ -302,6 +302,17 @@ export interface Logger {
   error(message: string, fields: Record<string, unknown>): void;
 }
 
+/**
+ * A request's path as the log may show it: without its query, and with the token of a signed
+ * upload or download URL cut out. That token is a live credential for an hour (retrieval-api.md,
+ * upload sources), and secrets are never logged.
+ */
+export function loggablePath(url: string): string {
+  const path = url.split('?')[0]!;
+  return (SIGNED_PATH.test(path) ? path.replace(SIGNED_PATH, '/$1/[token]') : path).slice(0, 200);
+}
+const SIGNED_PATH = /^\/(uploads|downloads)\/[^/]+/;
+
 export class Router {
   private readonly compiled: CompiledRoute[];
 
@@ -321,7 +332,7 @@ export class Router {
     } catch (err) {
       if (clientWentAway(req, err)) {
         // Nobody reads this answer; one line says what happened, without a stack.
-        this.log.info?.('client closed the connection before sending the whole body', { request_id: requestId, method: req.method, path: req.url.split('?')[0]!.slice(0, 200) });
+        this.log.info?.('client closed the connection before sending the whole body', { request_id: requestId, method: req.method, path: loggablePath(req.url) });
         return errorResponse(new TroveError('invalid_request', 'The connection closed before the whole request body arrived.'), requestId);
       }
       const e = asTroveError(err);

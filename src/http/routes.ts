@@ -5,8 +5,8 @@ import * as S from '../contract/schemas.js';
 import { createCollection, deleteCollection, listVisibleCollections, patchCollection, reindexCollection } from '../domain/collections.js';
 import { addFile, deleteFile, fileContentUrl, listCollectionFiles, openDownload, patchFile, receiveUpload } from '../domain/files.js';
 import { cancelJob, resolveJob } from '../domain/jobs.js';
-import { createNamespace, deleteNamespace, listVisibleNamespaces, renameNamespaceLabel } from '../domain/namespaces.js';
-import { presentCollection, presentFile, presentJob, presentNamespace } from '../domain/present.js';
+import { createNamespace, deleteNamespace, listVisibleNamespaces, presentNamespaceTo, renameNamespaceLabel } from '../domain/namespaces.js';
+import { presentCollection, presentFile, presentJob } from '../domain/present.js';
 import { resolveFile } from '../domain/resolve.js';
 import { search } from '../domain/search/search.js';
 import { FilterClauseSchema } from '../domain/search/filter.js';
@@ -103,7 +103,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a namespace',
       permission: read,
       responses: { 200: { description: 'namespace', schema: S.NamespaceSchema }, ...common },
-      handler: ({ s, ns }) => ({ status: 200, body: presentNamespace(s.db, ns) }),
+      handler: ({ s, key, ns }) => ({ status: 200, body: presentNamespaceTo(s, key, ns) }),
     }),
     route({
       method: 'PATCH',

@@ -143,7 +143,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.RotateWebhookSecretRequest,
       responses: { 200: { description: 'rotated', schema: S.WebhookWithSecret }, ...common },
-      handler: async ({ s, body, key, params }) => ({ status: 200, body: await rotateSecret(s, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
+      handler: async ({ s, body, key, params }) => ({ status: 200, body: await rotateSecret(s, key, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
     }),
     route({
       method: 'POST',

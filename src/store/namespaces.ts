@@ -46,15 +46,19 @@ export interface NamespaceUsage {
   source_bytes: bigint;
 }
 
-export function namespaceUsage(db: Db, rid: number): NamespaceUsage {
-  const c = stmt(db, 'SELECT count(*) AS n FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL').get(rid) as { n: number };
+/** A namespace's usage, over all its collections or (`onlyCollections`, by name) some of them. */
+export function namespaceUsage(db: Db, rid: number, onlyCollections?: readonly string[]): NamespaceUsage {
+  // json_each(NULL) is empty: a NULL list means every collection.
+  const names = onlyCollections === undefined ? null : JSON.stringify(onlyCollections);
+  const within = '(@names IS NULL OR c.name IN (SELECT value FROM json_each(@names)))';
+  const c = stmt(db, `SELECT count(*) AS n FROM collections c WHERE c.namespace_rid = @rid AND c.deleted_at IS NULL AND ${within}`).get({ rid, names }) as { n: number };
   const f = stmt(
     db,
     `SELECT count(*) AS n, coalesce(sum(coalesce(f.bytes, 0)), 0) AS b FROM files f JOIN collections c ON c.rid = f.collection_rid
-     WHERE c.namespace_rid = ? AND c.deleted_at IS NULL AND f.deleted_at IS NULL`,
+     WHERE c.namespace_rid = @rid AND c.deleted_at IS NULL AND f.deleted_at IS NULL AND ${within}`,
   )
     .safeIntegers(true)
-    .get(rid) as { n: bigint; b: bigint };
+    .get({ rid, names }) as { n: bigint; b: bigint };
   return { collections: c.n, files: Number(f.n), source_bytes: f.b };
 }
 

@@ -66,6 +66,9 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   const replay = () => {
     const existing = findResearchByIdempotency(s.db, key.id, idempotencyKey);
     if (!existing) return undefined;
+    // The request is its URL as well as its body: the same key sent to another collection is a new
+    // request, never a way to read the first collection's run from one the key may still reach.
+    if (existing.collection_rid !== col.rid) throw new TroveError('idempotency_conflict', 'This Idempotency-Key was used for a research request to another collection; use a new key for a new request.');
     if (existing.body_hash !== hash) throw new TroveError('idempotency_conflict', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
     return presentRun(existing);
   };

@@ -24,7 +24,7 @@ import {
 import type { Services } from '../context.js';
 import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
 import { EVENT_TYPES } from '../events.js';
-import { audienceOfKey } from '../event-audience.js';
+import { audienceCovers, audienceOfKey, audienceOfWebhook } from '../event-audience.js';
 import { ALL_ACTIONS, type AuthenticatedKey } from '../keys.js';
 import { mintWebhookSecret, secretFingerprint, signedHeaders } from './signing.js';
 import { checkReceiverUrl, postOnce } from './transport.js';
@@ -67,6 +67,21 @@ function isAdmin(key: AuthenticatedKey): boolean {
 
 function visible(key: AuthenticatedKey, w: WebhookRow): boolean {
   return w.owner_kind === 'workspace' || isAdmin(key);
+}
+
+/**
+ * Where a webhook's deliveries go (its URL), and the secret that proves they came from here, may
+ * be changed only by a key that may see every event the webhook delivers. A webhook delivers what
+ * its creator may see (event-audience.ts), research answers included, and any workspace key with
+ * `write` may edit it (workspace-api.md, Webhook ownership): without this, such a key could point
+ * another key's webhook at its own receiver, replay it, and read runs that only their creator and
+ * cluster keys may read (decisions.md §6). Its filters are left out on purpose: a key that may move
+ * the URL could widen them next. Name, filters, enabled, test, replay and delete send nothing to a
+ * receiver the caller chose, and stay open to every key allowed to edit.
+ */
+function assertMayRedirect(s: Services, key: AuthenticatedKey, w: WebhookRow, what: string): void {
+  if (audienceCovers(audienceOfKey(s, key.id, key.scope), audienceOfWebhook(s, w))) return;
+  throw new TroveError('forbidden', `Changing this webhook's ${what} needs a key that may see every event it delivers: it was made by another key and may carry events (such as that key's research runs) this key may not read. Ask its creator or a cluster key, or make a webhook of your own.`, { webhook: w.id });
 }
 
 export function resolveWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, id: string): WebhookRow {
@@ -178,6 +193,7 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
   const changes: WebhookChanges = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.url !== undefined) {
+    if (input.url !== w.url) assertMayRedirect(s, key, w, 'URL');
     await checkReceiverUrl(input.url, s.webhooks);
     changes.url = input.url;
   }
@@ -217,7 +233,8 @@ export async function removeWebhook(s: Services, w: WebhookRow): Promise<void> {
   await s.write(() => deleteWebhook(s.db, w.rid));
 }
 
-export async function rotateSecret(s: Services, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): Promise<{ webhook: WebhookView; secret: string }> {
+export async function rotateSecret(s: Services, key: AuthenticatedKey, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): Promise<{ webhook: WebhookView; secret: string }> {
+  assertMayRedirect(s, key, w, 'signing secret');
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_S) {
     throw new TroveError('invalid_request', `previousSecretExpiresInSeconds must be an integer from 0 to ${MAX_ROTATION_OVERLAP_S}.`);
   }
