@@ -85,6 +85,17 @@ t.test('collections: defaults, processing validation, patch, reindex, delete', a
     file_counts: { pending: 0, indexing: 0, ready: 0, failed: 0 },
   });
   t.equal((await f.call('POST', '/namespaces/cols/collections', { name: 'docs', exist_ok: true })).status, 200);
+  // exist_ok never hands an open collection to a caller who asked for access rules (found by a
+  // bad-input attack: it answered 200 with access_control off); the safe way round is fine.
+  await f.call('POST', '/namespaces', { name: 'cols-exist' });
+  await f.call('POST', '/namespaces/cols-exist/collections', { name: 'open-one' });
+  const enforcedAsked = await f.call('POST', '/namespaces/cols-exist/collections', { name: 'open-one', exist_ok: true, access_control: 'enforced' });
+  t.equal(`${enforcedAsked.status} ${enforcedAsked.body.error?.code}`, '409 already_exists', 'enforced asked, open found: 409');
+  t.match(enforcedAsked.body.error.message, /access_control 'off'/);
+  await f.call('POST', '/namespaces/cols-exist/collections', { name: 'closed-one', access_control: 'enforced' });
+  const openAsked = await f.call('POST', '/namespaces/cols-exist/collections', { name: 'closed-one', exist_ok: true });
+  t.equal(openAsked.status, 200, 'open asked, enforced found: the stricter collection is returned');
+  t.equal(openAsked.body.access_control, 'enforced');
   t.equal((await f.call('POST', '/namespaces/cols/collections', { name: 'docs' })).body.error.code, 'already_exists');
   t.equal((await f.call('POST', '/namespaces/cols/collections', { name: 'x', processing: { colour: 'red' } })).body.error.code, 'invalid_request', 'unknown processing field');
   t.equal((await f.call('POST', '/namespaces/cols/collections', { name: 'x', processing: { chunk_tokens: 10 } })).body.error.code, 'invalid_request', 'chunk_tokens below 64');

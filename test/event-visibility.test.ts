@@ -246,3 +246,16 @@ t.test('revoking a key ends its open event stream', async (t) => {
   t.notOk(after.text.includes('/after-revoke.txt'), 'no event after the revocation reaches it');
   t.match(after.text, /revoked/, 'its last line says why');
 });
+
+t.test('a stream asked to start after an unknown event is a 400, not an empty 200', async (t) => {
+  // Found by a bad-input attack: the 200 went out first and the stream then closed with no body.
+  const stream = { ...bearer(keys.reader!.secret), accept: 'text/event-stream' };
+  for (const [what, url, headers] of [
+    ['after=', '/events?after=evt_00000000000000000000', stream],
+    ['Last-Event-ID', '/events', { ...stream, 'last-event-id': 'evt_00000000000000000000' }],
+    ['after= that is no event ID', '/events?after=garbage', stream],
+  ] as const) {
+    const r = await f.call('GET', url, undefined, headers);
+    t.equal(`${r.status} ${r.body?.error?.code}`, '400 invalid_request', what);
+  }
+});

@@ -2,6 +2,7 @@
 // HTTP at /mcp on a daemon, and stdio from `trove mcp` spawned against that daemon. One daemon
 // (in-process) and one spawned `trove mcp` (plus one short `trove mcp` run that must refuse a bad key).
 import t from 'tap';
+import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -175,6 +176,30 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   });
   t.equal(oversized.status, 413, 'a message over the body limit');
   t.match(await oversized.json(), { error: { code: 'request_too_large', details: { limit_bytes: MCP_BODY_LIMIT } } });
+  // Found by a bad-input attack: a Host header that makes no URL was a 500, and a tool's arguments
+  // nested 10,000 deep overflowed the SDK's validation (an internal_error).
+  for (const host of ['[bad', 'a b', 'evil.com:99999', '%%%']) {
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const payload = JSON.stringify(init);
+      const req = httpRequest(`${daemon.url}/mcp`, { method: 'POST', setHost: false, headers: { host, authorization: `Bearer ${keys.reader}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(payload) } }, (r) => {
+        let text = '';
+        r.on('data', (c) => (text += c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+    t.equal(res.status, 200, `Host ${JSON.stringify(host)}: served (${res.body.slice(0, 80)})`);
+  }
+  // Written out by hand: JSON.stringify itself overflows at this depth.
+  const deep = `${'{"and":['.repeat(10_000)}{"field":"path","op":"eq","value":"/x"}${']}'.repeat(10_000)}`;
+  const nested = await fetch(`${daemon.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keys.reader}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","filter":${deep}}}}`,
+  });
+  t.equal(nested.status, 400, 'arguments nested 10,000 deep: refused before validation');
+  t.match(await nested.json(), { error: { code: 'invalid_request', message: /nested more than 512 levels/ } });
   const get = await fetch(`${daemon.url}/mcp`, { headers: { authorization: `Bearer ${keys.reader}`, accept: 'text/event-stream' } });
   t.equal(get.status, 405, 'stateless: no standalone SSE stream');
   t.equal(get.headers.get('allow'), 'POST');

@@ -17,6 +17,13 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
     const existing = findCollection(s.db, ns.rid, body.name);
     if (existing) {
       if (!body.exist_ok) throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}'.`);
+      // exist_ok hands back the collection as it is (retrieval-api.md, success statuses), but never
+      // an open one to a caller who asked for access rules: it would index and serve its files to
+      // every reader believing they were enforced. The other way round is safe, and other settings
+      // show in the answer (found by a bad-input attack).
+      if (body.access_control === 'enforced' && existing.access_control !== 'enforced') {
+        throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}' with access_control '${existing.access_control}', not 'enforced'; PATCH it to 'enforced', or create another.`, { access_control: existing.access_control });
+      }
       return { created: false, collection: presentCollection(s.db, existing, ns.name) };
     }
     const now = nowIso();

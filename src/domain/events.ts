@@ -57,8 +57,16 @@ export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: 
  * The live stream: every event the key may see after `after` (or from now), as `text/event-stream`
  * messages (`id`, `event`, `data`), with a comment every 15 s to keep proxies open.
  */
-export async function* streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
-  let cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
+export function streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
+  // Read before the 200 goes out: an unknown `after` (or Last-Event-ID) is a 400 in the envelope,
+  // as on the page, not a 200 that closes empty (found by a bad-input attack; a browser's
+  // EventSource would reconnect in a loop without ever seeing why).
+  const cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
+  return eventStream(s, key, cursor, pollMs);
+}
+
+async function* eventStream(s: Services, key: AuthenticatedKey, from: number, pollMs: number): AsyncGenerator<string> {
+  let cursor = from;
   let quiet = 0;
   yield ': trove events\n\n';
   while (s.ready()) {

@@ -175,7 +175,7 @@ function decodeSegment(raw: string): string {
 export const MAX_JSON_DEPTH = 512;
 
 /** Refuses nesting deeper than MAX_JSON_DEPTH, iteratively: validators recurse and would overflow the stack. */
-function checkJsonShape(value: unknown): void {
+export function checkJsonShape(value: unknown): void {
   const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 1 }];
   while (stack.length > 0) {
     const { v, depth } = stack.pop()!;

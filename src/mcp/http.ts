@@ -7,7 +7,7 @@
 import { TroveError } from '../contract/errors.js';
 import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
 import type { App } from '../http/app.js';
-import { commonHeaders, errorResponse, readBody, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
+import { checkJsonShape, commonHeaders, errorResponse, readBody, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
 import { appCaller } from './caller.js';
 import type { KeyInfo } from './tools.js';
 
@@ -61,9 +61,26 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
     if (err instanceof TroveError) return errorResponse(err, requestId, err.code === 'request_too_large' ? { connection: 'close' } : {});
     throw err;
   }
+  // Nesting is bounded here as for every other route: the SDK validates a tool's arguments
+  // recursively, and a filter 10,000 levels deep overflowed the stack (found by a bad-input attack).
+  // A body that is not JSON at all is left to the transport, whose JSON-RPC parse error says so.
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    // not JSON: the transport answers
+  }
+  try {
+    checkJsonShape(parsed);
+  } catch (err) {
+    if (err instanceof TroveError) return errorResponse(err, requestId);
+    throw err;
+  }
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, value);
-  const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
+  // The URL's origin is a placeholder the transport never reads: built from the Host header, a value
+  // such as `[bad` made the URL invalid and the request a 500 (found by a bad-input attack).
+  const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
 
   const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcp();
   const server = createMcpServer({ call, key, version: options.version });
