@@ -339,7 +339,8 @@ t.test('generator failures in the contract\'s terms (decisions.md §4)', async (
   const { GenerationError } = await import('../src/domain/answer/generator.js');
   t.match(asServiceError(new GenerationError('deadline_exceeded', 'late', true)), { code: 'temporarily_unavailable', retryable: true, details: { reason: 'deadline_exceeded' } }, 'an answer past its time limit is 503 deadline_exceeded');
   t.match(asServiceError(new GenerationError('unreachable', 'down', true)), { code: 'temporarily_unavailable', details: { reason: 'generation_unreachable' } });
-  t.match(asServiceError(new GenerationError('upstream_error', 'bad', false, 400)), { code: 'temporarily_unavailable', retryable: false });
+  // The contract's table says temporarily_unavailable is retryable; the model server's own view is a detail.
+  t.match(asServiceError(new GenerationError('upstream_error', 'bad', false, 400)), { code: 'temporarily_unavailable', retryable: true, details: { generator_retryable: false } });
   const other = new Error('x');
   t.equal(asServiceError(other), other, 'anything else passes through');
 });

@@ -109,9 +109,26 @@ t.test('collections: defaults, processing validation, patch, reindex, delete', a
   t.equal(rechunk.status, 202, 'a chunking change needs a reindex');
   t.equal(rechunk.body.job.type, 'reindex_collection');
   t.equal(rechunk.body.collection.processing.chunk_tokens, 128);
+  // A PATCH changes the processing fields it sends; the others keep their values (a contract audit
+  // found `{chunk_overlap}` alone turning keyword and OCR back on and dropping chunk_tokens).
+  await f.call('POST', '/namespaces/cols-exist/collections', { name: 'proc', processing: { keyword: false, semantic: true, ocr: false, chunk_tokens: 200 } });
+  const partial = await f.call('PATCH', '/namespaces/cols-exist/collections/proc', { processing: { chunk_overlap: 10 } });
+  t.equal(partial.status, 202, 'an overlap change needs a reindex');
+  t.same(partial.body.collection.processing, { keyword: false, semantic: true, ocr: false, chunk_tokens: 200, chunk_overlap: 10 }, 'only chunk_overlap changed');
+  const tooWide = await f.call('PATCH', '/namespaces/cols-exist/collections/proc', { processing: { chunk_overlap: 300 } });
+  t.match(tooWide.body.error, { code: 'invalid_request', message: /chunk_overlap must be smaller than chunk_tokens/ }, 'checked against the chunk_tokens it keeps');
+  t.equal((await f.call('PATCH', '/namespaces/cols-exist/collections/proc', { processing: { colour: 'red' } })).body.error?.code, 'invalid_request', 'an unknown field is still refused');
+  const label2 = await f.call('PATCH', '/namespaces/cols-exist/collections/proc', { processing: { ocr: true } });
+  t.same(label2.body.processing ?? label2.body.collection?.processing, { keyword: false, semantic: true, ocr: true, chunk_tokens: 200, chunk_overlap: 10 });
 
   const reindex = await f.call('POST', `/namespaces/cols/collections/${created.body.id}:reindex`);
   t.equal(reindex.status, 202);
+  // An empty JSON object holds no unknown field: a route without a body takes it (many SDKs send
+  // `{}` on every POST; a contract audit found it refused). Anything in it is still refused.
+  t.equal((await f.call('POST', `/namespaces/cols/collections/${created.body.id}:reindex`, {})).status, 202, 'an empty JSON object as the body');
+  t.equal((await f.raw('POST', `/namespaces/cols/collections/${created.body.id}:reindex`, ' { } ', { 'content-type': 'application/json' })).status, 202, 'with spaces');
+  t.equal((await f.call('POST', `/namespaces/cols/collections/${created.body.id}:reindex`, { force: true })).body.error?.code, 'invalid_request', 'a field in it is still refused');
+  t.equal((await f.raw('POST', `/namespaces/cols/collections/${created.body.id}:reindex`, '{}', { 'content-type': 'text/plain' })).body.error?.code, 'invalid_request', 'and so is `{}` sent as something else than JSON');
   t.equal(reindex.body.job.type, 'reindex_collection');
 
   const list = await f.call('GET', '/namespaces/cols/collections');
@@ -272,6 +289,9 @@ t.test('files: an upload whose bytes contradict the declared checksum or size fa
     t.equal(retry.status, 400, `${c.name}: the used URL refuses even the right bytes`);
     t.match(retry.text, /add the file again/, `${c.name}: and says how to upload again`);
     t.equal((await f.call('GET', `${base}/files/${added.body.file.id}`)).body.status, 'failed', `${c.name}: the retry changes nothing`);
+    // Its content will never come: not a retryable 409 a client would wait on forever (contract audit).
+    const content = await f.call('GET', `${base}/files/${added.body.file.id}/content`);
+    t.match(content.body.error, { code: 'not_found', retryable: false, message: /upload was refused/ }, `${c.name}: no content, and why`);
   }
   const events: { type: string; data: { id?: string; fileId?: string; error?: { code: string } } }[] = [];
   for (let page = await f.call('GET', '/events?limit=100'); ; page = await f.call('GET', `/events?limit=100&cursor=${encodeURIComponent(page.body.next_cursor)}`)) {

@@ -230,7 +230,15 @@ t.test('state rules, principals and mode flags', async (t) => {
   const noSemantic = (await seedCollection(f, 's4', 'kwonly', { processing: { semantic: false } })).base;
   await addInline(f, noSemantic, '/a.txt', 'apples');
   await f.waitForIdle('s4', 'kwonly');
-  t.equal((await f.call('POST', `${noSemantic}:search`, { query: 'apples', mode: 'semantic' })).body.error.code, 'invalid_request', 'the mode needs its processing flag');
+  const refused = await f.call('POST', `${noSemantic}:search`, { query: 'apples', mode: 'semantic' });
+  t.equal(refused.body.error.code, 'invalid_request', 'the mode needs its processing flag');
+  t.match(refused.body.error.message, /send mode 'keyword'/, 'and names the mode that works');
+  // With both off the advice to send 'keyword' would fail too (found by a bad-input attack).
+  const neither = (await seedCollection(f, 's4', 'nothing', { processing: { semantic: false, keyword: false } })).base;
+  const none = await f.call('POST', `${neither}:search`, { query: 'apples', mode: 'semantic' });
+  t.equal(none.body.error?.code, 'invalid_request');
+  t.notMatch(none.body.error?.message, /send mode 'keyword'/, 'no advice that cannot work');
+  t.match(none.body.error?.message, /keyword search is disabled too/);
 
   const enforced = (await seedCollection(f, 's4', 'private', { access_control: 'enforced' })).base;
   await addInline(f, enforced, '/secret.txt', 'apples are secret');

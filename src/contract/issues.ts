@@ -61,8 +61,11 @@ export function issuesSentence(issues: readonly Issue[], options: DescribeOption
 /** `issuesSentence` for issues already described (a caller that also lists them all). */
 export function describedSentence(described: readonly DescribedIssue[], options: DescribeOptions = {}): string {
   if (described.length === 0) return `${capitalize(options.field ?? options.root ?? 'the value')} is invalid.`;
-  const shown = described.slice(0, 3).map((d) => d.message);
-  const more = described.length - shown.length;
+  // One problem can fail two checks that read the same ("limit must be an integer from 1 to 100"
+  // for 2^53 + 1, both too big and not a safe integer): each sentence is said once.
+  const distinct = [...new Set(described.map((d) => d.message))];
+  const shown = distinct.slice(0, 3);
+  const more = distinct.length - shown.length;
   return shown.join(' ') + (more > 0 ? ` (${more} more problem${more === 1 ? '' : 's'}.)` : '');
 }
 

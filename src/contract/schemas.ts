@@ -100,9 +100,25 @@ export const CreateCollectionRequest = z.strictObject({
   access_control: AccessControl.default('off'),
   processing: ProcessingSchema.optional(),
 });
+/**
+ * PATCH's processing: the fields sent change, the others keep their values (merged onto the
+ * collection's, then checked whole as ProcessingSchema). decisions.md §2 lists `processing` as
+ * patchable without saying merge or replace; replacing turned keyword and OCR back on and dropped
+ * chunk_tokens when a caller sent chunk_overlap alone (found by a contract audit).
+ */
+export const ProcessingPatchSchema = z
+  .strictObject({
+    keyword: z.boolean().optional(),
+    semantic: z.boolean().optional(),
+    chunk_tokens: z.number().int().min(64).max(2048).optional(),
+    chunk_overlap: z.number().int().min(0).max(1024).optional(),
+    ocr: z.boolean().optional(),
+  })
+  .describe('The processing fields to change; fields left out keep their current values.');
+
 export const UpdateCollectionRequest = z.strictObject({
   display_name: DisplayName.optional(),
-  processing: ProcessingSchema.optional(),
+  processing: ProcessingPatchSchema.optional(),
   access_control: AccessControl.optional(),
 });
 

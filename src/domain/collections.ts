@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
-import { ProcessingSchema, type Collection, type CreateCollectionRequest, type Processing, type UpdateCollectionRequest } from '../contract/schemas.js';
+import { ProcessingSchema, type Collection, type CreateCollectionRequest, type Processing, type ProcessingPatchSchema, type UpdateCollectionRequest } from '../contract/schemas.js';
 import { findCollection, insertCollection, listCollections, markCollectionDeleted, updateCollection, type CollectionRow } from '../store/collections.js';
 import type { JobRow } from '../store/jobs.js';
 import type { NamespaceRow } from '../store/namespaces.js';
@@ -52,6 +52,17 @@ export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: N
   return pageOf(s, rows, query.limit, binding, (col) => presentCollection(s.db, col, ns.name));
 }
 
+/** The fields a PATCH sent over the collection's own, checked whole (chunk_overlap < chunk_tokens). */
+function mergedProcessing(before: Processing, patch: z.output<typeof ProcessingPatchSchema>): Processing {
+  const sent = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  const merged = ProcessingSchema.safeParse({ ...before, ...sent });
+  if (!merged.success) {
+    const issue = merged.error.issues[0]!;
+    throw new TroveError('invalid_request', `processing.${issue.path.join('.')}: ${issue.message} (after merging the fields sent with the collection's).`, { field: `processing.${issue.path.join('.')}` });
+  }
+  return merged.data;
+}
+
 /** Changes to how text is cut into passages need a reindex; labels and access mode apply at once. */
 export async function patchCollection(
   s: Services,
@@ -61,7 +72,7 @@ export async function patchCollection(
 ): Promise<{ collection: Collection; job: JobRow | null }> {
   const result = await s.write(() => {
     const before = JSON.parse(col.processing) as Processing;
-    const processing = body.processing ?? before;
+    const processing = body.processing === undefined ? before : mergedProcessing(before, body.processing);
     const needsReindex =
       (processing.chunk_tokens ?? null) !== (before.chunk_tokens ?? null) ||
       (processing.chunk_overlap ?? null) !== (before.chunk_overlap ?? null) ||

@@ -255,6 +255,12 @@ export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionR
 export function fileContentUrl(s: Services, file: FileRow): { url: string; expires_at: string } {
   if (file.source_type === 'uri') throw new TroveError('external_source', 'This file comes from an external URI; read it from its source.', { uri: file.uri });
   const version = getFileVersion(s.db, file.version_id);
+  // An upload refused or expired will never arrive: that is no operation in progress, and a client
+  // trusting `retryable` would wait forever (found by a contract audit). It has no content: 404.
+  if (version && file.source_type === 'upload' && (version.upload_state === 'rejected' || version.upload_state === 'expired')) {
+    const why = version.upload_state === 'rejected' ? 'was refused (its size or checksum did not match)' : 'expired before its bytes arrived';
+    throw new TroveError('not_found', `This file has no content: its upload ${why}. Add the file again with a new upload.`, { upload_state: version.upload_state });
+  }
   if (!version || (file.source_type === 'upload' && version.upload_state !== 'received')) {
     throw new TroveError('operation_in_progress', 'The file\'s bytes have not been uploaded yet.');
   }

@@ -171,6 +171,20 @@ function decodeSegment(raw: string): string {
   }
 }
 
+/**
+ * `{}` sent as JSON to a route without a body: many clients send it on every POST, and it holds no
+ * unknown field, which is all the contract refuses ("Unknown request fields are rejected").
+ */
+function isEmptyJsonObject(bytes: Buffer, contentType: string | undefined): boolean {
+  if (bytes.length > 64 || (contentType !== undefined && !isJsonContentType(contentType))) return false;
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** JSON nesting accepted in a body; deeper is refused before validation recurses into it. */
 export const MAX_JSON_DEPTH = 512;
 
@@ -400,7 +414,7 @@ export class Router {
           checkJsonShape(value);
         }
         body = parseWith(def.body, value, 'body');
-      } else if (bytes.length > 0) {
+      } else if (bytes.length > 0 && !isEmptyJsonObject(bytes, req.headers['content-type'])) {
         throw new TroveError('invalid_request', 'This route takes no request body.');
       }
     }

@@ -193,7 +193,10 @@ export function asServiceError(err: unknown): unknown {
   if (!(err instanceof GenerationError)) return err;
   if (err.code === 'deadline_exceeded') return new TroveError('temporarily_unavailable', err.message, { reason: 'deadline_exceeded' }, { retryable: true });
   if (err.code === 'aborted') return err;
-  return new TroveError('temporarily_unavailable', `The answer generator is unavailable: ${err.message}`, { reason: `generation_${err.code}` }, { retryable: err.retryable });
+  // retryable follows the contract's table (temporarily_unavailable: always true; a contract audit
+  // found the generator's own flag passed on as false); whether the model server itself expects a
+  // retry to help stays in the details.
+  return new TroveError('temporarily_unavailable', `The answer generator is unavailable: ${err.message}`, { reason: `generation_${err.code}`, generator_retryable: err.retryable });
 }
 
 /** decisions.md §3: credits count the retrieval queries and the generation (one each), plus one per 20 passages read. */

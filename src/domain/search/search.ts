@@ -42,7 +42,11 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const started = performance.now();
   const processing = JSON.parse(col.processing) as Processing;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
-  if (body.mode === 'semantic' && !processing.semantic) throw new TroveError('invalid_request', "Semantic search is disabled for this collection (processing.semantic is false); send mode 'keyword'.");
+  if (body.mode === 'semantic' && !processing.semantic) {
+    // Advice only when it helps: with keyword off as well, mode 'keyword' fails too.
+    const advice = processing.keyword ? "; send mode 'keyword'" : "; keyword search is disabled too: PATCH the collection's processing to turn one on";
+    throw new TroveError('invalid_request', `Semantic search is disabled for this collection (processing.semantic is false)${advice}.`);
+  }
   const reader = readerFor(col, body.principals);
   const filter = body.filter === undefined || body.filter === null ? null : compileFilter(validateFilter(body.filter));
 
