@@ -301,3 +301,51 @@ t.test('http', async (t) => {
     await expectIngestFailure(t, fetchSourceUri(`http://127.0.0.1:${closedPort}/`, allowed), 'fetch_failed', /ECONNREFUSED/);
   });
 });
+
+t.test('a source host that never answers holds up no other file, and stops being waited on once its job is canceled', async (t) => {
+  // Found by a bad-input attack: URI sources were fetched in line with the indexing, each waiting
+  // out its 60 s limit, so three silent hosts kept every namespace's files pending for 3 minutes,
+  // and canceling the job or deleting the file did not end the wait.
+  const open = new Set<import('node:net').Socket>();
+  let closed = 0;
+  const silent = http.createServer(() => undefined);
+  silent.on('connection', (socket) => {
+    open.add(socket);
+    socket.on('close', () => {
+      open.delete(socket);
+      closed++;
+    });
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const socket of open) socket.destroy();
+    silent.close();
+  });
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const f = await startFixture({ allowPrivateSources: true });
+  t.teardown(() => f.close());
+  const hung = (await seedCollection(f, 'slow', 'hung')).base;
+  const jobs: string[] = [];
+  const files: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await f.call('POST', `${hung}/files`, { path: `/hang${i}.html`, source: { type: 'uri', uri: `${url}/hang?i=${i}` } });
+    t.equal(r.status, 202);
+    jobs.push(r.body.job.id);
+    files.push(r.body.file.id);
+  }
+  const other = (await seedCollection(f, 'slow', 'other')).base;
+  const started = Date.now();
+  await f.call('POST', `${other}/files`, { path: '/victim.txt', source: { type: 'inline', text: 'an inline file beside the silent hosts' } });
+  await f.waitForIdle('slow', 'other', 20_000);
+  t.ok(Date.now() - started < 20_000, `the inline file is ready in ${Date.now() - started} ms, not after the sources' 60 s limit`);
+  t.equal((await f.call('POST', `${other}:search`, { query: 'inline', mode: 'keyword' })).status, 200, 'and searchable');
+  for (let i = 0; i < 50 && open.size < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(open.size, 3, 'the three sources are being fetched at once');
+
+  // Canceling one job and deleting another file end their fetches; the third keeps waiting.
+  t.equal((await f.call('POST', `/jobs/${jobs[0]}:cancel`)).status, 200);
+  t.equal((await f.call('DELETE', `${hung}/files/${files[1]}`)).status, 202);
+  for (let i = 0; i < 150 && closed < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(closed, 2, 'two connections closed: the canceled job and the deleted file');
+  t.equal(open.size, 1, 'the third source is still fetched');
+});

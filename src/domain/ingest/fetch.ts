@@ -22,6 +22,8 @@ export interface FetchOptions {
   /** Budget for the whole fetch, redirects and body included. */
   timeoutMs: number;
   maxRedirects?: number;
+  /** Aborts the fetch: its job was canceled, its file changed or the worker is stopping. */
+  signal?: AbortSignal;
 }
 
 export interface FetchedSource {
@@ -200,6 +202,10 @@ async function fetchHttp(initialUrl: URL, opts: FetchOptions): Promise<FetchedSo
   const controller = new AbortController();
   const timeoutFailure = new IngestFailure('fetch_failed', `Fetching ${initialUrl.host} timed out after ${opts.timeoutMs} ms.`);
   const timer = setTimeout(() => controller.abort(timeoutFailure), opts.timeoutMs);
+  const stopped = new IngestFailure('fetch_failed', `Fetching ${initialUrl.host} was stopped: the file's job was canceled or the file changed.`);
+  const stop = () => controller.abort(stopped);
+  if (opts.signal?.aborted) stop();
+  opts.signal?.addEventListener('abort', stop, { once: true });
   try {
     let url = initialUrl;
     for (let redirects = 0; ; redirects++) {
@@ -221,11 +227,12 @@ async function fetchHttp(initialUrl: URL, opts: FetchOptions): Promise<FetchedSo
       return contentType ? { bytes, contentType } : { bytes };
     }
   } catch (err) {
-    if (controller.signal.aborted) throw timeoutFailure;
+    if (controller.signal.aborted) throw controller.signal.reason === stopped ? stopped : timeoutFailure;
     if (err instanceof IngestFailure) throw err;
     throw new IngestFailure('fetch_failed', `Fetching ${initialUrl.host} failed: ${(err as Error).message}`, { cause: err });
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', stop);
     // Releases whatever socket is still open after a failure (too large, too many redirects).
     controller.abort();
   }

@@ -22,7 +22,7 @@ import { putFileTopics } from '../../store/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
-import { fetchSourceUri } from './fetch.js';
+import { fetchSourceUri, type FetchedSource } from './fetch.js';
 import { IngestFailure, type IngestFailureCode } from './types.js';
 import type { FileErrorCode } from '../../contract/errors.js';
 
@@ -111,13 +111,15 @@ export interface IndexingWorker {
   isStopping: () => boolean;
   /** Reports a failure the worker lived through (the daemon's log). */
   warn: (message: string, fields?: Record<string, unknown>) => void;
+  /** A version's source already fetched beside the indexing (fetch-ahead.ts), if it was. */
+  fetchedAhead?: (versionId: string) => Promise<FetchedSource> | undefined;
 }
 
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
-export async function indexVersion({ db, cfg, embedding }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
+export async function indexVersion({ db, cfg, embedding, fetchedAhead }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
   const processing = processingOf(col);
   try {
-    const { bytes, inlineText } = await versionBytes(db, cfg, file, versionId);
+    const { bytes, inlineText } = await versionBytes(db, cfg, file, versionId, fetchedAhead?.(versionId));
     const source = inlineText === null ? {} : { source: { versionId, text: inlineText } };
     if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
     if (file.checksum && !checksumMatches(bytes, file.checksum)) {
@@ -180,14 +182,15 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string): Promise<{ bytes: Buffer; inlineText: string | null }> {
+async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, ahead?: Promise<FetchedSource>): Promise<{ bytes: Buffer; inlineText: string | null }> {
   const version = getFileVersion(db, versionId);
   if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
   if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), inlineText: version.inline_text };
-  return { bytes: await storedOrFetchedBytes(cfg, file, version), inlineText: null };
+  return { bytes: await storedOrFetchedBytes(cfg, file, version, ahead), inlineText: null };
 }
 
-async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version: FileVersionRow): Promise<Buffer> {
+async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version: FileVersionRow, ahead?: Promise<FetchedSource>): Promise<Buffer> {
+  if (ahead) return (await ahead).bytes;
   if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
   // An upload that never will arrive (e.g. a reindex of its failed file) keeps the reason it failed.
   if (version.upload_state === 'rejected') throw new IngestFailure('source_mismatch', 'The uploaded bytes did not match the size or checksum the file declared.');

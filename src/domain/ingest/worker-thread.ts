@@ -13,6 +13,9 @@ import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
+import { getFileByRid, fileVersionState } from '../../store/files.js';
+import type { JobRow } from '../../store/jobs.js';
+import { FetchAhead, fetchesAhead } from './fetch-ahead.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
@@ -83,7 +86,30 @@ const isCanceled = (id: string) => canceled.has(id);
 const embedding: Embedding = lazyEmbedding(init.embedding);
 
 const warn = (message: string, fields?: Record<string, unknown>) => port.postMessage({ type: 'warning', message, fields } satisfies FromWorker);
-const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping, warn };
+/** http(s) sources are fetched here, beside the indexing (fetch-ahead.ts). */
+const ahead = new FetchAhead(
+  () => ({ allowPrivate: init.allowPrivateSources, fileRoots: init.fileRoots, maxBytes: init.maxFileBytes, timeoutMs: init.fetchTimeoutMs }),
+  () => wake?.(),
+);
+const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
+
+/**
+ * Hands the claimed index jobs whose file comes from an http(s) source to the fetch lane and returns
+ * the others; stops the fetches nobody needs any more (a canceled job, a file changed or deleted).
+ */
+function holdFetches(indexJobs: JobRow[]): JobRow[] {
+  ahead.abortWhere((job) => {
+    if (isCanceled(job.id) || job.file_rid === null) return true;
+    const state = fileVersionState(db, job.file_rid);
+    return !state || state.deleted_at !== null || state.version_id !== job.version_id;
+  });
+  return indexJobs.filter((job) => {
+    const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
+    if (!file || file.source_type !== 'uri' || !fetchesAhead(file.uri) || file.version_id !== job.version_id) return true;
+    ahead.hold(job, file.uri);
+    return false;
+  });
+}
 
 /**
  * While files stream in (the last claim found work but not a full batch), the next claim waits this
@@ -129,7 +155,9 @@ async function loop(): Promise<void> {
       return claimed;
     });
     lastClaimed = jobs.length;
-    if (jobs.length === 0) {
+    const runnable = holdFetches(jobs.filter((j) => j.type === 'index_file'));
+    const fetched = ahead.settledJobs();
+    if (jobs.length === 0 && fetched.length === 0) {
       const [next] = unmerged;
       if (next !== undefined) {
         const quietIn = lastWork + QUIET_MS - Date.now();
@@ -149,17 +177,18 @@ async function loop(): Promise<void> {
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
       continue;
     }
-    const indexJobs = jobs.filter((j) => j.type === 'index_file');
+    const indexJobs = [...runnable, ...fetched];
     if (indexJobs.length > 0) {
       await runIndexJobs(worker, indexJobs);
     }
+    ahead.release(fetched);
     for (const job of jobs) {
       if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
     }
-    for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
+    for (const job of [...jobs, ...fetched]) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
     lastWork = Date.now();
     walGrew = true;
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
@@ -179,6 +208,8 @@ function aboutTheMachine(err: unknown): boolean {
 }
 
 loop()
+  // Jobs still fetching stay `running`; the next start re-queues them (recoverFromWorkerDeath).
+  .finally(() => ahead.abortAll())
   .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err), machine: aboutTheMachine(err) } satisfies FromWorker))
   // The OCR engine runs threads of its own; they would keep this thread alive.
   .finally(() => shutdownOcr().catch(() => undefined))
