@@ -17,6 +17,7 @@ import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey
 import { contentTypeFromPath } from '../src/contract/content-types.js';
 import type { App } from '../src/http/app.js';
 import { findKeyByName } from '../src/store/keys.js';
+import { findNamespace } from '../src/store/namespaces.js';
 import type { Runtime } from './runtime.js';
 
 /** A seed that passed every check that needs no daemon, with what its errors should point at. */
@@ -235,7 +236,9 @@ export async function applySeed(runtime: Runtime, loaded: LoadedSeed, options: {
   for (const [i, key] of seed.keys.entries()) {
     signal?.throwIfAborted();
     const where = `keys[${i}] (${key.name})`;
-    const existing = findKeyByName(runtime.db, key.name);
+    // Key names are unique within a namespace (or among cluster keys).
+    const namespaceId = key.scope.kind === 'cluster' ? null : (findNamespace(runtime.db, key.scope.namespace)?.id ?? '');
+    const existing = findKeyByName(runtime.db, namespaceId, key.name);
     if (existing) {
       if (!secretMatches(existing.secret_hash, key.secret)) throw fail(where, `a key named '${key.name}' already exists with another secret; revoke it or use another name`);
       if (existing.revoked_at) throw fail(where, `the key '${key.name}' was revoked at ${existing.revoked_at}; use another name`);

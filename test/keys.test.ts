@@ -44,7 +44,7 @@ t.test('create: the secret once, the scope as sent, Location', async (t) => {
   t.equal((await f.call('GET', '/namespaces/k1', undefined, bearer(r.body.id))).status, 401, 'the key ID is not a secret');
   t.equal((await f.call('GET', '/namespaces/k1', undefined, bearer(r.body.secret.slice(0, -1) + (r.body.secret.endsWith('A') ? 'B' : 'A')))).status, 401, 'one changed character');
 
-  t.equal((await f.call('POST', '/keys', { name: 'reader', scope: { kind: 'cluster' } })).body.error.code, 'already_exists', 'a taken name');
+  t.equal((await f.call('POST', '/keys', { name: 'reader', scope: { kind: 'collection', namespace: 'k1', collections: ['docs'], actions: ['read'] } })).body.error.code, 'already_exists', 'a name taken in the namespace');
   t.equal((await f.call('POST', '/keys', { name: 'cluster', scope: { kind: 'cluster' } })).body.error.code, 'already_exists', "the daemon's own key's name is taken");
   const cluster2 = await f.call('POST', '/keys', { name: 'ops', scope: { kind: 'cluster' } });
   t.equal(cluster2.status, 201, 'a cluster key may create cluster keys');
@@ -265,4 +265,51 @@ t.test("a collection key's namespace usage counts its own collections only", asy
   t.match(await usage(), { collections: 2, files: 2 }, 'the cluster key: both');
   await addInline(f, '/namespaces/k9/collections/hidden', '/c.txt', 'another hidden file');
   t.same(await usage(narrow.secret), mine, 'a file added where the key cannot see changes nothing it is shown');
+});
+
+t.test('lastUsedAt: when a key last authenticated a request, to the minute', async (t) => {
+  // A contract audit found it always null (workspace-api.md, Workspace API key: lastUsedAt).
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k10', 'docs');
+  const k = await makeKey(f, 'k10-user', { kind: 'namespace', namespace: 'k10', actions: ['read', 'search'] });
+  const shown = async () => (await f.call('PATCH', `/v1/workspaces/k10/api-keys/${k.id}`, { name: 'k10-user' })).body.lastUsedAt;
+  t.equal(await shown(), null, 'never used yet');
+  const before = Date.now();
+  t.equal((await f.call('GET', '/namespaces/k10', undefined, bearer(k.secret))).status, 200);
+  await f.rt.services.write(() => undefined);
+  const first = await shown();
+  t.ok(first && Date.parse(first) >= before - 1000 && Date.parse(first) <= Date.now(), `set by its first request (${first})`);
+  t.equal((await f.call('GET', '/namespaces/k10', undefined, bearer(k.secret))).status, 200);
+  await f.rt.services.write(() => undefined);
+  t.equal(await shown(), first, 'a request within the minute writes nothing more');
+  const { noteKeyUse } = await import('../src/domain/keys.js');
+  const later = Date.now() + 61_000;
+  noteKeyUse(f.rt.db, (change) => f.rt.services.write(change), { id: k.id, name: k.name, scope: { kind: 'namespace', namespace_id: '', actions: ['read'] } }, later);
+  await f.rt.services.write(() => undefined);
+  t.equal(await shown(), new Date(later).toISOString(), 'a minute on, the next use is recorded');
+  t.notOk('last_used_at' in (await f.call('GET', `/keys/${k.id}`)).body, 'the data-plane key resource keeps its documented fields');
+});
+
+t.test('key names are unique within a namespace, not across them', async (t) => {
+  // Found by an attack: with one global index, a key in one tenant learnt from a 409 that a name
+  // was taken in another (and a workspace rename told the same).
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  await seedCollection(f, 'k11a', 'docs');
+  await seedCollection(f, 'k11b', 'docs');
+  const adminA = await makeKey(f, 'k11a-admin', { kind: 'namespace', namespace: 'k11a', actions: ['read', 'search'] });
+  await makeKey(f, 'deploy', { kind: 'namespace', namespace: 'k11b', actions: ['read'] });
+  const mine = await f.call('POST', '/keys', { name: 'deploy', scope: { kind: 'collection', namespace: 'k11a', collections: ['docs'], actions: ['read'] } }, bearer(adminA.secret));
+  t.equal(mine.status, 201, "a name taken in another namespace is free in this one: nothing tells it was taken");
+  const again = await f.call('POST', '/keys', { name: 'deploy', scope: { kind: 'collection', namespace: 'k11a', collections: ['docs'], actions: ['search'] } }, bearer(adminA.secret));
+  t.equal(`${again.status} ${again.body.error?.code}`, '409 already_exists', 'taken in the same namespace: 409');
+  const other = await makeKey(f, 'other', { kind: 'collection', namespace: 'k11a', collections: ['docs'], actions: ['read'] });
+  const renamed = await f.call('PATCH', `/v1/workspaces/k11a/api-keys/${other.id}`, { name: 'k11a-admin' });
+  t.equal(`${renamed.status} ${renamed.body.error?.code}`, '409 already_exists', 'a rename onto a name of the same workspace: 409');
+  t.equal((await f.call('PATCH', `/v1/workspaces/k11a/api-keys/${other.id}`, { name: 'k11a-spare' })).status, 200);
+  await makeKey(f, 'ops', { kind: 'cluster' });
+  t.equal((await f.call('POST', '/keys', { name: 'ops', scope: { kind: 'cluster' } })).status, 409, 'cluster keys share one set of names');
+  t.equal((await f.call('POST', '/keys', { name: 'ops', scope: { kind: 'namespace', namespace: 'k11b', actions: ['read'] } })).status, 201, 'which namespace keys do not share');
+  t.equal((await f.call('POST', '/keys', { name: 'cluster', scope: { kind: 'namespace', namespace: 'k11b', actions: ['read'] } })).status, 409, "the daemon's own key's name stays reserved");
 });

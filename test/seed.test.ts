@@ -18,6 +18,7 @@ import { TroveError } from '../src/contract/errors.js';
 import { createKey, createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, estimatedSecretBits } from '../src/domain/keys.js';
 import { findKeyByName } from '../src/store/keys.js';
+import { findNamespace } from '../src/store/namespaces.js';
 import { BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -234,13 +235,13 @@ t.test('createKeyWithSecret: the rules of POST /keys, a strong secret, and only 
 
   const weak = () => createKeyWithSecret(rt.services, cluster, { name: 'weak', scope }, 'trove_weakweak_' + 'x'.repeat(50));
   await t.rejects(weak, { code: 'invalid_request', message: /The secret of key 'weak' looks guessable/ });
-  t.equal(findKeyByName(rt.db, 'weak'), undefined, 'nothing stored');
+  t.equal(findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'weak'), undefined, 'nothing stored');
 
   const secret = strongSecret('chosen01');
   const key = await createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, secret);
   t.match(key, { name: 'chosen', prefix: 'chosen01', scope });
   t.notOk('secret' in key, 'the result carries no secret');
-  const row = findKeyByName(rt.db, 'chosen')!;
+  const row = findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'chosen')!;
   t.same(row.secret_hash, createHash('sha256').update(secret).digest(), 'the hash is stored');
   t.notOk(JSON.stringify({ ...row, secret_hash: row.secret_hash.toString('base64') }).includes(secret.slice(16)), 'the secret is not');
   t.equal(authenticate(rt.db, secret).name, 'chosen', 'it authenticates');
@@ -389,7 +390,7 @@ t.test('re-applying on the same data dir leaves what exists as it is', async (t)
   await t.rejects(applySeed(rt, changed), { name: 'SeedError', message: /keys\[0\] \(docs-reader\): a key named 'docs-reader' already exists with another secret/ });
   t.equal(authenticate(rt.db, docsKey).name, 'docs-reader', 'the stored key is untouched');
 
-  const revoked = findKeyByName(rt.db, 'demo-admin')!;
+  const revoked = findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'demo-admin')!;
   t.equal((await client(rt)('POST', `/keys/${revoked.id}:revoke`)).status, 200);
   await t.rejects(applySeed(rt, loadSeedFile(EXAMPLE)), { name: 'SeedError', message: /keys\[1\] \(demo-admin\): the key 'demo-admin' was revoked/ });
 });

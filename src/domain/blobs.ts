@@ -55,6 +55,12 @@ export async function receiveBlob(blobsDir: string, body: Readable, maxBytes: nu
   const tempPath = join(tmpDir, randomBytes(12).toString('hex'));
   const hash = createHash('sha256');
   const out = createWriteStream(tempPath, { mode: 0o600 });
+  // Every error of the file stream is caught here and thrown where the loop can see it. Unheard, one
+  // killed the daemon: a client that gave up mid-upload left a write in flight when the stream was
+  // destroyed below, and its ERR_STREAM_DESTROYED went to an 'error' event nobody listened to (and a
+  // full disk would have done the same).
+  let failure: Error | null = null;
+  out.on('error', (err) => (failure ??= err));
   let bytes = 0;
   try {
     for await (const chunk of body) {
@@ -63,7 +69,8 @@ export async function receiveBlob(blobsDir: string, body: Readable, maxBytes: nu
       if (bytes > maxBytes) throw new TroveError('request_too_large', `The upload is larger than ${maxBytes} bytes.`, { limit_bytes: maxBytes });
       hash.update(buf);
       onChunk?.(buf);
-      if (!out.write(buf)) await new Promise<void>((resolve) => out.once('drain', resolve));
+      if (!out.write(buf)) await drainedOrClosed(out);
+      if (failure) throw failure;
     }
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   } catch (err) {
@@ -76,6 +83,20 @@ export async function receiveBlob(blobsDir: string, body: Readable, maxBytes: nu
     throw err;
   }
   return { sha256: hash.digest('hex'), bytes, tempPath };
+}
+
+/** Waits for a write stream to take more, or to have closed (after an error): never forever. */
+function drainedOrClosed(out: NodeJS.WritableStream & { closed: boolean }): Promise<void> {
+  if (out.closed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }
 
 export function commitBlob(blobsDir: string, blob: StoredBlob): void {

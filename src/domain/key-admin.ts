@@ -84,7 +84,11 @@ export async function createKeyWithSecret(s: Services, caller: AuthenticatedKey,
 async function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string, prefix: string): Promise<KeyResource> {
   const stored = scopeToStore(s, caller, body.scope);
   return await s.write(() => {
-    if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
+    const namespaceId = stored.kind === 'cluster' ? null : stored.namespace_id;
+    // Unique within the key's namespace (or among cluster keys): a name taken in another tenant is free here.
+    if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, namespaceId, body.name)) {
+      throw new TroveError('already_exists', `A key named '${body.name}' already exists${namespaceId === null ? ' among cluster keys' : ' in this namespace'}.`);
+    }
     // Keys are found by prefix at every request, so a chosen secret cannot share one.
     if (findKeyByPrefix(s.db, prefix)) throw new TroveError('already_exists', `Another key already uses the prefix '${prefix}'; give the secret of key '${body.name}' a prefix of its own.`);
     const row = insertKey(s.db, {

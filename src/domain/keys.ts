@@ -4,7 +4,7 @@ import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { Db } from '../store/db.js';
-import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, type KeyRow } from '../store/keys.js';
+import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, touchKeyUse, type KeyRow } from '../store/keys.js';
 import type { NamespaceRow } from '../store/namespaces.js';
 import type { CollectionRow } from '../store/collections.js';
 
@@ -116,12 +116,30 @@ export function authenticate(db: Db, secret: string | undefined): AuthenticatedK
   return { id: row.id, name: row.name, scope: JSON.parse(row.scope) as StoredScope };
 }
 
+/** How stale a key's recorded use may get: one write per key per minute at most, whatever the traffic. */
+export const KEY_USE_RESOLUTION_MS = 60_000;
+const lastNoted = new WeakMap<Db, Map<string, number>>();
+
+/**
+ * Records that `key` authenticated a request (workspace-api.md, Workspace API key: lastUsedAt), at
+ * most once a minute per key and never in the request's way: the write joins whatever commits next,
+ * and a failure to record is dropped (a request is never refused over it).
+ */
+export function noteKeyUse(db: Db, write: <T>(change: () => T) => Promise<T>, key: AuthenticatedKey, nowMs = Date.now()): void {
+  let noted = lastNoted.get(db);
+  if (!noted) lastNoted.set(db, (noted = new Map()));
+  if (nowMs - (noted.get(key.id) ?? -Infinity) < KEY_USE_RESOLUTION_MS) return;
+  if (noted.size >= 10_000) noted.clear();
+  noted.set(key.id, nowMs);
+  write(() => touchKeyUse(db, key.id, new Date(nowMs).toISOString())).catch(() => undefined);
+}
+
 /**
  * Makes sure the cluster key exists. Returns the secret when one was minted (first start) or
  * supplied (TROVE_CLUSTER_KEY), so the daemon can write it to the key file; only its hash is stored.
  */
 export function ensureClusterKey(db: Db, supplied: string | undefined, mintNew = false): string | null {
-  const existing = findKeyByName(db, CLUSTER_KEY_NAME);
+  const existing = findKeyByName(db, null, CLUSTER_KEY_NAME);
   if (supplied) {
     if (existing) replaceKeySecret(db, existing.id, prefixOf(supplied), hashSecret(supplied));
     else insertClusterKey(db, supplied, prefixOf(supplied));

@@ -47,7 +47,7 @@ function present(s: Services, ns: NamespaceRow, row: KeyRow): WorkspaceKey {
     kind: scope.kind,
     bucketScope,
     createdAt: row.created_at,
-    lastUsedAt: null,
+    lastUsedAt: row.last_used_at,
     expiresAt: null,
     revokedAt: row.revoked_at,
     revision: row.revision,
@@ -103,7 +103,7 @@ export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, n
     if (body.name !== undefined && body.name !== row.name) {
       const parsed = ResourceName.safeParse(body.name);
       if (!parsed.success) throw new TroveError('invalid_request', issuesSentence(parsed.error.issues, { schema: ResourceName, input: body.name, field: 'name' }));
-      if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists.`);
+      if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, row.namespace_id, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists in this workspace.`);
       name = body.name;
     }
     const updated = updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next));

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { asTroveError, TroveError } from '../contract/errors.js';
 import { describedSentence, describeIssues } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
-import { authenticate, authorize, type AuthenticatedKey, type Permission } from '../domain/keys.js';
+import { authenticate, authorize, noteKeyUse, type AuthenticatedKey, type Permission } from '../domain/keys.js';
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
 import type { CollectionRow } from '../store/collections.js';
 import type { NamespaceRow } from '../store/namespaces.js';
@@ -386,6 +386,7 @@ export class Router {
     let target: unknown = undefined;
     if (def.permission.kind !== 'none') {
       key = authenticate(this.s.db, bearer(req.headers));
+      noteKeyUse(this.s.db, (change) => this.s.write(change), key);
       if (matched.params.collection !== undefined && matched.params.namespace !== undefined) {
         ({ ns, col } = resolveCollection(this.s.db, key, matched.params.namespace, matched.params.collection));
       } else if (matched.params.namespace !== undefined) {

@@ -14,9 +14,11 @@ export interface KeyRow {
   namespace_id: string | null;
   /** Bumped by every workspace API edit. */
   revision: number;
+  /** When the key last authenticated a request (to the minute); null if never since migration 18. */
+  last_used_at: string | null;
 }
 
-export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at' | 'namespace_id' | 'revision'> & { namespace_id?: string | null }): KeyRow {
+export function insertKey(db: Db, row: Omit<KeyRow, 'revoked_at' | 'namespace_id' | 'revision' | 'last_used_at'> & { namespace_id?: string | null }): KeyRow {
   return stmt(
     db,
     'INSERT INTO api_keys (id, name, prefix, secret_hash, scope, namespace_id, created_by, created_at) VALUES (@id, @name, @prefix, @secret_hash, @scope, @namespace_id, @created_by, @created_at) RETURNING *',
@@ -27,8 +29,9 @@ export function findKeyByPrefix(db: Db, prefix: string): KeyRow | undefined {
   return stmt(db, 'SELECT * FROM api_keys WHERE prefix = ?').get(prefix) as KeyRow | undefined;
 }
 
-export function findKeyByName(db: Db, name: string): KeyRow | undefined {
-  return stmt(db, 'SELECT * FROM api_keys WHERE name = ?').get(name) as KeyRow | undefined;
+/** Key names are unique within a namespace, and among cluster keys (namespaceId null): migration 19. */
+export function findKeyByName(db: Db, namespaceId: string | null, name: string): KeyRow | undefined {
+  return stmt(db, 'SELECT * FROM api_keys WHERE name = ? AND namespace_id IS ?').get(name, namespaceId) as KeyRow | undefined;
 }
 
 export function replaceKeySecret(db: Db, id: string, prefix: string, secretHash: Buffer): void {
@@ -60,4 +63,9 @@ export function updateKeyNameAndScope(db: Db, id: string, name: string, scope: s
 /** Keys a key issued (its children in the creator chain). */
 export function keysCreatedBy(db: Db, creatorId: string): KeyRow[] {
   return stmt(db, 'SELECT * FROM api_keys WHERE created_by = ? ORDER BY rowid').all(creatorId) as KeyRow[];
+}
+
+/** Records a use of the key; not an edit (its revision stays). */
+export function touchKeyUse(db: Db, id: string, now: string): void {
+  stmt(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now, id);
 }

@@ -517,6 +517,25 @@ CREATE TABLE IF NOT EXISTS file_topics (
       addColumnIfMissing(db, 'jobs', 'worker_deaths INTEGER NOT NULL DEFAULT 0');
     },
   },
+  {
+    version: 18,
+    // When a key last authenticated a request, to the minute (workspace-api.md, Workspace API key:
+    // lastUsedAt; src/domain/keys.ts noteKeyUse). Idempotent like the migrations before it.
+    sql: '',
+    run: (db) => {
+      addColumnIfMissing(db, 'api_keys', 'last_used_at TEXT');
+    },
+  },
+  {
+    version: 19,
+    // Key names are unique within a namespace (and among cluster keys), not across namespaces: with
+    // one global index, a key learnt from a 409 that a name was taken in another tenant (found by an
+    // attack on the access rules). Names unique before stay unique, so the index always builds.
+    sql: `
+DROP INDEX IF EXISTS api_keys_name;
+CREATE UNIQUE INDEX IF NOT EXISTS api_keys_name_in_namespace ON api_keys(coalesce(namespace_id, ''), name);
+`,
+  },
 ];
 
 /**
