@@ -156,19 +156,27 @@ t.test('an oversize body is answered 413 before the connection closes, every tim
   t.equal(after?.status, 200, 'the daemon keeps serving');
 });
 
-t.test('a client that abandons its body mid-upload is one info line, not an internal error', async (t) => {
+/** Sends a request's head and part of its body, closes the connection, and returns the log lines that follow. */
+async function linesAfterAbandoning(head: string, part: Buffer): Promise<typeof lines> {
   const before = lines.length;
   await new Promise<void>((resolve) => {
     const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`POST /namespaces HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`);
-      socket.write(Buffer.alloc(50_000, 0x20), () => socket.destroy());
+      socket.write(head);
+      socket.write(part, () => socket.destroy());
     });
     socket.on('error', () => undefined);
     socket.on('close', () => resolve());
   });
   const started = Date.now();
   while (lines.length === before && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 25));
-  const logged = lines.slice(before);
+  return lines.slice(before);
+}
+
+t.test('a client that abandons its body mid-upload is one info line, not an internal error', async (t) => {
+  const logged = await linesAfterAbandoning(
+    `POST /namespaces HTTP/1.1\r\nHost: trove\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+    Buffer.alloc(50_000, 0x20),
+  );
   t.same(
     logged.filter((l) => l.level === 'error'),
     [],
@@ -195,18 +203,7 @@ t.test('an upload abandoned mid-body logs its path without the signed URL token'
   const url = new URL(added.upload.url as string);
   const token = url.pathname.split('/').pop()!;
   t.ok(token.length > 20, 'a signed upload URL');
-  const before = lines.length;
-  await new Promise<void>((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`PUT ${url.pathname} HTTP/1.1\r\nHost: trove\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n`);
-      socket.write(Buffer.alloc(1000, 0x61), () => socket.destroy());
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve());
-  });
-  const started = Date.now();
-  while (lines.length === before && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 25));
-  const logged = lines.slice(before);
+  const logged = await linesAfterAbandoning(`PUT ${url.pathname} HTTP/1.1\r\nHost: trove\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n`, Buffer.alloc(1000, 0x61));
   t.match(logged[0], { level: 'info', message: /client closed the connection/, fields: { method: 'PUT', path: '/uploads/[token]' } });
   t.notOk(JSON.stringify(logged).includes(token), 'the token appears in no log line');
 });
