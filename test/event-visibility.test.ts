@@ -259,3 +259,23 @@ t.test('a stream asked to start after an unknown event is a 400, not an empty 20
     t.equal(`${r.status} ${r.body?.error?.code}`, '400 invalid_request', what);
   }
 });
+
+t.test('the key that moves a webhook becomes the one whose scope bounds it', async (t) => {
+  // Found by a review: covering the creator at the moment of the move promised nothing about later.
+  // Given `query` afterwards, the creator's research answers went to the mover's receiver.
+  await mk('creator-c', { kind: 'namespace', namespace: 'vis', actions: ['read', 'write'] });
+  await mk('mover-k', { kind: 'namespace', namespace: 'vis', actions: ['read', 'write'] });
+  const made = await f.call('POST', '/v1/workspaces/vis/webhooks', { name: 'by-c', url: 'http://127.0.0.1:9/c' }, bearer(keys['creator-c']!.secret));
+  const hook = `/v1/workspaces/vis/webhooks/${made.body.webhook.id}`;
+  t.equal((await f.call('PATCH', hook, { url: 'http://127.0.0.1:9/k' }, bearer(keys['mover-k']!.secret))).status, 200, 'K covers C today: the move is allowed');
+  const raised = await f.call('PATCH', `/v1/workspaces/vis/api-keys/${keys['creator-c']!.id}`, { role: 'editor' });
+  t.equal(raised.status, 200, 'C is then given search and query');
+  const run = await research('creator-c', 'open', undefined);
+  await fanOut(f.rt.services);
+  const delivered = (await f.call('GET', `${hook}/deliveries?limit=100`)).body.items as any[];
+  t.notOk(delivered.some((d) => d.eventType.startsWith('research.')), `none of C's research (${run}) goes to K's receiver`);
+  const replayed = await f.call('POST', `${hook}/replay`, { since: '2020-01-01T00:00:00Z' }, bearer(keys['mover-k']!.secret));
+  t.equal(replayed.status, 202);
+  const after = (await f.call('GET', `${hook}/deliveries?limit=100`)).body.items as any[];
+  t.notOk(after.some((d) => d.eventType.startsWith('research.')), 'nor by a replay');
+});

@@ -15,6 +15,7 @@ import {
 } from '../src/domain/ingest/checksum.js';
 import { fetchSourceUri, fileUriToAllowedPath, type FetchOptions } from '../src/domain/ingest/fetch.js';
 import { IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
+import { FETCH_AHEAD_PER_NAMESPACE } from '../src/domain/ingest/fetch-ahead.js';
 import { seedCollection, startFixture } from './helpers/trove.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -348,4 +349,47 @@ t.test('a source host that never answers holds up no other file, and stops being
   for (let i = 0; i < 150 && closed < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   t.equal(closed, 2, 'two connections closed: the canceled job and the deleted file');
   t.equal(open.size, 1, 'the third source is still fetched');
+});
+
+t.test('sources waiting on silent hosts stay queued, fill a bounded share of the fetches, and end with their collection', async (t) => {
+  // Found by a review of the first fetch lane: it claimed every queued source at once (all
+  // `running`, so a worker death was counted against each), one namespace could take every fetch
+  // slot, and deleting a collection left its fetches open.
+  const open = new Set<import('node:net').Socket>();
+  const silent = http.createServer(() => undefined);
+  silent.on('connection', (socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const answering = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('a page from a host that answers');
+  });
+  await new Promise<void>((resolve) => answering.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const socket of open) socket.destroy();
+    silent.close();
+    answering.close();
+  });
+  const f = await startFixture({ allowPrivateSources: true });
+  t.teardown(() => f.close());
+  const hung = (await seedCollection(f, 'tenant-a', 'hung')).base;
+  const jobs: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const r = await f.call('POST', `${hung}/files`, { path: `/h${i}.txt`, source: { type: 'uri', uri: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/h${i}` } });
+    jobs.push(r.body.job.id);
+  }
+  const fine = (await seedCollection(f, 'tenant-b', 'fine')).base;
+  await f.call('POST', `${fine}/files`, { path: '/page.txt', source: { type: 'uri', uri: `http://127.0.0.1:${(answering.address() as AddressInfo).port}/page` } });
+  const started = Date.now();
+  await f.waitForIdle('tenant-b', 'fine', 20_000);
+  t.ok(Date.now() - started < 20_000, `another namespace's source is indexed in ${Date.now() - started} ms`);
+  t.equal((await f.call('POST', `${fine}:search`, { query: 'answers', mode: 'keyword' })).body.results[0]?.path, '/page.txt');
+  t.ok(open.size > 0 && open.size <= FETCH_AHEAD_PER_NAMESPACE, `one namespace holds at most ${FETCH_AHEAD_PER_NAMESPACE} fetches (${open.size})`);
+  const statuses = await Promise.all(jobs.map(async (id) => (await f.call('GET', `/jobs/${id}`)).body.status as string));
+  t.same([...new Set(statuses)], ['queued'], 'the waiting jobs stay queued, not running');
+  t.equal((await f.call('DELETE', '/namespaces/tenant-a/collections/hung')).status, 202);
+  for (let i = 0; i < 150 && open.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(open.size, 0, "deleting the collection ends its sources' fetches");
 });

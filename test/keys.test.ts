@@ -160,6 +160,13 @@ t.test('revoke', async (t) => {
   t.equal((await f.call('GET', '/namespaces/k4/collections/docs/files', undefined, bearer(issued.secret))).status, 401, 'a key it issued is revoked with it');
   t.match((await f.call('GET', `/keys/${issued.id}`)).body.revoked_at, /^\d{4}-/, 'and listed as revoked');
   t.equal((await f.call('GET', '/namespaces/k4/collections/docs/files', undefined, bearer(bystander.secret))).status, 200, "a key the cluster key issued is not touched");
+  // Cluster keys a revoked cluster key issued go too, and what they issued (found by a review).
+  const ops = await makeKey(f, 'k4-ops', { kind: 'cluster' });
+  const ops2 = await makeKey(f, 'k4-ops2', { kind: 'cluster' }, ops.secret);
+  const grandchild = await makeKey(f, 'k4-grandchild', { kind: 'namespace', namespace: 'k4', actions: ['read'] }, ops2.secret);
+  t.equal((await f.call('POST', `/keys/${ops.id}:revoke`)).status, 200);
+  t.equal((await f.call('GET', '/namespaces/k4', undefined, bearer(ops2.secret))).status, 401, 'the cluster key it issued');
+  t.equal((await f.call('GET', '/namespaces/k4', undefined, bearer(grandchild.secret))).status, 401, 'and the key that one issued');
 });
 
 t.test('secrets are stored hashed', async (t) => {

@@ -171,7 +171,15 @@ export async function revokeKey(s: Services, row: KeyRow): Promise<KeyResource> 
 export function narrowIssuedKeys(s: Services, creatorId: string, held: readonly Action[]): void {
   for (const child of keysCreatedBy(s.db, creatorId)) {
     const scope = JSON.parse(child.scope) as StoredScope;
-    if (scope.kind === 'cluster') continue;
+    if (scope.kind === 'cluster') {
+      // A cluster key holds every action whatever its creator lost, but not past its creator's
+      // revocation: it and what it issued go too (found by a review of the cascade).
+      if (held.length === 0) {
+        markKeyRevoked(s.db, child.id, nowIso());
+        narrowIssuedKeys(s, child.id, []);
+      }
+      continue;
+    }
     const kept = scope.actions.filter((a) => hasAction(held, a));
     if (kept.length === scope.actions.length) continue;
     if (kept.length === 0) markKeyRevoked(s.db, child.id, nowIso());

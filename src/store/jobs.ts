@@ -78,18 +78,35 @@ export function listJobs(
  * claimed before that never finished (a worker or daemon died holding it) is claimed alone: if it
  * is what killed the worker, it takes down only itself the next time, not the files batched with it.
  */
-export function claimJobs(db: Db, limit: number, now: string): JobRow[] {
-  const head = stmt(db, "SELECT attempts FROM jobs WHERE status = 'queued' AND runnable = 1 ORDER BY rid LIMIT 1").get() as { attempts: number } | undefined;
+export function claimJobs(db: Db, limit: number, now: string, fetched: readonly number[] = []): JobRow[] {
+  // Index jobs of http(s) sources are claimed only once their bytes are in (`fetched`, their rids):
+  // the worker fetches them beside the indexing while they wait here (src/domain/ingest/fetch-ahead.ts).
+  const waits = `(type = 'index_file' AND rid NOT IN (SELECT value FROM json_each(@fetched)) AND EXISTS (${HTTP_SOURCE}))`;
+  const params = { fetched: JSON.stringify(fetched) };
+  const head = stmt(db, `SELECT attempts FROM jobs WHERE status = 'queued' AND runnable = 1 AND NOT ${waits} ORDER BY rid LIMIT 1`).get(params) as { attempts: number } | undefined;
   if (!head) return [];
   const retried = head.attempts > 0;
   const jobs = stmt(
     db,
-    `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
-     WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 AND (attempts > 0) = ? ORDER BY rid LIMIT ?)
+    `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = @now
+     WHERE rid IN (SELECT rid FROM jobs WHERE status = 'queued' AND runnable = 1 AND NOT ${waits} AND (attempts > 0) = @retried ORDER BY rid LIMIT @limit)
      RETURNING *`,
-  ).all(now, retried ? 1 : 0, retried ? 1 : limit) as JobRow[];
+  ).all({ ...params, now, retried: retried ? 1 : 0, limit: retried ? 1 : limit }) as JobRow[];
   reportJobs(db, jobs);
   return jobs;
+}
+
+/** The job's file version comes from an http(s) source (a correlated subquery on `jobs`). */
+const HTTP_SOURCE = "SELECT 1 FROM files f WHERE f.rid = jobs.file_rid AND f.version_id = jobs.version_id AND f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%')";
+
+/** Queued, runnable index jobs whose file comes from an http(s) source, oldest first, with the source. */
+export function queuedSourceFetches(db: Db, limit: number): (JobRow & { uri: string })[] {
+  return stmt(
+    db,
+    `SELECT jobs.*, f.uri AS uri FROM jobs JOIN files f ON f.rid = jobs.file_rid AND f.version_id = jobs.version_id
+     WHERE jobs.status = 'queued' AND jobs.runnable = 1 AND jobs.type = 'index_file' AND f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%')
+     ORDER BY jobs.rid LIMIT ?`,
+  ).all(limit) as (JobRow & { uri: string })[];
 }
 
 /** Jobs claimed and not finished, each counted one more worker death: when no worker runs, those a dead one held. */

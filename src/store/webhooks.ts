@@ -136,7 +136,7 @@ export function enabledWebhooks(db: Db): WebhookRow[] {
   return stmt(db, 'SELECT * FROM webhooks WHERE enabled = 1 ORDER BY rid').all() as WebhookRow[];
 }
 
-const UPDATABLE = ['name', 'url', 'event_types', 'bucket_ids', 'enabled', 'disabled_reason', 'secret', 'previous_secret', 'previous_secret_expires_at', 'cursor_rid', 'last_success_at', 'updated_at'] as const;
+const UPDATABLE = ['name', 'url', 'event_types', 'bucket_ids', 'enabled', 'disabled_reason', 'secret', 'previous_secret', 'previous_secret_expires_at', 'cursor_rid', 'last_success_at', 'updated_at', 'created_by_key_id'] as const;
 export type WebhookChanges = Partial<Pick<WebhookRow, (typeof UPDATABLE)[number]>>;
 
 export function updateWebhook(db: Db, rid: number, changes: WebhookChanges): void {
@@ -228,13 +228,15 @@ export function failPendingDeliveries(db: Db, webhookRid: number, now: string): 
 export function replayCandidates(
   db: Db,
   webhookRid: number,
-  opts: { since?: string | undefined; until?: string | undefined; onlyFailed: boolean; eventIds?: string[] | undefined },
+  opts: { since?: string | undefined; until?: string | undefined; onlyFailed: boolean; eventIds?: string[] | undefined; audience: EventAudience },
 ): DeliveryRow[] {
+  // Only what the webhook may deliver now: a delivery logged under an earlier owner or scope is
+  // not sent again to a receiver that may no longer have it.
   const rows = stmt(
     db,
     `SELECT * FROM webhook_deliveries WHERE webhook_rid = @w AND (@since IS NULL OR event_at >= @since) AND (@until IS NULL OR event_at < @until)
-       AND (@onlyFailed = 0 OR status <> 'succeeded') ORDER BY rid`,
-  ).all({ w: webhookRid, since: opts.since ?? null, until: opts.until ?? null, onlyFailed: opts.onlyFailed ? 1 : 0 }) as DeliveryRow[];
+       AND (@onlyFailed = 0 OR status <> 'succeeded') AND ${DELIVERY_AUDIENCE} ORDER BY rid`,
+  ).all({ w: webhookRid, since: opts.since ?? null, until: opts.until ?? null, onlyFailed: opts.onlyFailed ? 1 : 0, ...audienceParams(opts.audience) }) as DeliveryRow[];
   if (!opts.eventIds) return rows;
   const wanted = new Set(opts.eventIds);
   return rows.filter((r) => wanted.has(r.event_id));

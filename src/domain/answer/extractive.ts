@@ -15,6 +15,7 @@
 // is dropped; every pick needs coverage ≥ 0.5·best (the first pick's neighbour in its passage
 // ≥ 0.35·best, as context for a second sentence); up to 5 (standard) or 8 (ultra, recall)
 // sentences and 1,200 / 3,000 characters.
+import { detached } from '../detached.js';
 import { checkDeadline, followUpQuery, type AnswerSource, type GenerateInput, type GeneratedAnswer, type Generator } from './generator.js';
 import { finishAnswer, formatMarker, hasMarkerLikeText } from './markers.js';
 
@@ -117,7 +118,7 @@ export function termsOf(text: string): string[] {
     }
     const term = STOPWORDS.has(raw) || raw.length === 0 || (raw.length === 1 && !/\p{N}/u.test(raw)) ? null : stem(raw);
     if (termCache.size >= 100_000) termCache.clear();
-    termCache.set(token, term);
+    termCache.set(detached(token), term === null ? null : detached(term));
     if (term !== null) out.push(term);
   }
   return out;

@@ -33,6 +33,7 @@ import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EmbeddingProvider } from './provider.js';
+import { detached } from '../detached.js';
 import { fnv1a } from '../fnv.js';
 import { packageFile } from '../../contract/package-files.js';
 
@@ -419,7 +420,7 @@ class SifEmbedder implements BuiltinEmbedder {
       let idx = this.recent.get(tok);
       if (idx === undefined) {
         if (this.recent.size >= RECENT_WORDS) this.recent.clear();
-        this.recent.set(tok, (idx = this.table.lookup(tok)));
+        this.recent.set(detached(tok), (idx = this.table.lookup(tok)));
       }
       if (idx >= 0) {
         found(idx);

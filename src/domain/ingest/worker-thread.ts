@@ -2,7 +2,7 @@
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase, truncateWal } from '../../store/db.js';
-import { claimJobs } from '../../store/jobs.js';
+import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/passages.js';
 import { WriteGate } from '../../store/write-gate.js';
 import { Writer } from '../../store/writer.js';
@@ -13,9 +13,8 @@ import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
-import { getFileByRid, fileVersionState } from '../../store/files.js';
-import type { JobRow } from '../../store/jobs.js';
-import { FetchAhead, fetchesAhead } from './fetch-ahead.js';
+import { fileVersionState } from '../../store/files.js';
+import { FETCH_AHEAD_CAPACITY, FetchAhead } from './fetch-ahead.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
@@ -94,21 +93,17 @@ const ahead = new FetchAhead(
 const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
 
 /**
- * Hands the claimed index jobs whose file comes from an http(s) source to the fetch lane and returns
- * the others; stops the fetches nobody needs any more (a canceled job, a file changed or deleted).
+ * Ends the fetches of jobs that no longer wait for them (canceled, their collection or namespace
+ * deleted, their file changed or deleted), then fills the lane from the queue.
  */
-function holdFetches(indexJobs: JobRow[]): JobRow[] {
-  ahead.abortWhere((job) => {
-    if (isCanceled(job.id) || job.file_rid === null) return true;
+function tendFetches(): void {
+  const gone = ahead.jobs().filter((job) => {
+    if (jobStatus(db, job.rid) !== 'queued' || job.file_rid === null) return true;
     const state = fileVersionState(db, job.file_rid);
     return !state || state.deleted_at !== null || state.version_id !== job.version_id;
   });
-  return indexJobs.filter((job) => {
-    const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
-    if (!file || file.source_type !== 'uri' || !fetchesAhead(file.uri) || file.version_id !== job.version_id) return true;
-    ahead.hold(job, file.uri);
-    return false;
-  });
+  ahead.drop(gone.map((job) => job.rid));
+  if (ahead.size < FETCH_AHEAD_CAPACITY) ahead.intake(queuedSourceFetches(db, 200));
 }
 
 /**
@@ -148,16 +143,16 @@ async function loop(): Promise<void> {
     if (lastClaimed > 0 && lastClaimed < init.batchSize) await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
     drainMessages();
     if (stopping) break;
-    // Claiming and marking the files `indexing` is one transaction.
+    tendFetches();
+    // Claiming and marking the files `indexing` is one transaction. http(s) sources still being
+    // fetched stay queued; those fetched are claimed like any job.
     const jobs = await write(() => {
-      const claimed = claimJobs(db, init.batchSize, nowIso());
+      const claimed = claimJobs(db, init.batchSize, nowIso(), ahead.fetchedRids());
       markIndexing(db, claimed);
       return claimed;
     });
     lastClaimed = jobs.length;
-    const runnable = holdFetches(jobs.filter((j) => j.type === 'index_file'));
-    const fetched = ahead.settledJobs();
-    if (jobs.length === 0 && fetched.length === 0) {
+    if (jobs.length === 0) {
       const [next] = unmerged;
       if (next !== undefined) {
         const quietIn = lastWork + QUIET_MS - Date.now();
@@ -173,22 +168,28 @@ async function loop(): Promise<void> {
         walGrew = false;
         await writer.withTokenOutsideTransaction(() => truncateWal(db));
       }
-      // A wake message ends the wait at once; the timeout is a safety net for missed wakes.
+      // A source fetched meanwhile is claimed at once.
+      if (ahead.hasFetched()) {
+        await sleep(10);
+        continue;
+      }
+      // A wake message (or a fetch that ends) ends the wait at once; the timeout is a safety net for missed wakes.
       await sleep(Math.min(2000, init.uploadTtlMs / 4));
       continue;
     }
-    const indexJobs = [...runnable, ...fetched];
+    const indexJobs = jobs.filter((j) => j.type === 'index_file');
     if (indexJobs.length > 0) {
       await runIndexJobs(worker, indexJobs);
     }
-    ahead.release(fetched);
+    // Claimed, so no longer waiting on the lane.
+    ahead.drop(indexJobs.map((j) => j.rid));
     for (const job of jobs) {
       if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
     }
-    for (const job of [...jobs, ...fetched]) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
+    for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
     lastWork = Date.now();
     walGrew = true;
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);
@@ -208,7 +209,7 @@ function aboutTheMachine(err: unknown): boolean {
 }
 
 loop()
-  // Jobs still fetching stay `running`; the next start re-queues them (recoverFromWorkerDeath).
+  // Jobs whose source was being fetched are still queued: the next worker fetches them again.
   .finally(() => ahead.abortAll())
   .catch((err: unknown) => port.postMessage({ type: 'error', message: String((err as Error)?.stack ?? err), machine: aboutTheMachine(err) } satisfies FromWorker))
   // The OCR engine runs threads of its own; they would keep this thread alive.

@@ -193,7 +193,13 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
   const changes: WebhookChanges = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.url !== undefined) {
-    if (input.url !== w.url) assertMayRedirect(s, key, w, 'URL');
+    if (input.url !== w.url) {
+      assertMayRedirect(s, key, w, 'URL');
+      // The key that sets where deliveries go becomes the one whose scope bounds them: covering the
+      // creator today is no promise about what the creator may see tomorrow (found by a review: a
+      // creator later given more would have sent it to the new receiver).
+      if (w.owner_kind === 'workspace' && w.created_by_key_id !== key.id) changes.created_by_key_id = key.id;
+    }
     await checkReceiverUrl(input.url, s.webhooks);
     changes.url = input.url;
   }
@@ -302,7 +308,7 @@ export async function replayWebhook(s: Services, w: WebhookRow, input: ReplayInp
   const count = await s.write(() => {
       const current = findWebhookByRidOrThrow(s, w);
       if (current.enabled !== 1) throw webhookDisabled();
-      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds });
+      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds, audience: audienceOfWebhook(s, current) });
       const now = nowIso();
       const nowMs = Date.now();
       for (const d of rows) {
