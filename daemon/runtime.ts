@@ -123,7 +123,13 @@ function acquireLock(dataDir: string): () => void {
         rmSync(lockFile, { force: true });
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      // The message alone, as for every data-dir mistake (docs/daemon.md); a stack helped nobody
+      // (found by a packed-install test).
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+        throw new UserError(`Cannot write to the data dir ${dataDir} (${code}): it must be writable by this user. Start with --data-dir <a writable dir>, or fix its permissions.`, 1, { cause: err });
+      }
+      if (code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lockFile, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
         // Saying where it listens answers the usual question behind a second start ("is it up, and where?").
@@ -263,7 +269,12 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
 
 /** The data dir, made if missing (private: 0700); an ephemeral one is a new temporary folder. */
 function createDataDir(options: RuntimeOptions): string {
-  const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
+  let dataDir: string;
+  try {
+    dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'trove-')) : resolve(options.dataDir ?? defaultDataDir());
+  } catch (err) {
+    throw new UserError(`Cannot create an ephemeral data dir in ${tmpdir()} (the system's temporary folder; TMPDIR sets it): ${(err as Error).message}`, 1, { cause: err });
+  }
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {

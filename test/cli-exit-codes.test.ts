@@ -79,3 +79,18 @@ t.test('the built CLI: no daemon is exit 9, a held data dir is exit 6', async (t
   t.equal(ns.code, 9, ns.stderr);
   t.match(JSON.parse(ns.stderr), { error: { code: 'daemon_unreachable' } });
 });
+
+t.test('a data dir that cannot be made is the message alone, exit 1, no stack', async (t) => {
+  // Found by a packed-install test: TMPDIR missing (and an unwritable data dir, which root cannot
+  // meet here) printed the fs error with its stack.
+  const r = await runCli(['daemon', 'start', '--ephemeral', '--port', '0'], { env: { TMPDIR: '/nonexistent-trove-tmp' } });
+  t.equal(r.code, 1);
+  t.match(r.stderr, /Cannot create an ephemeral data dir in \/nonexistent-trove-tmp/);
+  t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+});
+
+t.test('--ephemeral with --data-dir is refused, not half obeyed', async (t) => {
+  const r = await runCli(['daemon', 'start', '--ephemeral', '--data-dir', '/tmp/trove-not-used', '--port', '0']);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /--ephemeral and --data-dir do not go together/);
+});

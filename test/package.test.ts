@@ -111,6 +111,11 @@ t.test('npm pack: prepack builds, and the tarball holds what the package needs a
   t.ok(packedFiles.has('dist/model/glove-sg-100d.v1.bin'), 'the converted embedding model ships');
   t.ok(packedFiles.has('dist/daemon/main.js'), 'the daemon ships');
   t.ok(packedFiles.has('LICENSE'), 'the licence package.json names ships');
+  // The README points an installed consumer at these (found by a packed-install test: only
+  // docs/spec/ shipped, and fixture-mode.md's example seed and its files were missing).
+  for (const doc of ['docs/fixture-mode.md', 'docs/daemon.md', 'docs/tour.md', 'docs/decisions.md', 'docs/spec/retrieval-api.md', 'fixtures/seed.example.yaml', 'fixtures/sample/guides/getting-started.md', 'fixtures/formats/report.pdf']) {
+    t.ok(packedFiles.has(doc), `${doc} ships`);
+  }
   const lifecycle = Object.keys((JSON.parse(readFileSync(path.join(installedDir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {});
   t.same(
     lifecycle.filter((name) => /^(pre|post)?install$|^prepare$/.test(name)),

@@ -142,3 +142,33 @@ t.test("package.json exports './testing' at this module's place in the build", a
     await t.rejects(import(specifier), { code: 'ERR_MODULE_NOT_FOUND', message: new RegExp(published.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) });
   }
 });
+
+t.test('a runner that dies, even killed or exiting without stop(), takes its daemon and data dir with it', async (t) => {
+  // Found by a packed-install test: the daemon outlived a killed runner (re-parented, port and temp
+  // dir kept), and one that exited without stop() had its daemon SIGKILLed before it could remove
+  // its data dir; an orphan stopped later died on EPIPE writing to the gone runner's pipe.
+  const helper = pathToFileURL(path.join(BUILD, 'src', 'testing', 'index.js')).href;
+  for (const [how, tail] of [
+    ['SIGKILL', 'setInterval(() => {}, 1000);'],
+    ['process.exit without stop()', 'process.exit(0);'],
+  ] as const) {
+    const { spawn } = await import('node:child_process');
+    const runner = spawn(process.execPath, ['--input-type=module', '-e', `const { startTrove } = await import(${JSON.stringify(helper)}); const d = await startTrove(); console.log(JSON.stringify({ pid: d.pid, dataDir: d.dataDir })); ${tail}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const first = await new Promise<string>((resolve) => runner.stdout.once('data', (b: Buffer) => resolve(b.toString())));
+    const { pid, dataDir } = JSON.parse(first) as { pid: number; dataDir: string };
+    t.ok(existsSync(dataDir), `${how}: the daemon runs with its data dir`);
+    if (how === 'SIGKILL') runner.kill('SIGKILL');
+    await new Promise((resolve) => runner.once('exit', resolve));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 300 && (alive() || existsSync(dataDir)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    t.notOk(alive(), `${how}: the daemon is gone`);
+    t.notOk(existsSync(dataDir), `${how}: and so is its data dir`);
+  }
+});

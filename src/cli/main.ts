@@ -65,6 +65,7 @@ export function buildProgram(): Command {
     .option('--tls-key <file>', 'TLS private key (PEM)')
     .option('--seed <file>', 'seed file (YAML or JSON): namespaces, collections, keys with given secrets, rules and files to create at start')
     .option('--detach', 'run in the background: wait until it listens, print its URL, pid and log file, and exit (output in <data-dir>/logs/daemon.out)')
+    .option('--stop-with-stdin', 'stop cleanly when stdin closes: a test fixture whose runner dies, even killed, takes its daemon with it')
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const dataDir = (opts.dataDir as string | undefined) ?? (cmd.parent?.parent?.opts().dataDir as string | undefined);
       // Loaded only here: the daemon is most of the code, and every other command starts faster without it.

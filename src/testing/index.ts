@@ -46,7 +46,10 @@ const KILL_AFTER_MS = 10_000;
 /** How much of the daemon's stderr is kept for error messages. */
 const STDERR_TAIL = 64 * 1024;
 
-/** Daemons still running when the test process exits are killed, so none outlives its suite. */
+/**
+ * Daemons still running when the test process exits are asked to stop: their stdin is closed, and
+ * each stops cleanly and removes its ephemeral data dir. (SIGKILL here left the dir behind.)
+ */
 const running = new Set<ChildProcess>();
 let exitHookInstalled = false;
 function track(child: ChildProcess): void {
@@ -55,7 +58,7 @@ function track(child: ChildProcess): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
-    for (const c of running) c.kill('SIGKILL');
+    for (const c of running) c.stdin?.destroy();
   });
 }
 
@@ -77,7 +80,7 @@ export async function startTrove(options: StartTroveOptions = {}): Promise<Trove
     if (seedDir) rmSync(seedDir, { recursive: true, force: true });
     seedDir = undefined;
   };
-  const args = ['daemon', 'start', '--ephemeral', '--port', '0', '--json'];
+  const args = ['daemon', 'start', '--ephemeral', '--port', '0', '--json', '--stop-with-stdin'];
   if (typeof options.seed === 'string') {
     args.push('--seed', resolve(options.seed));
   } else if (options.seed !== undefined) {
@@ -88,10 +91,14 @@ export async function startTrove(options: StartTroveOptions = {}): Promise<Trove
   }
   args.push(...(options.args ?? []));
 
+  // The daemon holds the read end of its stdin: when this process ends, however it ends (even
+  // killed, when no exit hook runs), the pipe closes and the daemon stops and removes its data dir.
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...options.env, TROVE_CLUSTER_KEY: key },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // The pipe alone must not keep this process alive.
+  (child.stdin as unknown as { unref?: () => void }).unref?.();
   track(child);
   let stderr = '';
   // Read to the end, or a chatty daemon would block on a full pipe.

@@ -19,6 +19,8 @@ export interface DaemonStartOptions extends DaemonFlags {
   seed?: string;
   /** Run in the background (runDaemonStartDetached). */
   detach?: boolean;
+  /** Stop cleanly when stdin closes (startTrove: the runner's death, however it dies, ends its daemon). */
+  stopWithStdin?: boolean;
 }
 
 /** Every log line goes to stderr and to <data-dir>/logs/daemon.log (`trove daemon logs`), once that is opened. */
@@ -65,8 +67,17 @@ export function reportStartFailure(err: unknown, dataDir: string | undefined, lo
 export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   const stdout = out();
   const stderr = errOut();
+  // Whoever read our output may be gone (a test runner killed): a write to its closed pipe must not
+  // kill the daemon before it has stopped cleanly and removed an ephemeral data dir (EPIPE, found
+  // by a packed-install test). The log file still gets every line.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const logFile = new DaemonLogFile();
   const log = daemonLog(logFile);
+  if (opts.ephemeral && opts.dataDir !== undefined) {
+    // It was ignored (found by a packed-install test): whoever named a data dir expects it used.
+    setExitCode(reportError(new CliError('--ephemeral and --data-dir do not go together: an ephemeral daemon makes a temporary data dir of its own and removes it on exit. Drop one of them.', 2), opts.json ?? false));
+    return;
+  }
   // A seed is checked whole before anything starts, so a bad one leaves nothing behind.
   let seed: { module: SeedModule; loaded: LoadedSeed } | undefined;
   if (opts.seed !== undefined) {
@@ -133,6 +144,16 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   if (stopPending) stopRequested();
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  if (opts.stopWithStdin) {
+    // The parent holds the other end: when it exits, however (even SIGKILL), the pipe closes. That
+    // is not a second signal: a stop already under way goes on.
+    const parentGone = () => {
+      if (signals === 0) shutdown('stdin closed');
+    };
+    process.stdin.on('end', parentGone);
+    process.stdin.on('error', parentGone);
+    process.stdin.resume();
+  }
 }
 
 /**
