@@ -61,8 +61,10 @@ const timings: string[] = [];
 
 const tree = path.join(work, 'tree');
 mkdirSync(tree);
-for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'README.md', 'LICENSE', 'bin', 'src', 'daemon', 'scripts', 'docs']) {
-  if (existsSync(path.join(ROOT, entry))) cpSync(path.join(ROOT, entry), path.join(tree, entry), { recursive: true });
+for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'README.md', 'LICENSE', 'bin', 'src', 'daemon', 'scripts', 'docs', 'fixtures/seed.example.yaml', 'fixtures/sample/guides/getting-started.md', 'fixtures/formats/report.pdf']) {
+  if (!existsSync(path.join(ROOT, entry))) continue;
+  mkdirSync(path.dirname(path.join(tree, entry)), { recursive: true });
+  cpSync(path.join(ROOT, entry), path.join(tree, entry), { recursive: true });
 }
 // The dependencies (the devDependencies prepack builds with) are the repo's own.
 symlinkSync(path.join(ROOT, 'node_modules'), path.join(tree, 'node_modules'), 'dir');

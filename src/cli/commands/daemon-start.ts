@@ -7,7 +7,7 @@ import { startDaemon, type RunningDaemon } from '../../../daemon/main.js';
 import type { LoadedSeed } from '../../../daemon/seed.js';
 import { entryFile } from '../../contract/package-files.js';
 import { CliError, reportError } from '../client.js';
-import { cliArgs, cliCwd, cliEnv, errOut, formatForConsole, out, setExitCode } from '../io.js';
+import { cliArgs, cliCwd, cliEnv, cliStdin, errOut, formatForConsole, out, setExitCode } from '../io.js';
 import { DaemonLogFile, daemonLogPath } from './daemon-logs.js';
 
 // daemon/seed.ts and its YAML parser load only when --seed is given (start-up loads what it needs, issue 15).
@@ -70,7 +70,7 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
   // Whoever read our output may be gone (a test runner killed): a write to its closed pipe must not
   // kill the daemon before it has stopped cleanly and removed an ephemeral data dir (EPIPE, found
   // by a packed-install test). The log file still gets every line.
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  for (const stream of [stdout, stderr]) stream.on('error', () => undefined);
   const logFile = new DaemonLogFile();
   const log = daemonLog(logFile);
   if (opts.ephemeral && opts.dataDir !== undefined) {
@@ -150,9 +150,10 @@ export async function runDaemonStart(opts: DaemonStartOptions): Promise<void> {
     const parentGone = () => {
       if (signals === 0) shutdown('stdin closed');
     };
-    process.stdin.on('end', parentGone);
-    process.stdin.on('error', parentGone);
-    process.stdin.resume();
+    const stdin = cliStdin();
+    stdin.on('end', parentGone);
+    stdin.on('error', parentGone);
+    stdin.resume();
   }
 }
 
