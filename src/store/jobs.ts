@@ -103,8 +103,11 @@ const HTTP_SOURCE = "SELECT 1 FROM files f WHERE f.rid = jobs.file_rid AND f.ver
 export function queuedSourceFetches(db: Db, limit: number): (JobRow & { uri: string })[] {
   return stmt(
     db,
-    `SELECT jobs.*, f.uri AS uri FROM jobs JOIN files f ON f.rid = jobs.file_rid AND f.version_id = jobs.version_id
-     WHERE jobs.status = 'queued' AND jobs.runnable = 1 AND jobs.type = 'index_file' AND f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%')
+    // From the URI files (a partial index, migration 20; CROSS JOIN keeps them the outer loop) to
+    // their queued jobs: not the whole queue.
+    `SELECT jobs.*, f.uri AS uri FROM files f INDEXED BY files_uri_sources
+       CROSS JOIN jobs ON jobs.file_rid = f.rid AND jobs.version_id = f.version_id AND jobs.status = 'queued'
+     WHERE f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%') AND jobs.runnable = 1 AND jobs.type = 'index_file'
      ORDER BY jobs.rid LIMIT ?`,
   ).all(limit) as (JobRow & { uri: string })[];
 }
