@@ -207,3 +207,19 @@ t.test('an upload abandoned mid-body logs its path without the signed URL token'
   t.match(logged[0], { level: 'info', message: /client closed the connection/, fields: { method: 'PUT', path: '/uploads/[token]' } });
   t.notOk(JSON.stringify(logged).includes(token), 'the token appears in no log line');
 });
+
+t.test('no Host header on HTTP/1.1, or an Expect the server cannot meet: 400 in the envelope, not a bare status', async (t) => {
+  // Found by a bad-input attack: Node answered these itself, a bare 400 with an empty body and a
+  // bare 417 (a code the contract's table does not have).
+  const noHost = parseResponse(await rawRequest(`GET /health HTTP/1.1\r\nConnection: close\r\n\r\n`));
+  t.equal(noHost?.status, 400);
+  t.match(noHost?.body, { error: { code: 'invalid_request', details: { reason: 'missing_host' }, request_id: /^req_/ } });
+  const http10 = parseResponse(await rawRequest(`GET /health HTTP/1.0\r\n\r\n`));
+  t.equal(http10?.status, 200, 'HTTP/1.0 needs no Host');
+  const expect = parseResponse(await rawRequest(`GET /health HTTP/1.1\r\nHost: trove\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n`));
+  t.equal(expect?.status, 400);
+  t.match(expect?.body, { error: { code: 'invalid_request', details: { reason: 'expectation_failed' } } });
+  t.ok(expect?.headers['x-request-id'], 'with its x-request-id');
+  const after = parseResponse(await rawRequest(`GET /health HTTP/1.1\r\nHost: trove\r\nConnection: close\r\n\r\n`));
+  t.equal(after?.status, 200, 'the daemon keeps serving');
+});

@@ -88,8 +88,13 @@ export function createHttpServer(app: App, options: HttpServerOptions): HttpServ
       // While stopping, a connection whose response is done is not kept alive for another.
       if (draining) server.closeIdleConnections();
     });
-    app
-      .handle({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body: ex.body })
+    // Node's own check answered a bare 400 with no body (found by a bad-input attack); it is off
+    // (requireHostHeader: false below) so that this one answers in the envelope.
+    const missingHost = req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+    (missingHost
+      ? Promise.resolve(errorResponse(new TroveError('invalid_request', 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).', { reason: 'missing_host' }), requestId, { connection: 'close' }))
+      : app.handle({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body: ex.body })
+    )
       .catch((err: unknown) => errorResponse(asTroveError(err), requestId))
       .then((out) => respond(ex, out))
       .catch((err: unknown) => {
@@ -98,7 +103,9 @@ export function createHttpServer(app: App, options: HttpServerOptions): HttpServ
       });
   };
 
-  const server: Server = options.tls ? (createHttpsServer(options.tls, handler) as unknown as Server) : createServer(handler);
+  const server: Server = options.tls
+    ? (createHttpsServer({ ...options.tls, requireHostHeader: false }, handler) as unknown as Server)
+    : createServer({ requireHostHeader: false }, handler);
   const timeouts = { ...CONNECTION_TIMEOUTS, ...options.timeouts };
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.headersTimeout = timeouts.headersMs;
@@ -162,6 +169,16 @@ export function createHttpServer(app: App, options: HttpServerOptions): HttpServ
       end();
     }
   }
+
+  // An Expect other than 100-continue: Node would answer a bare 417. The code table has no 417, so
+  // it is 400 invalid_request in the envelope, as for the parser's refusals below.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const expect = String(req.headers.expect ?? '').slice(0, 100);
+    const out = errorResponse(new TroveError('invalid_request', `Expect: ${expect} is not supported; send the request without it (or with Expect: 100-continue).`, { reason: 'expectation_failed' }), newRequestId(), { connection: 'close' });
+    const body = out.body ?? '';
+    res.writeHead(out.status, { ...out.headers, 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  });
 
   // Requests Node's parser refuses (a request line or headers over the limit, a malformed request
   // line, a timeout) never reach the Router; they are answered here with the same envelope and an
