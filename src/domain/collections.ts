@@ -8,7 +8,7 @@ import type { NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { enqueueCollectionJob } from './jobs.js';
-import type { AuthenticatedKey } from './keys.js';
+import { collectionsInScope, type AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
 import { presentCollection } from './present.js';
 
@@ -47,7 +47,7 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
 export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'collections', ns.id]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
-  const onlyNames = key.scope.kind === 'collection' ? key.scope.collections : undefined;
+  const onlyNames = collectionsInScope(key);
   const rows = listCollections(s.db, { namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, onlyNames });
   return pageOf(s, rows, query.limit, binding, (col) => presentCollection(s.db, col, ns.name));
 }

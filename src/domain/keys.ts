@@ -175,6 +175,9 @@ export type Permission =
   | { kind: 'namespace_or_cluster' }
   | { kind: 'action'; action: Action; denyCollectionKeys?: boolean };
 
+/** The collections a collection key is limited to, by name; undefined for a key that sees them all. */
+export const collectionsInScope = (key: AuthenticatedKey): readonly string[] | undefined => (key.scope.kind === 'collection' ? key.scope.collections : undefined);
+
 export function hasAction(actions: readonly Action[], needed: Action): boolean {
   // "write includes read; search and query are independent" (retrieval-api.md, Key).
   return actions.includes(needed) || (needed === 'read' && actions.includes('write'));

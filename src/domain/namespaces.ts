@@ -6,7 +6,7 @@ import { liveCollectionRids, markCollectionDeleted } from '../store/collections.
 import { insertJob, type JobRow } from '../store/jobs.js';
 import { findNamespace, findNamespaceById, insertNamespace, listNamespaces, markNamespaceDeleted, updateNamespaceDisplayName, type NamespaceRow } from '../store/namespaces.js';
 import type { Services } from './context.js';
-import type { AuthenticatedKey } from './keys.js';
+import { collectionsInScope, type AuthenticatedKey } from './keys.js';
 import { presentNamespace } from './present.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { pageOf } from './paging.js';
@@ -41,8 +41,6 @@ export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query:
 export function presentNamespaceTo(s: Services, key: AuthenticatedKey, ns: NamespaceRow): Namespace {
   return presentNamespace(s.db, ns, collectionsInScope(key));
 }
-
-const collectionsInScope = (key: AuthenticatedKey): readonly string[] | undefined => (key.scope.kind === 'collection' ? key.scope.collections : undefined);
 
 export async function renameNamespaceLabel(s: Services, ns: NamespaceRow, displayName: string | null): Promise<Namespace> {
   return presentNamespace(s.db, await s.write(() => updateNamespaceDisplayName(s.db, ns.rid, displayName, nowIso())));

@@ -78,7 +78,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   }
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, value);
-  // The URL's origin is a placeholder the transport never reads: built from the Host header, a value
+  // The transport reads the path alone, so the origin is fixed: built from the Host header, a value
   // such as `[bad` made the URL invalid and the request a 500 (found by a bad-input attack).
   const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
 
@@ -89,7 +89,8 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_BODY_LIMIT });
   try {
     await server.connect(transport);
-    const response = await transport.handleRequest(request);
+    // Parsed once, above: the transport takes it as it is (and parses the body itself only when it was not JSON).
+    const response = await transport.handleRequest(request, parsed === undefined ? undefined : { parsedBody: parsed });
     const out: Record<string, string> = {};
     response.headers.forEach((value, name) => (out[name.toLowerCase()] = value));
     const bytes = Buffer.from(await response.arrayBuffer());

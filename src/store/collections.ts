@@ -37,7 +37,7 @@ export function getCollectionByRid(db: Db, rid: number): CollectionRow | undefin
   return stmt(db, 'SELECT * FROM collections WHERE rid = ?').get(rid) as CollectionRow | undefined;
 }
 
-export function listCollections(db: Db, opts: { namespaceRid: number; afterRid: number; limit: number; onlyNames?: string[] | undefined }): CollectionRow[] {
+export function listCollections(db: Db, opts: { namespaceRid: number; afterRid: number; limit: number; onlyNames?: readonly string[] | undefined }): CollectionRow[] {
   if (opts.onlyNames) {
     return stmt(
       db,

@@ -97,7 +97,8 @@ export function claimJobs(db: Db, limit: number, now: string, fetched: readonly 
 }
 
 /** The job's file version comes from an http(s) source (a correlated subquery on `jobs`). */
-const HTTP_SOURCE = "SELECT 1 FROM files f WHERE f.rid = jobs.file_rid AND f.version_id = jobs.version_id AND f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%')";
+const HTTP_FILE = "f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%')";
+const HTTP_SOURCE = `SELECT 1 FROM files f WHERE f.rid = jobs.file_rid AND f.version_id = jobs.version_id AND ${HTTP_FILE}`;
 
 /** Queued, runnable index jobs whose file comes from an http(s) source, oldest first, with the source. */
 export function queuedSourceFetches(db: Db, limit: number): (JobRow & { uri: string })[] {
@@ -107,7 +108,7 @@ export function queuedSourceFetches(db: Db, limit: number): (JobRow & { uri: str
     // their queued jobs: not the whole queue.
     `SELECT jobs.*, f.uri AS uri FROM files f INDEXED BY files_uri_sources
        CROSS JOIN jobs ON jobs.file_rid = f.rid AND jobs.version_id = f.version_id AND jobs.status = 'queued'
-     WHERE f.source_type = 'uri' AND (f.uri LIKE 'http:%' OR f.uri LIKE 'https:%') AND jobs.runnable = 1 AND jobs.type = 'index_file'
+     WHERE ${HTTP_FILE} AND jobs.runnable = 1 AND jobs.type = 'index_file'
      ORDER BY jobs.rid LIMIT ?`,
   ).all(limit) as (JobRow & { uri: string })[];
 }
