@@ -96,9 +96,32 @@ export class TroveError extends Error {
   }
 }
 
-/** Anything thrown that is not a TroveError becomes internal_error; the cause is logged, never sent. */
+/**
+ * What Node (ENOSPC, EDQUOT) and SQLite (SQLITE_FULL, which better-sqlite3 puts in `code`) say when
+ * the disk holding the data dir has no room left. On a full tmpfs SQLite answers a write with
+ * SQLITE_FULL and rolls the whole transaction back (measured with better-sqlite3 12).
+ */
+const STORAGE_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/** True when `err` (or an error it wraps) says the disk is full or the owner's quota is spent. */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && STORAGE_FULL_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+/**
+ * Anything thrown that is not a TroveError becomes internal_error; the cause is logged, never sent.
+ * A full disk is no fault of the daemon or the request: 503 with reason insufficient_storage, which
+ * a client retries once the operator has freed space (nothing of the failed request was kept).
+ */
 export function asTroveError(err: unknown): TroveError {
   if (err instanceof TroveError) return err;
+  if (isStorageFull(err)) {
+    return new TroveError('temporarily_unavailable', "The disk that holds trove's data is full; nothing of this request was kept. Retry once space has been freed.", { reason: 'insufficient_storage' }, { cause: err });
+  }
   return new TroveError('internal_error', 'Unexpected server failure.', {}, { cause: err });
 }
 

@@ -99,14 +99,25 @@ function drainedOrClosed(out: NodeJS.WritableStream & { closed: boolean }): Prom
   });
 }
 
+/** Moves a received blob under its hash (or drops it, if those bytes are stored already); on failure (a full disk can refuse the folder) the temporary file is removed too. */
 export function commitBlob(blobsDir: string, blob: StoredBlob): void {
   const target = blobPath(blobsDir, blob.sha256);
-  if (existsSync(target)) {
+  try {
+    if (existsSync(target)) {
+      rmSync(blob.tempPath, { force: true });
+      return;
+    }
+    mkdirSync(join(blobsDir, blob.sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
+    renameSync(blob.tempPath, target);
+  } catch (err) {
     rmSync(blob.tempPath, { force: true });
-    return;
+    throw err;
   }
-  mkdirSync(join(blobsDir, blob.sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
-  renameSync(blob.tempPath, target);
+}
+
+/** Removes a stored blob; the caller has checked that no file version refers to it. */
+export function removeBlob(blobsDir: string, sha256: string): void {
+  rmSync(blobPath(blobsDir, sha256), { force: true });
 }
 
 export function discardBlob(blob: StoredBlob): void {

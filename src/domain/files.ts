@@ -20,7 +20,8 @@ import {
 } from '../store/files.js';
 import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/jobs.js';
 import type { NamespaceRow } from '../store/namespaces.js';
-import { commitBlob, discardBlob, readBlob, receiveBlob } from './blobs.js';
+import { commitBlob, discardBlob, readBlob, receiveBlob, removeBlob } from './blobs.js';
+import { blobInUse } from '../store/purge.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';
@@ -324,14 +325,25 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
     discardBlob(blob);
     throw await rejectUpload(s, file, version.id, mismatch);
   }
-  commitBlob(s.blobsDir, blob);
-  const updated = await s.write(() => {
-    const current = getFileVersion(s.db, version.id);
-    if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
-    markUploadReceived(s.db, version.id, blob.sha256);
-    makeRunnable(s.db, version.id, nowIso());
-    return getFileByRid(s.db, file.rid)!;
-  });
+  let updated: FileRow;
+  try {
+    updated = await s.write(() => {
+      const current = getFileVersion(s.db, version.id);
+      if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
+      // The blob is put in place in the change that refers to it: an upload of the same bytes whose
+      // row failed to commit (a full disk) may remove it, never one another upload's row refers to.
+      commitBlob(s.blobsDir, blob);
+      markUploadReceived(s.db, version.id, blob.sha256);
+      makeRunnable(s.db, version.id, nowIso());
+      return getFileByRid(s.db, file.rid)!;
+    });
+  } catch (err) {
+    discardBlob(blob);
+    // Nothing refers to the blob if the row was not written: a full disk gets its space back, and
+    // the upload URL stays usable (the version still waits for its bytes).
+    if (!blobInUse(s.db, blob.sha256)) removeBlob(s.blobsDir, blob.sha256);
+    throw err;
+  }
   s.notifyWork();
   return presentFile(s.db, updated);
 }

@@ -351,6 +351,8 @@ export class Router {
       }
       const e = asTroveError(err);
       if (e.code === 'internal_error') this.log.error('request failed', { request_id: requestId, method: req.method, cause: String((err as Error)?.stack ?? err) });
+      // The operator is the one who can free space: the log says why requests are being refused.
+      else if (e.details.reason === 'insufficient_storage') this.log.error('request refused: the disk is full', { request_id: requestId, method: req.method, cause: String((err as Error)?.message ?? err) });
       return errorResponse(e, requestId, e.code === 'request_too_large' ? { connection: 'close' } : {});
     }
   }

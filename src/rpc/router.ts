@@ -3,7 +3,7 @@
 // event stream of every namespace, config.json, file:// roots, workspace restore and stop.
 import { initTRPC, tracked, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { z } from 'zod';
-import { ERROR_TABLE, TroveError, type ErrorCode } from '../contract/errors.js';
+import { asTroveError, ERROR_TABLE, isStorageFull, TroveError, type ErrorCode } from '../contract/errors.js';
 import { issuesSentence } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { EVENT_TYPES, presentEvent } from '../domain/events.js';
@@ -82,6 +82,10 @@ function describeInputIssues(cause: unknown): string | null {
 export function troveErrorOf(error: TRPCError): { code: ErrorCode; message: string; retryable: boolean; details: Record<string, unknown> } {
   const cause = error.cause;
   if (cause instanceof TroveError) return { code: cause.code, message: cause.message, retryable: cause.retryable, details: cause.details };
+  if (isStorageFull(cause)) {
+    const full = asTroveError(cause);
+    return { code: full.code, message: full.message, retryable: full.retryable, details: full.details };
+  }
   const code = TROVE_CODE_BY_TRPC[error.code] ?? 'internal_error';
   if (code === 'internal_error') return { code, message: 'Unexpected daemon failure (see the daemon log).', retryable: false, details: {} };
   const issues = describeInputIssues(cause);

@@ -35,7 +35,7 @@ export class Writer {
   private flushing = false;
   private writing = false;
   /** The transaction opened by a change that found the token free, committed at setImmediate. */
-  private open: { settle: ((error: unknown) => void)[] } | null = null;
+  private open: { settle: ((error: unknown) => void)[]; unusable?: unknown } | null = null;
   private idle: Promise<void> = Promise.resolve();
 
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
@@ -72,10 +72,19 @@ export class Writer {
     if (this.open) {
       const open = this.open;
       return new Promise<T>((resolve, reject) => {
+        if (open.unusable !== undefined) {
+          reject(open.unusable);
+          return;
+        }
         let value: T;
         try {
           value = this.inSavepoint(change);
         } catch (err) {
+          if (!this.inTransaction()) {
+            // SQLite undid the whole transaction: the turn's earlier changes are gone with it.
+            for (const settle of open.settle.splice(0)) settle(err);
+            open.unusable = this.beginAgain();
+          }
           reject(err);
           return;
         }
@@ -116,7 +125,7 @@ export class Writer {
       this.gate.release(this.holder);
       throw err;
     }
-    const open = { settle: [] as ((error: unknown) => void)[] };
+    const open: NonNullable<Writer['open']> = { settle: [] };
     this.open = open;
     let done!: () => void;
     const committed = new Promise<void>((resolve) => (done = resolve));
@@ -130,16 +139,45 @@ export class Writer {
     });
   }
 
-  /** Commits the open transaction and lets the token go; the error if COMMIT failed (then nothing of it was written). */
+  /**
+   * Commits the open transaction and lets the token go; the error if COMMIT failed (then nothing of
+   * it was written). No transaction is open when SQLite undid it and it could not be begun again:
+   * then its changes have been told already, and there is nothing to commit.
+   */
   private commitAndRelease(): unknown {
     try {
-      this.sql.commit.run();
+      if (this.inTransaction()) this.sql.commit.run();
       return undefined;
     } catch (err) {
-      if (sqlite(this.db).inTransaction) this.sql.rollback.run();
+      // A full disk fails COMMIT too; the transaction may still be open then, and must not stay so.
+      if (this.inTransaction()) {
+        try {
+          this.sql.rollback.run();
+        } catch {
+          // Nothing more to undo: SQLite ends a transaction whose ROLLBACK fails.
+        }
+      }
       return err ?? new Error('COMMIT failed');
     } finally {
       this.gate.release(this.holder);
+    }
+  }
+
+  private inTransaction(): boolean {
+    return sqlite(this.db).inTransaction;
+  }
+
+  /**
+   * After SQLite rolled back the whole transaction (it may, for SQLITE_FULL, SQLITE_IOERR,
+   * SQLITE_NOMEM and SQLITE_BUSY; a full disk does), opens a new one for the changes still to run,
+   * holding the token still. Returns the error when that fails too: those changes fail with it.
+   */
+  private beginAgain(): unknown {
+    try {
+      this.sql.begin.run();
+      return undefined;
+    } catch (err) {
+      return err;
     }
   }
 
@@ -152,8 +190,12 @@ export class Writer {
       this.sql.release.run();
       return value;
     } catch (err) {
-      this.sql.rollbackTo.run();
-      this.sql.release.run();
+      // A transaction SQLite has rolled back has no savepoint to return to; the caller sees the
+      // change's own error either way (SQLITE_FULL, not "no such savepoint").
+      if (this.inTransaction()) {
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
+      }
       throw err;
     } finally {
       this.writing = false;
@@ -173,13 +215,24 @@ export class Writer {
           for (const item of group) item.reject(error);
           continue;
         }
-        const outcomes = group.map((item): { ok: true; value: unknown } | { ok: false; error: unknown } => {
-          try {
-            return { ok: true, value: this.inSavepoint(item.change) };
-          } catch (error) {
-            return { ok: false, error };
+        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+        let unusable: unknown;
+        for (const item of group) {
+          if (unusable !== undefined) {
+            outcomes.push({ ok: false, error: unusable });
+            continue;
           }
-        });
+          try {
+            outcomes.push({ ok: true, value: this.inSavepoint(item.change) });
+          } catch (error) {
+            if (!this.inTransaction()) {
+              // SQLite undid the whole transaction: the group's earlier changes are gone with it.
+              for (let i = 0; i < outcomes.length; i++) if (outcomes[i]!.ok) outcomes[i] = { ok: false, error };
+              unusable = this.beginAgain();
+            }
+            outcomes.push({ ok: false, error });
+          }
+        }
         // A failed COMMIT wrote nothing of the group: every change in it fails.
         const failed = this.commitAndRelease();
         group.forEach((item, i) => {
