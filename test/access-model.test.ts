@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { fanOut } from '../src/domain/webhooks/dispatcher.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const TOTAL_RUNS = Math.max(1, Number(process.env.TROVE_MODEL_RUNS ?? 300));
 const SEED = process.env.TROVE_MODEL_SEED !== undefined ? Number(process.env.TROVE_MODEL_SEED) : Math.floor(Math.random() * 2 ** 31);
@@ -176,12 +177,13 @@ function fail(what: string, details: Record<string, unknown>): never {
 
 async function waitJob(job: { id: string; type?: string }): Promise<void> {
   if (job.type !== undefined && job.type !== 'apply_access_rule') fail('a rule change returned a job of another type', { job });
+  const started = Date.now();
   for (let i = 0; ; i++) {
     const r = await f.call('GET', `/jobs/${job.id}`);
     if (r.status !== 200) fail('GET /jobs/{id} failed', { job, status: r.status, body: r.body });
     if (r.body.status === 'succeeded') return;
     if (r.body.status === 'failed' || r.body.status === 'canceled') fail('apply_access_rule job did not succeed', { job: r.body });
-    if (i > 5000) fail('apply_access_rule job never finished', { job: r.body });
+    if (Date.now() - started > PATIENCE_MS) fail('apply_access_rule job never finished', { job: r.body });
     await sleep(i < 20 ? 1 : 5);
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 const MARKER = /\[\[(SRC:\d{4})\]\]/g;
@@ -150,7 +151,7 @@ t.test('access rules bound every source of an answer', async (t) => {
       { op: 'upsert', file: '/cats.md', readers: ['cat-people'] },
     ],
   });
-  for (let i = 0; i < 200 && (await f.call('GET', `/jobs/${rules.body.job.id}`)).body.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor('the access-rule job', async () => (await f.call('GET', `/jobs/${rules.body.job.id}`)).body.status === 'succeeded');
   t.equal((await f.call('POST', `${base}:answer`, { query: 'why do cats purr?' })).status, 400, 'principals are required when enforced');
   const outsider = await f.call('POST', `${base}:answer`, { query: 'why do cats purr?', principals: ['everyone'] });
   t.equal(outsider.status, 200);

@@ -10,6 +10,7 @@ import { NOTHING_FOUND, sentenceSpans, extractiveGenerator } from '../src/domain
 import { produceAnswer, type PreparedEvidence } from '../src/domain/answer/answer.js';
 import { findMarkers } from '../src/domain/answer/markers.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 const MEETING = `# Infra sync 2026-03-02
 
@@ -204,12 +205,10 @@ t.test('through the API: quotes in their evidence, no fragments, refusals cite n
 
   const run = await f.call('POST', `${base}/research`, { query: 'what is the capital of France?', mode: 'ultra' }, { 'idempotency-key': 'refusal-1' });
   t.equal(run.status, 202);
-  let done: { status: string; answer: string; sources: Sources } | undefined;
-  for (let i = 0; i < 500 && !done; i++) {
+  const done = await waitFor('the research run to end', async (): Promise<{ status: string; answer: string; sources: Sources } | undefined> => {
     const r = await f.call('GET', `${base}/research/${run.body.id}`);
-    if (['succeeded', 'failed', 'canceled'].includes(r.body.status)) done = r.body;
-    else await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return ['succeeded', 'failed', 'canceled'].includes(r.body.status) ? r.body : undefined;
+  });
   t.equal(done?.status, 'succeeded');
   t.equal(done?.answer, NOTHING_FOUND, 'a research run refuses the same way');
   t.ok(Object.values(done!.sources).every((s) => !s.is_cited), 'with no source marked as used');

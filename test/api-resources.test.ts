@@ -403,7 +403,7 @@ t.test('a file whose upload never arrives fails when its URL expires', async (t)
   const { base } = await seedCollection(g, 'late', 'docs');
   const added = await g.call('POST', `${base}/files`, { path: '/never.txt', source: { type: 'upload', content_type: 'text/plain' } });
   t.equal(added.status, 202);
-  const col = await g.waitForIdle('late', 'docs', 10_000);
+  const col = await g.waitForIdle('late', 'docs');
   t.equal(col.status, 'failed', 'the collection no longer waits for it');
   const file = await g.call('GET', `${base}/files/${added.body.file.id}`);
   t.match(file.body, { status: 'failed', error: { code: 'upload_expired' } });

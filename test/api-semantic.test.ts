@@ -7,6 +7,7 @@ import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { loadBuiltinEmbedder } from '../src/domain/embed/builtin.js';
 import { vectorTableName } from '../src/store/migrations.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
@@ -68,7 +69,7 @@ t.test('hybrid search: matched_by, meaning without shared words, filters before 
   const fruit = await f.call('GET', `${base}/files/${encodeURIComponent('/fruit.md')}`);
   await f.call('DELETE', `${base}/files/${fruit.body.id}`);
   const reindex = await f.call('POST', `${base}:reindex`);
-  for (let i = 0; i < 200 && (await f.call('GET', `/jobs/${reindex.body.job.id}`)).body.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the reindex job', async () => (await f.call('GET', `/jobs/${reindex.body.job.id}`)).body.status === 'succeeded');
   counts = vectorCount(f, colId);
   t.equal(counts.vectors, counts.passages, 'still after a delete and a reindex');
   t.equal((await f.call('POST', `${base}:search`, { query: 'bananas apples', limit: 10 })).body.results.some((r: { path: string }) => r.path === '/fruit.md'), false, 'a deleted file is not found by meaning');
@@ -152,7 +153,7 @@ t.test('an OpenAI-compatible provider, and switching models needs a reindex', as
   const c = await second.call('GET', `${base}/files/${encodeURIComponent('/c.txt')}`);
   t.match(c.body, { status: 'failed', error: { code: 'embedding_model_mismatch' } }, 'a new file is not mixed in');
   const reindex = await second.call('POST', `${base}:reindex`);
-  for (let i = 0; i < 300 && (await second.call('GET', `/jobs/${reindex.body.job.id}`)).body.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the reindex job', async () => (await second.call('GET', `/jobs/${reindex.body.job.id}`)).body.status === 'succeeded');
   const after = await second.call('POST', `${base}:search`, { query: 'new file under another model' });
   t.equal(after.status, 200, 'after a reindex the collection serves the new model');
   t.equal(after.body.results[0]?.path, '/c.txt', 'and the failed file was indexed by the reindex');

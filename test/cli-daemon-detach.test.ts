@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { newClusterKey, runCli } from './helpers/cli.js';
 
-t.setTimeout(180_000);
 
 t.test('daemon start --detach, then stop and logs', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'trove-detach-'));

@@ -10,7 +10,6 @@ import { buildProgram } from '../src/cli/main.js';
 import { CLI_EXIT_CODES } from '../src/contract/errors.js';
 import { freePort, runCli, runCliInProcess } from './helpers/cli.js';
 
-t.setTimeout(300_000);
 
 /** Commands that never talk to a daemon, and why. */
 const LOCAL = new Map<string, string>([

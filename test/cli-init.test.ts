@@ -9,9 +9,9 @@ import { createInterface } from 'node:readline';
 import { collectionNameFor, runInit, type InitOptions, type InitPrompts } from '../src/cli/commands/init.js';
 import { BIN, cleanEnv, freePort, newClusterKey, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { captured } from './helpers/capture.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 // Daemons, restarts and a dozen CLI processes: well past tap's default on a busy two-core machine.
-t.setTimeout(300_000);
 
 interface Asked {
   kind: 'input' | 'confirm';
@@ -262,7 +262,7 @@ t.test('trove init from the built CLI, without a terminal', async (t) => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const lines: Record<string, unknown>[] = [];
     createInterface({ input: child.stdout }).on('line', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + PATIENCE_MS;
     while (lines.length < 2 && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
     t.match(lines[0], { event: 'init', collection: 'watched', watch: true, folder });
     t.match(lines[1], { event: 'sync', full: true, added: 1, ready: 1 }, `the first sync (${stderr})`);

@@ -12,7 +12,6 @@ import { isSecretFileName, walkFolder } from '../src/cli/walk.js';
 import { apiOf, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { captured } from './helpers/capture.js';
 
-t.setTimeout(240_000);
 
 const remote = (p: string, ingestRoot?: string) => ({ id: `fil_${p.replace(/\W/g, '')}`, path: p, status: 'ready', ingestRoot });
 

@@ -16,7 +16,6 @@ import { BIN, cleanEnv, newClusterKey, parseJson, ROOT, runCli, runCliInProcess,
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const KEY = newClusterKey();
-t.setTimeout(300_000);
 
 function tempDir(t: TestContext, prefix: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));

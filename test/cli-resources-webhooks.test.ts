@@ -5,8 +5,8 @@ import t from 'tap';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { apiOf, humanError, newClusterKey, ok, parseJson, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
-t.setTimeout(600_000);
 
 interface Received {
   path: string;
@@ -49,7 +49,7 @@ const verifies = (r: Received, secret: string) => {
   }
 };
 async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

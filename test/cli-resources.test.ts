@@ -14,7 +14,6 @@ import { Command } from 'commander';
 import { registerResourceCommands } from '../src/cli/groups/resources.js';
 import { apiOf, BIN, cleanEnv, humanError, newClusterKey, ok, parseJson, ROOT, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 
-t.setTimeout(600_000);
 
 const KEY = newClusterKey();
 const work = await mkdtemp(path.join(os.tmpdir(), 'trove-cli-resources-'));

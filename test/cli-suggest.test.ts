@@ -4,7 +4,6 @@ import { ApiClient, CliApiError } from '../src/cli/client.js';
 import { closest, editDistance, namesInPath, notFoundMessage } from '../src/cli/suggest.js';
 import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
 
-t.setTimeout(120_000);
 
 t.test('edit distance and the closest name', async (t) => {
   t.equal(editDistance('notse', 'notes'), 2);

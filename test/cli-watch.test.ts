@@ -20,9 +20,9 @@ import {
   type Timers,
 } from '../src/cli/watch-plan.js';
 import { BIN, cleanEnv, freePort, newClusterKey, runCli, runCliInProcess, startDaemonProcess, type DaemonProcess } from './helpers/cli.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 // Daemons, restarts and a dozen CLI processes: well past tap's default on a busy two-core machine.
-t.setTimeout(300_000);
 
 // ---------------------------------------------------------------- pure logic
 
@@ -362,7 +362,7 @@ function spawnWatcher(args: string[]) {
   return { child, lines, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

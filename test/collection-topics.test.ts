@@ -10,6 +10,7 @@ import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
 import { sqlite } from '../src/store/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 type Result = z.infer<typeof SearchResponse>['results'][number];
 
@@ -146,7 +147,7 @@ t.test('a collection of 300 notes gets a model; semantic search ranks by it, key
   const cat = results.find((r) => r.path === '/cats.md')!;
   t.equal((await f.call('DELETE', `${base}/files/${cat.file_id}`)).status, 202);
   await f.waitForIdle('vet', 'notes');
-  for (let i = 0; i < 100 && (sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n !== 301; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('301 files with topics', () => (sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n === 301);
   t.equal((sqlite(db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 301, 'the deleted file has no vector left');
 });
 
@@ -182,7 +183,7 @@ t.test('a reindex learns the model afresh', async (t) => {
   const { base, collectionRid } = await ingest(f, [...vetNotes(70), ...TARGETS]);
   const before = collectionModelVersion(f.rt.services.db, collectionRid)!;
   t.equal((await f.call('POST', `${base}:reindex`)).status, 202);
-  for (let i = 0; i < 250 && collectionModelVersion(f.rt.services.db, collectionRid) === before; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('a new collection model', () => collectionModelVersion(f.rt.services.db, collectionRid) !== before);
   t.equal(collectionModelVersion(f.rt.services.db, collectionRid), before + 1, 'a new version');
   await f.waitForIdle('vet', 'notes');
   t.equal((sqlite(f.rt.services.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');

@@ -5,6 +5,7 @@ import t from 'tap';
 import { sweepEvents } from '../src/domain/events.js';
 import { enqueue } from '../src/domain/jobs.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
@@ -80,7 +81,7 @@ t.test('research runs report their status and each stage', async (t) => {
   await f.waitForIdle(ns, col);
   const last = (await allEvents(f)).at(-1).id;
   const run = await f.call('POST', `${base}/research`, { query: 'what causes tides?', mode: 'ultra' }, { 'idempotency-key': 'ev3' });
-  for (let i = 0; i < 500 && (await f.call('GET', `${base}/research/${run.body.id}`)).body.status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the research run', async () => (await f.call('GET', `${base}/research/${run.body.id}`)).body.status === 'succeeded');
   const events = (await allEvents(f, {}, last)).filter((e) => e.data.id === run.body.id);
   t.same(events.filter((e) => e.type === 'research.updated').map((e) => e.data.status), ['queued', 'running', 'succeeded'], 'research.updated on each status change');
   t.same(events.filter((e) => e.type === 'research.progress').map((e) => `${e.data.progress.step}/${e.data.progress.total_steps} ${e.data.progress.stage}`), ['1/5 plan', '2/5 retrieve', '3/5 read', '4/5 synthesize', '5/5 verify'], 'research.progress on each stage');

@@ -31,6 +31,7 @@ import {
   type IngestFailureCode,
   type Passage,
 } from '../src/domain/ingest/types.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -308,7 +309,7 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
 const CHUNKING = { chunkTokens: 400, chunkOverlap: 40 };
 
 function context(overrides: Partial<ExtractContext> = {}): ExtractContext {
-  return { ocr: true, maxPages: 2_000, deadline: Date.now() + 120_000, ...overrides };
+  return { ocr: true, maxPages: 2_000, deadline: Date.now() + PATIENCE_MS, ...overrides };
 }
 
 async function failureOf(work: () => Promise<unknown>): Promise<IngestFailure | string> {

@@ -70,7 +70,7 @@ t.test('each format is found with its evidence kind and location', async (t) => 
     const r = await f.call('POST', `${base}/files`, { path: `/${name}`, source: { type: 'uri', uri: `file://${join(dir, name)}` } });
     t.equal(r.status, 202, `added ${name}`);
   }
-  await f.waitForIdle(ns, col, 240_000);
+  await f.waitForIdle(ns, col);
   const listed = new Map<string, any>();
   for (let cursor: string | null = null; ; ) {
     const page: any = await f.call('GET', `${base}/files?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
@@ -123,7 +123,7 @@ t.test('OCR off: images fail as unsupported, text PDFs still index', async (t) =
   for (const name of ['sign.png', 'report.pdf', 'scanned.pdf']) {
     await f.call('POST', `${base}/files`, { path: `/${name}`, source: { type: 'uri', uri: `file://${join(dir, name)}` } });
   }
-  await f.waitForIdle(ns, col, 120_000);
+  await f.waitForIdle(ns, col);
   const items = new Map((await f.call('GET', `${base}/files`)).body.items.map((x: any) => [x.path, x]));
   t.match(items.get('/sign.png'), { status: 'failed', error: { code: 'unsupported_content', message: /ocr/i } });
   t.match(items.get('/report.pdf'), { status: 'ready' });
@@ -139,7 +139,7 @@ t.test('a declared type the bytes contradict is read as what the bytes are, and 
   t.teardown(() => f.close());
   const { ns, col, base } = await seedCollection(f, 'formats', 'declared');
   await f.call('POST', `${base}/files`, { path: '/mislabelled.txt', source: { type: 'uri', uri: `file://${join(dir, 'report.pdf')}`, content_type: 'text/plain' } });
-  await f.waitForIdle(ns, col, 60_000);
+  await f.waitForIdle(ns, col);
   const file = (await f.call('GET', `${base}/files/${encodeURIComponent('/mislabelled.txt')}`)).body;
   t.equal(file.status, 'ready');
   t.equal(file.source.content_type, 'application/pdf');

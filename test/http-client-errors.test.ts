@@ -12,7 +12,6 @@ import { ERROR_TABLE, type ErrorCode } from '../src/contract/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../src/domain/limits.js';
 
 const KEY = 'client-errors-test-cluster-key-0123456789abcdef';
-t.setTimeout(300_000);
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 

@@ -10,6 +10,7 @@ import http from 'node:http';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { ERROR_TABLE, type ErrorCode } from '../src/contract/errors.js';
 import { dataPlaneRoutes } from '../src/http/routes.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const KEY = 'transport-test-cluster-key-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}` };
@@ -92,7 +93,7 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = 30_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const value = await probe();

@@ -17,6 +17,7 @@ import { fetchSourceUri, fileUriToAllowedPath, type FetchOptions } from '../src/
 import { IngestFailure, type IngestFailureCode } from '../src/domain/ingest/types.js';
 import { FETCH_AHEAD_PER_NAMESPACE } from '../src/domain/ingest/fetch-ahead.js';
 import { seedCollection, startFixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -289,9 +290,8 @@ t.test('http', async (t) => {
   });
 
   t.test('timeout', async (t) => {
-    const started = Date.now();
+    // The host never answers: the failure naming the 150 ms limit is the fetch giving up at it.
     await expectIngestFailure(t, fetchSourceUri(`${base}/hang`, { ...allowed, timeoutMs: 150 }), 'fetch_failed', /timed out after 150 ms/);
-    t.ok(Date.now() - started < 1500, 'gives up near the deadline');
   });
 
   t.test('connection refused', async (t) => {
@@ -335,18 +335,18 @@ t.test('a source host that never answers holds up no other file, and stops being
     files.push(r.body.file.id);
   }
   const other = (await seedCollection(f, 'slow', 'other')).base;
-  const started = Date.now();
   await f.call('POST', `${other}/files`, { path: '/victim.txt', source: { type: 'inline', text: 'an inline file beside the silent hosts' } });
-  await f.waitForIdle('slow', 'other', 20_000);
-  t.ok(Date.now() - started < 20_000, `the inline file is ready in ${Date.now() - started} ms, not after the sources' 60 s limit`);
+  await f.waitForIdle('slow', 'other');
+  // The hosts never answer, so a fetch ends only by its 60 s limit, a cancel or a delete: none has yet.
+  t.equal(closed, 0, 'the inline file is ready while every silent fetch is still open');
   t.equal((await f.call('POST', `${other}:search`, { query: 'inline', mode: 'keyword' })).status, 200, 'and searchable');
-  for (let i = 0; i < 50 && open.size < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitFor('three open fetches', () => open.size >= 3);
   t.equal(open.size, 3, 'the three sources are being fetched at once');
 
   // Canceling one job and deleting another file end their fetches; the third keeps waiting.
   t.equal((await f.call('POST', `/jobs/${jobs[0]}:cancel`)).status, 200);
   t.equal((await f.call('DELETE', `${hung}/files/${files[1]}`)).status, 202);
-  for (let i = 0; i < 150 && closed < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitFor('two closed fetches', () => closed >= 2);
   t.equal(closed, 2, 'two connections closed: the canceled job and the deleted file');
   t.equal(open.size, 1, 'the third source is still fetched');
 });
@@ -382,14 +382,13 @@ t.test('sources waiting on silent hosts stay queued, fill a bounded share of the
   }
   const fine = (await seedCollection(f, 'tenant-b', 'fine')).base;
   await f.call('POST', `${fine}/files`, { path: '/page.txt', source: { type: 'uri', uri: `http://127.0.0.1:${(answering.address() as AddressInfo).port}/page` } });
-  const started = Date.now();
-  await f.waitForIdle('tenant-b', 'fine', 20_000);
-  t.ok(Date.now() - started < 20_000, `another namespace's source is indexed in ${Date.now() - started} ms`);
+  await f.waitForIdle('tenant-b', 'fine');
+  // The silent hosts hold their fetches until their 60 s limit: some still open below means tenant-b did not wait for them.
   t.equal((await f.call('POST', `${fine}:search`, { query: 'answers', mode: 'keyword' })).body.results[0]?.path, '/page.txt');
   t.ok(open.size > 0 && open.size <= FETCH_AHEAD_PER_NAMESPACE, `one namespace holds at most ${FETCH_AHEAD_PER_NAMESPACE} fetches (${open.size})`);
   const statuses = await Promise.all(jobs.map(async (id) => (await f.call('GET', `/jobs/${id}`)).body.status as string));
   t.same([...new Set(statuses)], ['queued'], 'the waiting jobs stay queued, not running');
   t.equal((await f.call('DELETE', '/namespaces/tenant-a/collections/hung')).status, 202);
-  for (let i = 0; i < 150 && open.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitFor('every fetch closed', () => open.size === 0);
   t.equal(open.size, 0, "deleting the collection ends its sources' fetches");
 });

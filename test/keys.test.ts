@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { authenticate } from '../src/domain/keys.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
@@ -219,7 +220,7 @@ t.test('no secret reaches the daemon output', async (t) => {
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${output}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${output}`)), PATIENCE_MS);
     child.stdout.on('data', () => {
       const m = /"url":"([^"]+)"/.exec(output);
       if (m) {

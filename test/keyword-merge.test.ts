@@ -11,7 +11,7 @@ import { createFtsTableSql, ftsTableName } from '../src/store/migrations.js';
 import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/passages.js';
 import { rankedWindow } from '../src/store/search.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
-import { waitFor } from './helpers/wait.js';
+import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 
 t.test('merge steps leave one segment and the same ranking', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-merge-'));
@@ -62,11 +62,11 @@ t.test('the indexing worker merges a collection once indexing goes quiet', async
     await f.waitForIdle(ns, col);
   }
   const rid = (f.rt.db.prepare('SELECT rid FROM collections WHERE name = ?').get(col) as { rid: number }).rid;
-  const merged = await waitFor('one segment', () => keywordIndexSegments(f.rt.db, rid) === 1, 20_000, 50);
+  const merged = await waitFor('one segment', () => keywordIndexSegments(f.rt.db, rid) === 1, PATIENCE_MS, 50);
   t.ok(merged, 'the index ends as one segment');
   // Then the upkeep folds the WAL into the database: an idle data dir is its database file.
   const wal = path.join(f.rt.dataDir, 'trove.db-wal');
-  t.ok(await waitFor('an empty WAL', () => statSync(wal).size === 0, 20_000, 50), 'the WAL is truncated once the worker is idle');
+  t.ok(await waitFor('an empty WAL', () => statSync(wal).size === 0, PATIENCE_MS, 50), 'the WAL is truncated once the worker is idle');
   const hits = await f.call('POST', `${base}:search`, { query: 'lamp dusk', mode: 'keyword', limit: 10 });
   t.equal(hits.body.results.length, 6, 'every file is still found');
 });

@@ -46,7 +46,7 @@ t.test('ranking quality holds on a judged corpus', async (t) => {
   const statuses = new Set<number>();
   for (const doc of corpus) statuses.add((await f.call('POST', `${base}/files`, { path: `/${doc.id}.txt`, source: { type: 'inline', text: `${doc.title}\n\n${doc.text}`, content_type: 'text/plain' } })).status);
   t.same([...statuses], [202], `${corpus.length} documents accepted`);
-  await f.waitForIdle('gate', 'cranfield', 120_000);
+  await f.waitForIdle('gate', 'cranfield');
 
   const ndcgByMode: Record<string, number> = {};
   for (const mode of ['keyword', 'semantic'] as const) {

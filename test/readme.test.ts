@@ -10,7 +10,6 @@ import path from 'node:path';
 import { newClusterKey, ROOT, runCli, startDaemonProcess } from './helpers/cli.js';
 import { readmeBlock } from './helpers/readme-blocks.js';
 
-t.setTimeout(240_000);
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'trove-readme-'));
 t.teardown(() => rm(work, { recursive: true, force: true }));

@@ -6,6 +6,7 @@ import { SearchResponse } from '../src/contract/schemas.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { apiOf, runCli, runCliInProcess, startDaemonProcess } from './helpers/cli.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+import { waitFor } from './helpers/wait.js';
 
 type Explained = z.infer<typeof SearchResponse>['results'][number];
 
@@ -99,11 +100,7 @@ t.test('the CLI: --explain prints a line per result; colour only on request, nev
     const r = await api('POST', '/namespaces/cli/collections/docs/files', { path, source: { type: 'inline', text, content_type: 'text/markdown' } });
     t.ok(r.status < 300, `added ${path} (${r.status})`);
   }
-  for (let i = 0; i < 200; i++) {
-    const c = await api<{ status: string }>('GET', '/namespaces/cli/collections/docs');
-    if (c.body.status === 'ready') break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor('the collection to be ready', async () => (await api<{ status: string }>('GET', '/namespaces/cli/collections/docs')).body.status === 'ready');
   // tap runs tests with NO_COLOR set: each run states both variables, empty meaning unset.
   const env = { TROVE_URL: daemon.url, TROVE_KEY: daemon.key, NO_COLOR: '', FORCE_COLOR: '' };
   const ANSI = /\u001B\[[0-9;]*m/;

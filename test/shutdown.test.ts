@@ -13,19 +13,18 @@ import { parseDrainSeconds } from '../daemon/config.js';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { ERROR_TABLE } from '../src/contract/errors.js';
 import { apiOf, startDaemonProcess } from './helpers/cli.js';
-import { waitFor } from './helpers/wait.js';
+import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 
 const KEY = 'shutdown-test-cluster-key-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}` };
 // Several daemons start and stop on a busy machine. A stop that hangs fails its test by the bound
 // each test sets (generous: it is no timing assertion).
-t.setTimeout(600_000);
-const TEST_BOUND_MS = 120_000;
+const TEST_BOUND_MS = 2 * PATIENCE_MS;
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 
 /** Daemons start and stop on a busy machine: a generous wait (no timing assertion). */
-const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>) => waitFor(what, probe, 60_000);
+const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>) => waitFor(what, probe);
 const apiAt = (url: string) => apiOf({ url, key: KEY }) as (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
 
 

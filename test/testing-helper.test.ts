@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startTrove, type SeedObject, type TroveFixture } from '../src/testing/index.js';
 import { ROOT } from './helpers/cli.js';
+import { waitFor } from './helpers/wait.js';
 
 const BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(ROOT, 'fixtures', 'seed.example.yaml');
@@ -167,7 +168,7 @@ t.test('a runner that dies, even killed or exiting without stop(), takes its dae
         return false;
       }
     };
-    for (let i = 0; i < 300 && (alive() || existsSync(dataDir)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor('the daemon gone with its data dir', () => !alive() && !existsSync(dataDir), undefined, 50).catch(() => undefined);
     t.notOk(alive(), `${how}: the daemon is gone`);
     t.notOk(existsSync(dataDir), `${how}: and so is its data dir`);
   }

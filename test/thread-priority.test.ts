@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { startTrove } from '../src/testing/index.js';
 import { BACKGROUND_NICE_STEPS, lowerThisThreadPriority } from '../src/domain/threads.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const linux = process.platform === 'linux';
 
@@ -53,7 +54,7 @@ t.test('a daemon: the indexing worker runs nicer than the HTTP thread', { skip: 
   const main = threadNices(trove.pid).find((th) => th.tid === trove.pid)!;
   const isNicer = (th: { nice: number }) => th.nice === Math.min(19, main.nice + BACKGROUND_NICE_STEPS);
   // The worker starts beside the listener and lowers itself once its module has loaded: wait for it.
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (!threadNices(trove.pid).some(isNicer) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   const nicer = threadNices(trove.pid).filter(isNicer);
   t.equal(main.nice, niceOf(`/proc/${process.pid}/stat`), 'the HTTP thread keeps the priority the daemon was started with');

@@ -10,10 +10,11 @@ import { createBackend, type TuiBackend } from '../src/tui/backend.js';
 import { sameDaemon } from '../src/tui/operator-events.js';
 import type { ChannelState, TroveEvent } from '../src/tui/types.js';
 import { freePort, newClusterKey, startDaemonProcess } from './helpers/cli.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const KEY = newClusterKey();
 
-async function waitFor<T>(check: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(check: () => T | undefined | false, what: string, timeoutMs = PATIENCE_MS): Promise<T> {
   const started = Date.now();
   for (;;) {
     const value = check();

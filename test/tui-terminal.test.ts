@@ -7,12 +7,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BIN, cleanEnv, newClusterKey, runCli, startDaemonProcess, type DaemonProcess } from './helpers/cli.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const KEY = newClusterKey();
 const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: () => string, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: () => string, timeoutMs = PATIENCE_MS): Promise<T> {
   const started = Date.now();
   for (;;) {
     const value = await check();

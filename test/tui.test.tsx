@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import { CliApiError, CliError } from '../src/cli/client.js';
 import type { TuiBackend } from '../src/tui/backend.js';
 import type { ChannelState, CollectionItem, CollectionRef, FileItem, JobItem, NamespaceItem, ResearchMode, ResearchRun, SearchRequest, SearchResponse, TroveEvent } from '../src/tui/types.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 // Colours are part of what is tested (highlighted terms, the red status line): chalk decides
 // whether to emit them when it is first loaded, so the flag goes in before Ink is.
@@ -180,7 +181,7 @@ class FakeBackend implements TuiBackend {
   }
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
+async function waitFor(check: () => boolean, what: string, timeoutMs = PATIENCE_MS): Promise<void> {
   const started = Date.now();
   while (!check()) {
     if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'trove');
@@ -28,7 +29,7 @@ async function startDaemon(dataDir: string): Promise<{ url: string; child: Child
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), PATIENCE_MS);
     createInterface({ input: child.stdout! }).once('line', (l) => {
       clearTimeout(timer);
       resolve(l);

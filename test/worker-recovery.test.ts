@@ -156,7 +156,7 @@ t.test('end to end: a file whose commit kills the worker fails after three tries
     sqlite(f.rt.services.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
   );
   for (const path of ['/a.md', '/poison.md', '/c.md']) t.equal((await addInline(f, base, path, `The note ${path} about kestrels.`)).status, 202);
-  const idle = await f.waitForIdle('w', 'notes', 60_000);
+  const idle = await f.waitForIdle('w', 'notes');
   t.same(idle.file_counts, { pending: 0, indexing: 0, ready: 2, failed: 1 }, 'nothing stays indexing');
   const states = fileStates(f);
   t.match(states, [

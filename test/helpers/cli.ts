@@ -11,6 +11,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import { main } from '../../src/cli/main.js';
+import { hangAfter } from './wait.js';
 
 /** The build this file belongs to (dist/, or a helper's own out dir), and the repository root. */
 const BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -120,7 +121,7 @@ export async function startDaemonProcess(options: { key?: string; args?: string[
   const first = await Promise.race([
     new Promise<string>((resolve) => lines.once('line', resolve)),
     exited.then(({ code }) => Promise.reject(new Error(`daemon exited (${code}) before listening: ${stderr}`))),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30_000).unref()),
+    hangAfter(`the daemon to start: ${stderr}`),
   ]);
   const event = JSON.parse(first) as { event: string; url: string; data_dir: string };
   if (event.event !== 'listening') throw new Error(`unexpected first line: ${first}`);

@@ -2,6 +2,7 @@
 // without opening a port (Hono-style), plus helpers to wait for indexing.
 import './plain-children.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../../daemon/runtime.js';
+import { PATIENCE_MS } from './wait.js';
 
 export const CLUSTER_KEY = 'test-cluster-key-0123456789abcdef';
 
@@ -42,7 +43,7 @@ export async function startFixture(options: RuntimeOptions = {}): Promise<Fixtur
     rt,
     call,
     raw,
-    async waitForIdle(ns, col, timeoutMs = 30_000) {
+    async waitForIdle(ns, col, timeoutMs = PATIENCE_MS) {
       const started = Date.now();
       for (;;) {
         const r = await call('GET', `/namespaces/${ns}/collections/${col}`);

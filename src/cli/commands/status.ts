@@ -1,6 +1,6 @@
 // `trove status`: is the daemon up, and what namespaces and collections does it hold.
 import type { Collection, Health, Info, Namespace } from '../../client/index.js';
-import { ApiClient, CliError, namespacePath, reportError } from '../client.js';
+import { ApiClient, CliApiError, CliError, namespacePath, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
 import { errOut, out } from '../io.js';
 
@@ -68,6 +68,13 @@ export async function runStatus(globalOpts: GlobalOptions, opts: StatusOptions):
     out().write(lines.join('\n') + '\n');
     return 0;
   } catch (err) {
+    // The daemon answered /health but refused what followed (a key from another data dir, say): a
+    // script still learns where the CLI looked and that a daemon is up there.
+    if (json && err instanceof CliApiError) {
+      out().write(JSON.stringify({ url, up: true, health: health.status, error: err.envelope().error }) + '\n');
+      return err.exitCode;
+    }
+    if (!json) errOut().write(`trove daemon at ${url}: up (health ${health.status}), but:\n`);
     return reportError(err, json);
   }
 }
