@@ -9,6 +9,9 @@
 //   3. Map its extensions in src/contract/content-types.ts, the table the CLI shares with detection.
 //   4. Give it a fixture in test/formats-conformance.test.ts. That suite runs over FORMATS, so it fails
 //      for a format without one; it also checks the extensions against the table of step 3.
+// A format read from bytes gets the decompression guard (../decompression.ts) before its `extract` runs:
+// zip packages, PDFs, PNGs and TIFFs are measured by their container, whatever format reads them. A format
+// whose library inflates some other container (gzip, 7z, ...) teaches the guard that container first.
 import type { FileFormat } from './format.js';
 import { sourceCodeFormat } from './code.js';
 import { csvFormat } from './csv.js';
