@@ -2,6 +2,7 @@
 //   npm run bench                 start-up, chunking, and SciFact keyword through the HTTP API
 //   npm run bench -- --only startup|chunk|beir  [--data DIR] [--eval FILE] [--runs N]   (--help: usage)
 //   npm run bench -- --only formats      extraction throughput per format (fixtures/build.mjs)
+//   npm run bench -- --only bombs        peak RSS over idle while each decompression bomb is refused (bench/bombs.ts)
 //   npm run bench -- --only fixture [--runs N]  startTrove() start and first semantic search; model load shipped/cold/warm
 //   npm run bench -- --only ingest [--runs N]   SciFact through the API to all ready vs a node:http + FTS5 floor
 //   npm run bench -- --only load         search and /health latency, idle and under a second SciFact ingest
@@ -24,6 +25,7 @@ import { benchSearchFloor } from './search-floor.js';
 import { benchIngestFloor } from './ingest-floor.js';
 import { benchIngestLoad } from './ingest-load.js';
 import { benchEnforcedSearch } from './enforced-search.js';
+import { benchBombs } from './bombs.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
@@ -34,7 +36,8 @@ const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] 
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | search | formats | fixture | semantic-scale | ingest | load | enforced
+  --only NAME   one bench: startup | chunk | beir | search | formats | bombs | fixture | semantic-scale | ingest | load | enforced
+                (bombs: peak RSS over idle while each decompression bomb is read and refused, one child process each)
                 (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
                 (ingest: the data set, one POST per doc from 16 clients, to all ready: a keyword-only and a
                  semantic collection, each in a fresh daemon, vs bench/floor-ingest.mjs, node:http with one
@@ -52,7 +55,7 @@ Prints performance figures as JSON lines (never run by npm test).
                 (bench/floor-startup.mjs), and their ratio
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced'];
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'bombs', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced'];
 let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
@@ -436,6 +439,7 @@ async function benchFixture(): Promise<void> {
 const only = args.only;
 if (only === 'fixture') await benchFixture();
 if (only === 'formats') await benchFormats();
+if (only === 'bombs') await benchBombs();
 if (!only || only === 'startup') await benchStartup();
 if (!only || only === 'chunk') benchChunk();
 if (!only || only === 'beir') await benchBeir();

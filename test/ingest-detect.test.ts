@@ -118,8 +118,10 @@ t.test('supported content types', async (t) => {
     'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     'application/x-ndjson',
     'application/x-subrip',
+    'application/xml',
     'image/jpeg',
     'image/png',
+    'image/svg+xml',
     'image/tiff',
     'image/webp',
     'text/csv',
@@ -145,10 +147,10 @@ t.test('supported content types', async (t) => {
   for (const supported of ['text/plain', 'text/markdown', 'text/html', 'application/json', 'application/x-ndjson', 'text/csv', 'application/pdf', 'image/png', 'image/jpg', 'text/srt']) {
     t.ok(isSupportedContentType(supported), supported);
   }
-  for (const plainText of ['text/x-python', 'text/javascript', 'text/xml', 'TEXT/PLAIN; charset=latin1']) {
+  for (const plainText of ['text/x-python', 'text/javascript', 'text/xml', 'application/xml', 'image/svg+xml', 'TEXT/PLAIN; charset=latin1']) {
     t.ok(isSupportedContentType(plainText), `${plainText} is read as plain text`);
   }
-  for (const unsupported of ['image/gif', 'application/msword', 'application/zip', 'application/octet-stream', 'application/xml', '']) {
+  for (const unsupported of ['image/gif', 'application/msword', 'application/zip', 'application/octet-stream', 'application/gzip', '']) {
     t.notOk(isSupportedContentType(unsupported), `${unsupported || '(empty)'} is not supported`);
   }
   t.equal(normalizeContentType(' Application/JSON ; charset=utf-8'), 'application/json');

@@ -39,6 +39,7 @@ export const EXTENSION_TYPES: Readonly<Record<string, string>> = {
   '.tiff': 'image/tiff',
   '.tsv': 'text/tab-separated-values',
   '.xml': 'application/xml',
+  '.svg': 'image/svg+xml',
   '.rst': 'text/x-rst',
   '.tex': 'text/x-tex',
   '.yaml': 'text/yaml',

@@ -9,6 +9,11 @@ export const ANSWER_BODY_LIMIT = 6_291_456;
  */
 export const INDEXING_LIMITS = {
   maxFileBytes: 256 * 1024 * 1024,
+  /**
+   * What a file's compressed parts (zip entries, PDF Flate streams, PNG and TIFF image data) may expand to,
+   * measured before any library inflates them (src/domain/ingest/decompression.ts).
+   */
+  maxInflatedBytes: 256 * 1024 * 1024,
   fetchTimeoutMs: 60_000,
   maxPages: 2_000,
   extractTimeoutMs: 300_000,

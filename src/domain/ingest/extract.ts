@@ -1,6 +1,7 @@
 // Turns the bytes of a supported file into readable text plus the structural blocks the chunker follows: the
 // format registry (formats/registry.ts) names the format that reads a type; text formats are decoded here first.
 import { isUtf8 } from 'node:buffer';
+import { checkDecompression } from './decompression.js';
 import { normalizeContentType } from './detect.js';
 import { formatFor, SUPPORTED_CONTENT_TYPES } from './formats/registry.js';
 import { type ExtractContext, type ExtractedDocument, IngestFailure } from './types.js';
@@ -12,7 +13,10 @@ const MAX_LEGACY_NON_ASCII_RATIO = 0.3;
 
 export async function extractDocument(bytes: Buffer, contentType: string, ctx: ExtractContext): Promise<ExtractedDocument> {
   const format = formatFor(normalizeContentType(contentType));
-  return format?.reads === 'bytes' ? format.extract(bytes, ctx) : extractTextDocument(bytes, contentType);
+  if (format?.reads !== 'bytes') return extractTextDocument(bytes, contentType);
+  // Before any library inflates a part of the file, what it expands to is measured (zip bombs and the like).
+  await checkDecompression(bytes, { maxInflatedBytes: ctx.maxInflatedBytes, deadline: ctx.deadline });
+  return format.extract(bytes, ctx);
 }
 
 /** The formats that are text: decoded, then read by their structure (synchronous, no limits needed). */

@@ -55,6 +55,8 @@ export interface ExtractContext {
   maxPages: number;
   /** Epoch ms after which extraction gives up with `extraction_failed` (a time limit). */
   deadline: number;
+  /** What the file's compressed parts may expand to; INDEXING_LIMITS.maxInflatedBytes when absent. */
+  maxInflatedBytes?: number;
 }
 
 /** One format's extractor: bytes in, text and structure out, or an IngestFailure. */

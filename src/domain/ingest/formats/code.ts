@@ -283,6 +283,17 @@ const LANGUAGES: Readonly<Record<string, Language>> = {
 export const sourceCodeFormat: TextFormat = {
   name: 'source code',
   contentTypes: Object.keys(LANGUAGES),
+  // The application/ spellings servers and older registrations use (RFC 9239 made text/javascript the one).
+  aliases: {
+    'application/javascript': 'text/javascript',
+    'application/x-javascript': 'text/javascript',
+    'application/ecmascript': 'text/javascript',
+    'application/typescript': 'text/x-typescript',
+    'application/x-typescript': 'text/x-typescript',
+    'application/x-httpd-php': 'text/x-php',
+    'application/x-python': 'text/x-python',
+    'application/x-ruby': 'text/x-ruby',
+  },
   extensions: [
     '.py', '.pyi', '.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx', '.go', '.rs', '.java', '.c', '.h',
     '.cc', '.cpp', '.cxx', '.hpp', '.hh', '.cs', '.rb', '.php', '.kt', '.kts', '.swift', '.scala',

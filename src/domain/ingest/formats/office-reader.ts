@@ -27,12 +27,8 @@ const SLIDE_PART = /^ppt\/slides\/slide\d+\.xml$/i;
 
 /** Zip archives with more entries than this are not believable Office files. */
 const MAX_ZIP_ENTRIES = 10_000;
-/**
- * mammoth and exceljs inflate the whole package in memory; a package declaring more than this (a zip bomb,
- * or a workbook too big to hold) is refused before it is opened. jszip checks the declared sizes when it
- * inflates, so they cannot understate.
- */
-const MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024;
+// mammoth and exceljs inflate the whole package in memory: ../extract.ts has measured what it expands to
+// (../decompression.ts) before these readers get it.
 
 // ---------------------------------------------------------------------------------------------------------
 // Assembling text from rendered pieces
@@ -152,13 +148,7 @@ function zipEntryNames(bytes: Buffer, format: OfficeFormat): string[] {
       `The ${format} file is corrupt or truncated: its zip archive has no readable central directory (the end of the file is missing or damaged).`,
     );
   }
-  const { names, uncompressedBytes } = directory;
-  if (uncompressedBytes > MAX_UNCOMPRESSED_BYTES) {
-    throw new IngestFailure(
-      'too_large',
-      `The ${format} file unpacks to ${Math.round(uncompressedBytes / 1024 / 1024)} MiB; the limit is ${MAX_UNCOMPRESSED_BYTES / 1024 / 1024} MiB.`,
-    );
-  }
+  const { names } = directory;
   if (names.length > MAX_ZIP_ENTRIES) {
     throw new IngestFailure('extraction_failed', `The ${format} file's zip archive has ${names.length} entries; more than ${MAX_ZIP_ENTRIES} is not a believable ${format} file.`);
   }
@@ -170,11 +160,8 @@ function zipEntryNames(bytes: Buffer, format: OfficeFormat): string[] {
   return names;
 }
 
-/**
- * Entry names and their total declared uncompressed size from the zip central directory (zip64 aware), or
- * undefined when it cannot be found intact.
- */
-function readCentralDirectory(bytes: Buffer): { names: string[]; uncompressedBytes: number } | undefined {
+/** Entry names from the zip central directory (zip64 aware), or undefined when it cannot be found intact. */
+function readCentralDirectory(bytes: Buffer): { names: string[] } | undefined {
   const END_SIGNATURE = 0x06054b50;
   const lowest = Math.max(0, bytes.length - 22 - 0xffff);
   let end = -1;
@@ -200,7 +187,6 @@ function readCentralDirectory(bytes: Buffer): { names: string[]; uncompressedByt
   }
   if (!Number.isSafeInteger(offset + size) || offset + size > bytes.length) return undefined;
   const names: string[] = [];
-  let uncompressedBytes = 0;
   let position = offset;
   for (let i = 0; i < count && names.length <= MAX_ZIP_ENTRIES; i++) {
     if (position + 46 > bytes.length || bytes.readUInt32LE(position) !== 0x02014b50) return undefined;
@@ -209,11 +195,9 @@ function readCentralDirectory(bytes: Buffer): { names: string[]; uncompressedByt
     const commentLength = bytes.readUInt16LE(position + 32);
     if (position + 46 + nameLength > bytes.length) return undefined;
     names.push(bytes.toString('utf8', position + 46, position + 46 + nameLength));
-    // 0xffffffff means the real size is in a zip64 extra field: at least 4 GiB, over the limit either way.
-    uncompressedBytes += bytes.readUInt32LE(position + 24);
     position += 46 + nameLength + extraLength + commentLength;
   }
-  return { names, uncompressedBytes };
+  return { names };
 }
 
 /** A library's failure on bytes that passed the container checks: still a damaged file, said plainly. */

@@ -9,6 +9,9 @@
 //   3. Map its extensions in src/contract/content-types.ts, the table the CLI shares with detection.
 //   4. Give it a fixture in test/formats-conformance.test.ts. That suite runs over FORMATS, so it fails
 //      for a format without one; it also checks the extensions against the table of step 3.
+// A format read from bytes gets the decompression guard (../decompression.ts) before its `extract` runs:
+// zip packages, PDFs, PNGs and TIFFs are measured by their container, whatever format reads them. A format
+// whose library inflates some other container (gzip, 7z, ...) teaches the guard that container first.
 import type { FileFormat } from './format.js';
 import { sourceCodeFormat } from './code.js';
 import { csvFormat } from './csv.js';
@@ -20,6 +23,7 @@ import { docxFormat, pptxFormat, xlsxFormat } from './office.js';
 import { pdfFormat } from './pdf.js';
 import { plainTextFormat } from './plain-text.js';
 import { srtFormat, webVttFormat } from './transcript.js';
+import { xmlFormat } from './xml.js';
 
 export const FORMATS: readonly FileFormat[] = [
   plainTextFormat,
@@ -36,10 +40,28 @@ export const FORMATS: readonly FileFormat[] = [
   xlsxFormat,
   imageFormat,
   sourceCodeFormat,
+  xmlFormat,
 ];
 
 /** Text types no format names (logs, YAML, shell scripts, text/xml, ...) are read as plain text. */
 const OTHER_TEXT_FORMAT: FileFormat = plainTextFormat;
+
+/**
+ * Types outside text/* whose files are text all the same, as servers and browsers commonly label them
+ * (IANA registers YAML, TOML and SQL under application/); read as plain text like the text/* types.
+ */
+const OTHER_TEXT_APPLICATION_TYPES: ReadonlySet<string> = new Set([
+  'application/yaml',
+  'application/x-yaml',
+  'application/toml',
+  'application/x-toml',
+  'application/sql',
+  'application/x-sh',
+  'application/x-shellscript',
+  'application/x-tex',
+  'application/x-latex',
+  'application/graphql',
+]);
 
 /** Every content type a format names, in the order of FORMATS (messages list them). */
 export const SUPPORTED_CONTENT_TYPES: readonly string[] = FORMATS.flatMap((format) => format.contentTypes);
@@ -57,5 +79,9 @@ export function canonicalContentType(bareType: string): string {
 
 /** The format that reads a normalised content type, if any. */
 export function formatFor(contentType: string): FileFormat | undefined {
-  return FORMAT_BY_TYPE.get(contentType) ?? (contentType.startsWith('text/') ? OTHER_TEXT_FORMAT : undefined);
+  const named = FORMAT_BY_TYPE.get(contentType);
+  if (named !== undefined) return named;
+  // Feeds, XSLT, MathML, KML, GPX, ... are XML dialects (RFC 7303's +xml suffix).
+  if (contentType.endsWith('+xml')) return xmlFormat;
+  return contentType.startsWith('text/') || OTHER_TEXT_APPLICATION_TYPES.has(contentType) ? OTHER_TEXT_FORMAT : undefined;
 }
