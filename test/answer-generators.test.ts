@@ -11,6 +11,7 @@ import { followUpQuery, GenerationError, type AnswerSource, type GenerateInput, 
 import { citedKeys, findMarkers, stripMarkers, stripUnknownMarkers } from '../src/domain/answer/markers.js';
 import { historyMessages, mapCitations, openAiGenerator } from '../src/domain/answer/openai.js';
 import { withCpuTime } from './helpers/cpu-time.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const ws = (s: string) => s.replace(/\s+/g, ' ').trim();
 
@@ -102,7 +103,7 @@ function checkGrounded(tt: Test, res: GeneratedAnswer, sources: AnswerSource[]) 
 }
 
 function input(question: string, over: Partial<GenerateInput> = {}): GenerateInput {
-  return { question, history: [], sources: SOURCES, mode: 'standard', deadline: Date.now() + 10_000, ...over };
+  return { question, history: [], sources: SOURCES, mode: 'standard', deadline: Date.now() + PATIENCE_MS, ...over };
 }
 
 t.test('extractive: answers from the sources, one marker per verbatim sentence', async (t) => {
@@ -258,7 +259,7 @@ t.test('extractive: property — markers point at given keys, marked sentences a
   let answered = 0;
   await fc.assert(
     fc.asyncProperty(sources, question, mode, async (srcs, q, m) => {
-      const res = await g.generate({ question: q, history: [], sources: srcs, mode: m, deadline: Date.now() + 10_000 });
+      const res = await g.generate({ question: q, history: [], sources: srcs, mode: m, deadline: Date.now() + PATIENCE_MS });
       if (res.cited.length === 0) {
         if (res.answer !== NOTHING_FOUND) throw new Error(`no citation but not the nothing-found answer: ${res.answer}`);
         return;

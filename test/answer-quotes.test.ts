@@ -10,7 +10,7 @@ import { NOTHING_FOUND, sentenceSpans, extractiveGenerator } from '../src/domain
 import { produceAnswer, type PreparedEvidence } from '../src/domain/answer/answer.js';
 import { findMarkers } from '../src/domain/answer/markers.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
-import { waitFor } from './helpers/wait.js';
+import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 
 const MEETING = `# Infra sync 2026-03-02
 
@@ -93,7 +93,7 @@ async function answerFrom(question: string, passage: string): Promise<string> {
     question,
     history: [],
     mode: 'standard',
-    deadline: Date.now() + 10_000,
+    deadline: Date.now() + PATIENCE_MS,
     sources: [{ key: 'SRC:0001', fileId: 'fil_1', path: '/notes.md', score: 1, passages: [{ text: passage, heading: '' }] }],
   });
   return generated.answer;
@@ -165,7 +165,7 @@ t.test("a cited source's evidence starts with the passage its sentence came from
     },
   };
   const quoting = { provider: 'test', model: 'test', generate: async () => ({ answer: 'We moved the billing service to the new Kubernetes cluster last week. [[SRC:0001]]', cited: ['SRC:0001'] }) };
-  const produced = await produceAnswer(quoting, { query: 'q', mode: 'standard' } as never, evidence, Date.now() + 10_000);
+  const produced = await produceAnswer(quoting, { query: 'q', mode: 'standard' } as never, evidence, Date.now() + PATIENCE_MS);
   t.same(
     produced.sources['SRC:0001']!.evidence.map((e) => e.location),
     [

@@ -329,7 +329,7 @@ t.test('shutdownOcr lets the process exit', async (t) => {
   };
   const withShutdown = await run(true);
   const withoutShutdown = await run(false);
-  const timer = setTimeout(() => withShutdown.child.kill(), 30_000);
+  const timer = setTimeout(() => withShutdown.child.kill(), PATIENCE_MS);
   const code = await withShutdown.exited;
   clearTimeout(timer);
   t.equal(code, 0, 'the process exits by itself after shutdownOcr()', { stderr: withShutdown.errors() });
@@ -342,7 +342,7 @@ t.test('shutdownOcr lets the process exit', async (t) => {
       if ((await Promise.race([withoutShutdown.exited.then(() => 'exited' as const), sleep(100)])) === 'exited') return;
     }
   };
-  await Promise.race([finished(), sleep(30_000)]);
+  await Promise.race([finished(), sleep(PATIENCE_MS)]);
   t.match(withoutShutdown.output(), /harbour closed for maintenance/, 'the script without shutdownOcr() finished its work');
   const outcome = await Promise.race([withoutShutdown.exited.then(() => 'exited' as const), sleep(1_500)]);
   t.equal(outcome, 'timeout', 'without shutdownOcr() the process does not exit (this is why the indexing thread calls it)');
