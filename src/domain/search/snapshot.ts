@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
 import type { SearchResponse } from '../../contract/schemas.js';
 import type { CollectionRow } from '../../store/collections.js';
+import { getFileCardsByRid } from '../../store/files.js';
 import {
   extendSearchSnapshot,
   getSearchSnapshot,
@@ -43,6 +44,11 @@ export interface PageGroup {
 export interface PageOne {
   index_generation: string | null;
   stages: Stage[];
+}
+
+/** As kept: with the time of the first page, which files added since are measured against. */
+interface KeptPageOne extends PageOne {
+  at: number;
 }
 
 /** Entries a snapshot keeps at most: past them, a continuation is refused (docs/decisions.md). */
@@ -152,7 +158,7 @@ export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: P
     id,
     collection_rid: req.col.rid,
     binding: req.binding,
-    page_one: JSON.stringify(pageOne),
+    page_one: JSON.stringify({ ...pageOne, at: now } satisfies KeptPageOne),
     entries: JSON.stringify(entries),
     entry_count: entries.length,
     complete: groups.length < wanted && kept.length === groups.length ? 1 : 0,
@@ -192,7 +198,8 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
     for (const g of await served.resolve(batch, next, entries)) groups.push(g);
     next += batch.length;
   }
-  const pageOne = JSON.parse(row.page_one) as PageOne;
+  const { index_generation, stages } = JSON.parse(row.page_one) as KeptPageOne;
+  const pageOne = { index_generation, stages };
   const more = next < entries.length || !complete;
   let cursor: string | null = null;
   if (more) {
@@ -205,26 +212,36 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
 
 /**
  * Past the kept entries, the ranking is read again as the collection is now, and what it holds
- * that the snapshot does not yet (by file, or by passage) is appended: each result is still listed
- * once, and in the first page's order as far as the snapshot reached.
+ * that the snapshot does not yet (by file, or by passage), in files that existed at the first page,
+ * is appended: each result is still listed once, and in the first page's order as far as the
+ * snapshot reached; a keyword ranking of an unchanged collection goes on exactly as it would have.
  */
 async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow, entries: Entry[], now: number): Promise<{ row: SearchSnapshotRow; entries: Entry[] }> {
+  let wanted = entries.length + Math.max(req.limit, EXTENSION_STEP) + 1;
   for (;;) {
     if (entries.length >= MAX_SNAPSHOT_ENTRIES) {
       throw new TroveError('invalid_cursor', `The pages of one search reach at most ${MAX_SNAPSHOT_ENTRIES} results; narrow the query or the filter and start again.`, {
         reason: 'too_deep',
       });
     }
-    const wanted = entries.length + Math.max(req.limit, EXTENSION_STEP) + 1;
     const ranking = await req.rankTo(wanted);
     const key = (fileRid: number, passageRids: readonly number[]) => (req.unit === 'file' ? fileRid : passageRids[0]!);
     const known = new Set(entries.map((e) => key(e[0], e[1])));
-    let tail = ranking.filter((g) => !known.has(key(g.fileRid, g.passages.map((p) => p.passageRid))));
+    // Files added since the first page were not part of its ranking: they stay out of its pages.
+    const since = (JSON.parse(row.page_one) as KeptPageOne).at;
+    const candidates = ranking.filter((g) => !known.has(key(g.fileRid, g.passages.map((p) => p.passageRid))));
+    const added = new Set(getFileCardsByRid(s.db, [...new Set(candidates.map((g) => g.fileRid))]).filter((f) => Date.parse(f.created_at) > since).map((f) => f.rid));
+    let tail = candidates.filter((g) => !added.has(g.fileRid));
     let complete = ranking.length < wanted;
     const room = MAX_SNAPSHOT_ENTRIES - entries.length;
     if (tail.length > room) {
       tail = tail.slice(0, room);
       complete = false;
+    }
+    if (tail.length === 0 && !complete) {
+      // All that ranked here was listed or added since: look deeper.
+      wanted *= 2;
+      continue;
     }
     const versions = liveReadyFileVersions(s.db, req.col.rid, [...new Set(tail.map((g) => g.fileRid))]);
     const longer = [...entries, ...tail.map((g) => encodeGroup(g, versions))];
@@ -238,6 +255,7 @@ async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow,
     if (again.entry_count > entries.length || again.complete === 1) return { row: again, entries: JSON.parse(again.entries) as Entry[] };
     row = again;
     entries = JSON.parse(again.entries) as Entry[];
+    wanted = entries.length + Math.max(req.limit, EXTENSION_STEP) + 1;
   }
 }
 
