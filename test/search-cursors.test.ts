@@ -111,6 +111,24 @@ for (const unit of ['file', 'passage'] as const) {
   });
 }
 
+t.test('past the entries page 1 kept, later pages go on without repeats and without files added since', async (t) => {
+  const { base } = await seedCollection(f, 'deep', 'docs', { processing: { semantic: false } });
+  // More files than a keyword first page keeps (KEYWORD_FIRST_DEPTH + 1): the third page reads past them.
+  for (let i = 0; i < 130; i++) await addInline(f, base, `/d${String(i).padStart(3, '0')}.txt`, `${'kiwi '.repeat(1 + (i % 13))}${'lorem ipsum dolor '.repeat(5)}`);
+  await f.waitForIdle('deep', 'docs');
+  const body = { query: 'kiwi', mode: 'keyword', limit: 60 };
+  const head = (await search(base, { ...body, limit: 100 })).body.results;
+  const unchanged = await pagesAround(base, body, async () => undefined);
+  t.equal(unchanged.all.length, 130, 'every file, once');
+  t.same(unchanged.all.slice(0, 100).map((r) => r.path), head.map((r) => r.path), 'an unchanged collection pages as one deep page ranks');
+  const { all } = await pagesAround(base, body, async () => {
+    await addInline(f, base, '/top.txt', 'kiwi '.repeat(60));
+    await f.waitForIdle('deep', 'docs');
+  });
+  t.same(all.map((r) => r.path), unchanged.all.map((r) => r.path), 'the same pages when a file is added between them');
+  t.same(all.map((r) => r.rank), all.map((_, i) => i + 1));
+});
+
 t.test('a file the principals may no longer read is not served by a later page', async (t) => {
   // One file page 1 shows, one it does not.
   const shown = pathOf(1);
