@@ -206,12 +206,18 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   t.ok((await search(base, { ...body, query: 'kiwi orchard' })).body.next_cursor);
   t.equal(count(), 1, 'expired snapshots were removed; only the new one is left');
 
-  // Past the row cap the oldest go.
-  const row = (id: string): SearchSnapshotRow => ({ id, collection_rid: 1, binding: 'b', page_one: '{}', entries: '[]', entry_count: 0, complete: 1, expires_at: Date.now() + 60_000 });
+  // Past the row cap, or the byte budget, the oldest go.
+  const row = (id: string, entries = '[]'): SearchSnapshotRow => ({ id, collection_rid: 1, binding: 'b', page_one: '{}', entries, entry_count: 0, complete: 1, expires_at: Date.now() + 60_000 });
+  const kept = () => (db.prepare('SELECT id FROM search_snapshots ORDER BY rid').all() as { id: string }[]).map((r) => r.id);
   await f.rt.services.write(() => {
-    for (const id of ['a', 'b', 'c', 'd']) insertSearchSnapshot(db, row(id), Date.now(), 2);
+    for (const id of ['a', 'b', 'c', 'd']) insertSearchSnapshot(db, row(id), Date.now(), { rows: 2, bytes: 1e9 });
   });
-  t.same((db.prepare('SELECT id FROM search_snapshots ORDER BY rid').all() as { id: string }[]).map((r) => r.id), ['c', 'd'], 'at most the cap, newest kept');
+  t.same(kept(), ['c', 'd'], 'at most the row cap, newest kept');
+  const big = `[${'0,'.repeat(499)}0]`;
+  await f.rt.services.write(() => {
+    for (const id of ['e', 'f', 'g']) insertSearchSnapshot(db, row(id, big), Date.now(), { rows: 100, bytes: 2.5 * big.length });
+  });
+  t.same(kept(), ['f', 'g'], 'at most the byte budget, newest kept');
 });
 
 t.test('a cursor is refused for another request or collection', async (t) => {

@@ -554,12 +554,14 @@ CREATE TABLE IF NOT EXISTS search_snapshots (
   collection_rid INTEGER NOT NULL,
   binding TEXT NOT NULL,                 -- the key and request values the cursor is bound to
   page_one TEXT NOT NULL,                -- JSON: index_generation and stages the first page reported
+  bytes INTEGER NOT NULL,                -- entries' length: the table's byte budget is summed from an index
   entries TEXT NOT NULL,                 -- JSON array, best first
   entry_count INTEGER NOT NULL,
   complete INTEGER NOT NULL,             -- 1 when the ranking ends with the entries
   expires_at INTEGER NOT NULL            -- ms since epoch
 );
 CREATE INDEX IF NOT EXISTS search_snapshots_expiry ON search_snapshots(expires_at);
+CREATE INDEX IF NOT EXISTS search_snapshots_size ON search_snapshots(rid, bytes);
 `,
   },
 ];

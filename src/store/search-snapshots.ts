@@ -18,18 +18,37 @@ export interface SearchSnapshotRow {
   expires_at: number;
 }
 
+/** How many snapshots the table holds at most, and how many bytes of entries. */
+export interface SnapshotBounds {
+  rows: number;
+  bytes: number;
+}
+
 /**
- * Keeps a snapshot. Expired ones go first, then, past `maxRows`, the oldest, so the table stays
+ * Keeps a snapshot. Expired ones go first, then, past the bounds, the oldest, so the table stays
  * bounded however many searches run and whether or not the sweeper has run.
  */
-export function insertSearchSnapshot(db: Db, row: SearchSnapshotRow, now: number, maxRows: number): void {
+export function insertSearchSnapshot(db: Db, row: SearchSnapshotRow, now: number, bounds: SnapshotBounds): void {
   deleteExpiredSearchSnapshots(db, now);
   stmt(
     db,
-    `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, entries, entry_count, complete, expires_at)
-     VALUES (@id, @collection_rid, @binding, @page_one, @entries, @entry_count, @complete, @expires_at)`,
-  ).run(row);
-  stmt(db, 'DELETE FROM search_snapshots WHERE rid <= (SELECT max(rid) FROM search_snapshots) - ?').run(maxRows);
+    `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, bytes, entries, entry_count, complete, expires_at)
+     VALUES (@id, @collection_rid, @binding, @page_one, @bytes, @entries, @entry_count, @complete, @expires_at)`,
+  ).run({ ...row, bytes: row.entries.length });
+  stmt(db, 'DELETE FROM search_snapshots WHERE rid <= (SELECT max(rid) FROM search_snapshots) - ?').run(bounds.rows);
+  keepWithinBytes(db, bounds.bytes);
+}
+
+/** Past the byte budget, the oldest snapshots go until the rest fit (the newest always stays). */
+function keepWithinBytes(db: Db, budget: number): void {
+  const total = (stmt(db, 'SELECT coalesce(sum(bytes), 0) AS n FROM search_snapshots').get() as { n: number }).n;
+  if (total <= budget) return;
+  stmt(
+    db,
+    `DELETE FROM search_snapshots WHERE rid <= (
+       SELECT rid FROM (SELECT rid, sum(bytes) OVER (ORDER BY rid DESC) AS newer FROM search_snapshots)
+       WHERE newer > ? AND rid < (SELECT max(rid) FROM search_snapshots) ORDER BY rid DESC LIMIT 1)`,
+  ).run(budget);
 }
 
 /** A snapshot that has not expired, or undefined. */
@@ -43,16 +62,18 @@ export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapsh
  * Replaces a snapshot's entries with a longer list, unless another request extended it first
  * (its count is no longer `expectedCount`): false then, and the caller reads it again.
  */
-export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }): boolean {
-  return (
-    stmt(db, 'UPDATE search_snapshots SET entries = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
+export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
+  const done =
+    stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
       entries.json,
+      entries.json.length,
       entries.count,
       entries.complete ? 1 : 0,
       id,
       expectedCount,
-    ).changes === 1
-  );
+    ).changes === 1;
+  if (done) keepWithinBytes(db, bytesBudget);
+  return done;
 }
 
 /** A snapshot lives as long as the last cursor that names it. */

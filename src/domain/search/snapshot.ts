@@ -53,8 +53,12 @@ interface KeptPageOne extends PageOne {
 
 /** Entries a snapshot keeps at most: past them, a continuation is refused (docs/decisions.md). */
 export const MAX_SNAPSHOT_ENTRIES = 1000;
-/** Snapshots kept at most; past it the oldest go, and their cursors get invalid_cursor. */
-export const MAX_SNAPSHOTS = 5000;
+/**
+ * Snapshots kept at most, in number and in bytes of entries; past either the oldest go, and their
+ * cursors get invalid_cursor. A keyword first page keeps ~5 kB, a semantic one ~25 kB (its
+ * explanation parts), one paged to MAX_SNAPSHOT_ENTRIES up to ~250 kB.
+ */
+export const SNAPSHOT_BOUNDS = { rows: 5000, bytes: 64 * 1024 * 1024 };
 /**
  * A keyword search's first page ranks at least this deep, so that the next pages of a small limit
  * come from the snapshot. Exact top-k either way (the page is the head of the deeper ranking); a
@@ -164,7 +168,7 @@ export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: P
     complete: groups.length < wanted && kept.length === groups.length ? 1 : 0,
     expires_at: expiresAt,
   };
-  await s.write(() => insertSearchSnapshot(s.db, row, now, MAX_SNAPSHOTS));
+  await s.write(() => insertSearchSnapshot(s.db, row, now, SNAPSHOT_BOUNDS));
   return signSearchCursor(s.cursorSecret, req.binding, { snapshot: id, entry: req.limit, shown: req.limit }, expiresAt);
 }
 
@@ -246,7 +250,7 @@ async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow,
     const versions = liveReadyFileVersions(s.db, req.col.rid, [...new Set(tail.map((g) => g.fileRid))]);
     const longer = [...entries, ...tail.map((g) => encodeGroup(g, versions))];
     const json = JSON.stringify(longer);
-    if (await s.write(() => extendSearchSnapshot(s.db, row.id, entries.length, { json, count: longer.length, complete }))) {
+    if (await s.write(() => extendSearchSnapshot(s.db, row.id, entries.length, { json, count: longer.length, complete }, SNAPSHOT_BOUNDS.bytes))) {
       return { row: { ...row, entries: json, entry_count: longer.length, complete: complete ? 1 : 0 }, entries: longer };
     }
     // Another page of the same search extended it first: serve its entries.
