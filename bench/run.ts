@@ -7,6 +7,7 @@
 //   npm run bench -- --only ingest [--runs N]   SciFact through the API to all ready vs a node:http + FTS5 floor
 //   npm run bench -- --only load         search and /health latency, idle and under a second SciFact ingest
 //   npm run bench -- --only enforced     search p50 on an enforced collection (readers of all / half) vs an open one
+//   npm run bench -- --only cursors      a first keyword page with its cursor's snapshot vs one page only
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -26,6 +27,7 @@ import { benchIngestFloor } from './ingest-floor.js';
 import { benchIngestLoad } from './ingest-load.js';
 import { benchEnforcedSearch } from './enforced-search.js';
 import { benchBombs } from './bombs.js';
+import { benchSearchCursors } from './search-cursors.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
@@ -36,7 +38,7 @@ const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] 
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | search | formats | bombs | fixture | semantic-scale | ingest | load | enforced
+  --only NAME   one bench: startup | chunk | beir | search | formats | bombs | fixture | semantic-scale | ingest | load | enforced | cursors
                 (bombs: peak RSS over idle while each decompression bomb is read and refused, one child process each)
                 (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
                 (ingest: the data set, one POST per doc from 16 clients, to all ready: a keyword-only and a
@@ -55,7 +57,7 @@ Prints performance figures as JSON lines (never run by npm test).
                 (bench/floor-startup.mjs), and their ratio
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'bombs', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced'];
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'bombs', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced', 'cursors'];
 let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
@@ -86,7 +88,7 @@ if (!(Number(args.runs) >= 1)) {
   process.stderr.write(`--runs must be a number from 1, got '${args.runs}'.\n`);
   process.exit(2);
 }
-const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale', 'ingest', 'load', 'enforced'].includes(args.only);
+const needsData = !args.only || ['chunk', 'beir', 'search', 'semantic-scale', 'ingest', 'load', 'enforced', 'cursors'].includes(args.only);
 if (needsData && !existsSync(join(args.data!, 'corpus.jsonl'))) {
   process.stderr.write(`bench: no data set at ${args.data} (expected corpus.jsonl there; the BEIR sets live in ${resolve(defaults.data, '..')}): pass --data DIR. Benches that need it are skipped.\n`);
 }
@@ -448,3 +450,4 @@ if (only === 'search') await benchSearchFloor({ data: args.data!, startDaemon, q
 if (only === 'ingest') await benchIngestFloor({ data: args.data!, startDaemon, floorScript: join(root, 'bench', 'floor-ingest.mjs'), runs: runsGiven ? Number(args.runs) : 3 });
 if (only === 'load') await benchIngestLoad({ data: args.data!, startDaemon });
 if (only === 'enforced') await benchEnforcedSearch({ data: args.data!, startDaemon });
+if (only === 'cursors') await benchSearchCursors({ data: args.data!, queries: Number(args.runs) > 10 ? Number(args.runs) : undefined });

@@ -25,9 +25,42 @@ export function signCursor(secret: Buffer, binding: string, position: number, tt
   return `${body}.${mac}`;
 }
 
-const invalidCursor = (why: string) => new TroveError('invalid_cursor', `The cursor ${why}; restart from the first page.`);
+export const invalidCursor = (why: string) => new TroveError('invalid_cursor', `The cursor ${why}; restart from the first page.`);
 
 export function readCursor(secret: Buffer, cursor: string, binding: string, now = Date.now()): number {
+  return verifiedPayload(secret, cursor, binding, now).p;
+}
+
+/**
+ * A search cursor names the snapshot of the first page's ranking (src/domain/search/snapshot.ts),
+ * the next entry of it to read, and how many results the pages before it showed.
+ */
+export interface SearchPosition {
+  snapshot: string;
+  entry: number;
+  shown: number;
+}
+
+export function signSearchCursor(secret: Buffer, binding: string, at: SearchPosition, expiresAt: number): string {
+  const body = Buffer.from(JSON.stringify({ b: binding, e: expiresAt, p: at.entry, s: at.snapshot, r: at.shown } satisfies SearchCursorPayload)).toString('base64url');
+  const mac = createHmac('sha256', secret).update(body).digest('base64url');
+  return `${body}.${mac}`;
+}
+
+export function readSearchCursor(secret: Buffer, cursor: string, binding: string, now = Date.now()): SearchPosition {
+  const payload = verifiedPayload(secret, cursor, binding, now) as Partial<SearchCursorPayload>;
+  if (typeof payload.s !== 'string' || !Number.isSafeInteger(payload.r) || payload.r! < 0) throw invalidCursor('is not valid');
+  return { snapshot: payload.s, entry: payload.p!, shown: payload.r! };
+}
+
+interface SearchCursorPayload extends CursorPayload {
+  /** snapshot id */
+  s: string;
+  /** results shown before this page */
+  r: number;
+}
+
+function verifiedPayload(secret: Buffer, cursor: string, binding: string, now: number): CursorPayload {
   const [body, mac, extra] = cursor.split('.');
   if (!body || !mac || extra !== undefined) throw invalidCursor('is malformed');
   const expected = createHmac('sha256', secret).update(body).digest();
@@ -42,5 +75,5 @@ export function readCursor(secret: Buffer, cursor: string, binding: string, now 
   if (typeof payload.e !== 'number' || payload.e < now) throw invalidCursor('has expired');
   if (payload.b !== binding) throw invalidCursor('belongs to another request or key');
   if (!Number.isSafeInteger(payload.p) || payload.p < 0) throw invalidCursor('is not valid');
-  return payload.p;
+  return payload;
 }

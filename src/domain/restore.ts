@@ -5,6 +5,7 @@
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
+import { deleteExpiredSearchSnapshots } from '../store/search-snapshots.js';
 import { findCollection, restoreCollection, findDeletedCollection } from '../store/collections.js';
 import { requeueCollectionFiles } from '../store/jobs.js';
 import type { NamespaceRow } from '../store/namespaces.js';
@@ -50,6 +51,8 @@ export async function purgeExpired(s: Services, now = Date.now()): Promise<{ col
   for (const ns of expiredNamespaces) await s.write(() => purgeNamespace(s.db, ns));
   // Content-addressed bytes may be shared: only those no remaining version uses go.
   for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) rmSync(blobPath(s.blobsDir, sha), { force: true });
+  // Search snapshots also go when the next search is kept; this frees them when none comes.
+  await s.write(() => deleteExpiredSearchSnapshots(s.db, now));
   return { collections, namespaces: expiredNamespaces.length };
 }
 

@@ -543,6 +543,27 @@ CREATE UNIQUE INDEX IF NOT EXISTS api_keys_name_in_namespace ON api_keys(coalesc
     // and scanning the whole queue for them cost a bulk ingest of inline files ~0.4 s.
     sql: `CREATE INDEX IF NOT EXISTS files_uri_sources ON files(rid) WHERE source_type = 'uri';`,
   },
+  {
+    version: 21,
+    // A search's ranking as its first page saw it, which its later pages serve (src/store/search-snapshots.ts):
+    // in the database, not in one daemon's memory, so the next page may reach another daemon.
+    sql: `
+CREATE TABLE IF NOT EXISTS search_snapshots (
+  rid INTEGER PRIMARY KEY AUTOINCREMENT, -- creation order: the oldest go first past the row cap
+  id TEXT NOT NULL UNIQUE,               -- random; the signed cursor names it
+  collection_rid INTEGER NOT NULL,
+  binding TEXT NOT NULL,                 -- the key and request values the cursor is bound to
+  page_one TEXT NOT NULL,                -- JSON: index_generation and stages the first page reported
+  bytes INTEGER NOT NULL,                -- entries' length: the table's byte budget is summed from an index
+  entries TEXT NOT NULL,                 -- JSON array, best first
+  entry_count INTEGER NOT NULL,
+  complete INTEGER NOT NULL,             -- 1 when the ranking ends with the entries
+  expires_at INTEGER NOT NULL            -- ms since epoch
+);
+CREATE INDEX IF NOT EXISTS search_snapshots_expiry ON search_snapshots(expires_at);
+CREATE INDEX IF NOT EXISTS search_snapshots_size ON search_snapshots(rid, bytes);
+`,
+  },
 ];
 
 /**

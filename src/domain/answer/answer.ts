@@ -99,7 +99,7 @@ export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: 
         principals: body.principals ?? null,
       },
       requestId,
-      { wholePassages: true, evidencePerFile: depth.passagesPerFile },
+      { wholePassages: true, evidencePerFile: depth.passagesPerFile, paged: false },
     );
     result.results.forEach((r, i) => {
       passagesConsidered += r.evidence.length;

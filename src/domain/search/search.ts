@@ -12,7 +12,7 @@ import { keywordPassageCount, keywordPassageHits, type PassageHit } from '../../
 import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
-import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
+import { readSearchCursor, requestBinding } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
@@ -22,6 +22,7 @@ import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
 import { bestJsonSnippet, bestSnippet } from './snippet.js';
+import { continuePage, KEYWORD_FIRST_DEPTH, saveFirstPage, type PageGroup, type SnapshotRequest } from './snapshot.js';
 
 type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
@@ -36,6 +37,8 @@ const EVIDENCE_PER_FILE = 3;
 export interface SearchOptions {
   wholePassages?: boolean;
   evidencePerFile?: number;
+  /** False: one page only (no cursor, nothing kept for later pages). */
+  paged?: boolean;
 }
 
 export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string, options: SearchOptions = {}): Promise<z.infer<typeof SearchResponse>> {
@@ -53,7 +56,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   // `explain` only adds fields, never changes the ranking: a cursor stays good with or without it.
   const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null, explain: undefined }]);
   const explain = body.explain === true;
-  const offset = body.cursor ? readCursor(s.cursorSecret, body.cursor, binding) : 0;
+  const position = body.cursor ? readSearchCursor(s.cursorSecret, body.cursor, binding) : null;
 
   const warnings: Warning[] = [];
   if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
@@ -62,10 +65,12 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const counts = fileCounts(s.db, col.rid);
   const status = collectionStatus(col, counts);
   const stages: ('keyword' | 'semantic')[] = [];
+  // Later pages report what the first page did: they serve its ranking.
+  let pageOne: { index_generation: string | null; stages: typeof stages } | null = null;
   const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
     request_id: requestId,
-    index_generation: indexGeneration(col, counts),
-    execution: { mode: body.mode, interpretation: body.interpretation, stages },
+    index_generation: pageOne ? pageOne.index_generation : indexGeneration(col, counts),
+    execution: { mode: body.mode, interpretation: body.interpretation, stages: pageOne ? pageOne.stages : stages },
     results,
     timing_ms: { retrieval: Math.round(retrievalMs), total: Math.round(performance.now() - started) },
     warnings,
@@ -96,7 +101,6 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   if (readable.pending + readable.indexing > 0) warnings.push({ code: 'indexing_in_progress', message: `${readable.pending + readable.indexing} file(s) are still being indexed and are not searched yet.` });
 
   const retrievalStarted = performance.now();
-  const wanted = offset + body.limit + 1;
   // Filter and access rules narrow the candidates inside both retrieval stages, before any cut.
   const scope = retrievalScope(s.db, col.rid, reader, filter);
   if (scope.selected?.selectivity === 0) {
@@ -105,18 +109,62 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     return respond([], null, performance.now() - retrievalStarted);
   }
   const match = buildMatchPhrases(body.query);
-  let ranked: RankedPassage[];
-  if (body.mode === 'keyword') {
-    stages.push('keyword');
-    if (match === null) return respond([], null, 0);
-    const keywordHits = keywordStage(s, col, match, scope);
-    const hits = body.result_unit === 'passage' ? keywordHits(wanted) : passagesCoveringFiles(keywordHits, wanted, fileWindow(keywordHits.extent(), wanted));
-    ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(explain ? { explain: keywordExplanation(h.score) } : {}) }));
+  const perFile = options.evidencePerFile ?? EVIDENCE_PER_FILE;
+  /** The ranking as the collection is now, to `wanted` results, best first; `into` collects the stages that ran. */
+  const rankTo = async (wanted: number, withParts: boolean, into: typeof stages): Promise<FileGroup[]> => {
+    let ranked: RankedPassage[];
+    if (body.mode === 'keyword') {
+      into.push('keyword');
+      if (match === null) return [];
+      const keywordHits = keywordStage(s, col, match, scope);
+      const hits = body.result_unit === 'passage' ? keywordHits(wanted) : passagesCoveringFiles(keywordHits, wanted, fileWindow(keywordHits.extent(), wanted));
+      ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(withParts ? { explain: keywordExplanation(h.score) } : {}) }));
+    } else {
+      ranked = await hybridPassages(s, col, { query: body.query, match, scope, wanted, unit: body.result_unit, explain: withParts }, into);
+    }
+    return body.result_unit === 'file' ? groupByFile(ranked, perFile) : ranked.map(singlePassageGroup);
+  };
+  const paged = options.paged !== false;
+  const snapshotRequest: SnapshotRequest = {
+    col,
+    binding,
+    unit: body.result_unit,
+    limit: body.limit,
+    evidencePerFile: perFile,
+    mode: body.mode,
+    query: body.query,
+    match,
+    scope,
+    // Past the snapshot's entries: the parts of each score are kept, as a later page may ask for explain.
+    rankTo: (wanted) => rankTo(wanted, true, []),
+    queryVector: async () => {
+      try {
+        return (await (await s.embedding.get()).embed([body.query]))[0];
+      } catch (err) {
+        throw new TroveError('temporarily_unavailable', `The embedding model ${s.embedding.modelId} is unavailable: ${(err as Error).message}`, { reason: 'embedding_unavailable' });
+      }
+    },
+  };
+  let pageGroups: PageGroup[];
+  let firstRank = 1;
+  let next: string | null = null;
+  if (position) {
+    const page = await continuePage(s, snapshotRequest, position);
+    pageOne = page.pageOne;
+    pageGroups = page.groups;
+    firstRank = page.firstRank;
+    next = page.next;
   } else {
-    ranked = await hybridPassages(s, col, { query: body.query, match, scope, wanted, unit: body.result_unit, explain }, stages);
+    // A keyword ranking is exact top-k at any depth, so the first page ranks deeper for the snapshot
+    // at little cost; a fused ranking's candidates depend on the depth, so it keeps the page's.
+    const wanted = paged && body.mode === 'keyword' ? Math.max(body.limit, KEYWORD_FIRST_DEPTH) + 1 : body.limit + 1;
+    // A later page may ask for explain: a snapshot keeps the parts of every fused score (a keyword
+    // score is its own explanation).
+    const groups = await rankTo(wanted, explain || (paged && body.mode !== 'keyword'), stages);
+    if (body.mode === 'keyword' && match === null) return respond([], null, 0);
+    pageGroups = groups.slice(0, body.limit);
+    if (paged) next = await saveFirstPage(s, snapshotRequest, groups, wanted, { index_generation: indexGeneration(col, counts), stages });
   }
-  const groups = body.result_unit === 'file' ? groupByFile(ranked, options.evidencePerFile ?? EVIDENCE_PER_FILE) : ranked.map(singlePassageGroup);
-  const pageGroups = groups.slice(offset, offset + body.limit);
   const retrievalMs = performance.now() - retrievalStarted;
   const terms = queryTerms(body.query);
 
@@ -129,7 +177,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
       file_id: file.id,
       path: file.path,
       content_type: file.content_type,
-      rank: offset + i + 1,
+      rank: firstRank + i,
       score: roundScore(g.score),
       matched_by: g.matchedBy,
       evidence: g.passages.map((h) => toEvidence(passages.get(h.passageRid)!, terms, options.wholePassages ?? false)),
@@ -138,8 +186,6 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     };
   });
   if (body.sort?.length) sortWithinPage(results, body.sort, files);
-  const more = groups.length > offset + body.limit;
-  const next = more ? signCursor(s.cursorSecret, binding, offset + body.limit, SEARCH_CURSOR_TTL_MS) : null;
   return respond(results, next, retrievalMs);
 }
 

@@ -1,0 +1,124 @@
+// Search snapshots: the ranking a search's first page saw, kept for its later pages (migration 21).
+// Rows expire with the cursors that name them and are bounded in number; see docs/decisions.md.
+import type { Db } from './db.js';
+import { ftsTableName } from './migrations.js';
+import { HEADING_WEIGHT, BODY_WEIGHT } from './search.js';
+import { rowsByRid, stmt } from './statements.js';
+
+export interface SearchSnapshotRow {
+  id: string;
+  collection_rid: number;
+  binding: string;
+  /** JSON, the domain's: what the first page reported. */
+  page_one: string;
+  /** JSON array, the domain's encoding, best first. */
+  entries: string;
+  entry_count: number;
+  complete: 0 | 1;
+  expires_at: number;
+}
+
+/** How many snapshots the table holds at most, and how many bytes of entries. */
+export interface SnapshotBounds {
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * Keeps a snapshot. Expired ones go first, then, past the bounds, the oldest, so the table stays
+ * bounded however many searches run and whether or not the sweeper has run.
+ */
+export function insertSearchSnapshot(db: Db, row: SearchSnapshotRow, now: number, bounds: SnapshotBounds): void {
+  deleteExpiredSearchSnapshots(db, now);
+  stmt(
+    db,
+    `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, bytes, entries, entry_count, complete, expires_at)
+     VALUES (@id, @collection_rid, @binding, @page_one, @bytes, @entries, @entry_count, @complete, @expires_at)`,
+  ).run({ ...row, bytes: row.entries.length });
+  stmt(db, 'DELETE FROM search_snapshots WHERE rid <= (SELECT max(rid) FROM search_snapshots) - ?').run(bounds.rows);
+  keepWithinBytes(db, bounds.bytes);
+}
+
+/** Past the byte budget, the oldest snapshots go until the rest fit (the newest always stays). */
+function keepWithinBytes(db: Db, budget: number): void {
+  const total = (stmt(db, 'SELECT coalesce(sum(bytes), 0) AS n FROM search_snapshots').get() as { n: number }).n;
+  if (total <= budget) return;
+  stmt(
+    db,
+    `DELETE FROM search_snapshots WHERE rid <= (
+       SELECT rid FROM (SELECT rid, sum(bytes) OVER (ORDER BY rid DESC) AS newer FROM search_snapshots)
+       WHERE newer > ? AND rid < (SELECT max(rid) FROM search_snapshots) ORDER BY rid DESC LIMIT 1)`,
+  ).run(budget);
+}
+
+/** A snapshot that has not expired, or undefined. */
+export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapshotRow | undefined {
+  return stmt(db, 'SELECT id, collection_rid, binding, page_one, entries, entry_count, complete, expires_at FROM search_snapshots WHERE id = ? AND expires_at >= ?').get(id, now) as
+    | SearchSnapshotRow
+    | undefined;
+}
+
+/**
+ * Replaces a snapshot's entries with a longer list, unless another request extended it first
+ * (its count is no longer `expectedCount`): false then, and the caller reads it again.
+ */
+export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
+  const done =
+    stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
+      entries.json,
+      entries.json.length,
+      entries.count,
+      entries.complete ? 1 : 0,
+      id,
+      expectedCount,
+    ).changes === 1;
+  if (done) keepWithinBytes(db, bytesBudget);
+  return done;
+}
+
+/** A snapshot lives as long as the last cursor that names it. */
+export function keepSearchSnapshotUntil(db: Db, id: string, expiresAt: number): void {
+  stmt(db, 'UPDATE search_snapshots SET expires_at = max(expires_at, ?) WHERE id = ?').run(expiresAt, id);
+}
+
+export function deleteExpiredSearchSnapshots(db: Db, now: number): number {
+  return stmt(db, 'DELETE FROM search_snapshots WHERE expires_at < ?').run(now).changes;
+}
+
+/**
+ * Of these files, those of the collection that are live and ready (what a search may still show),
+ * each with the version its passages were cut from.
+ */
+export function liveReadyFileVersions(db: Db, collectionRid: number, fileRids: readonly number[]): Map<number, string | null> {
+  if (fileRids.length === 0) return new Map();
+  const rows = stmt(
+    db,
+    `SELECT f.rid AS rid, f.indexed_version_id AS version FROM files f
+      WHERE f.rid IN (SELECT value FROM json_each(?)) AND f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL`,
+  ).all(JSON.stringify(fileRids), collectionRid) as { rid: number; version: string | null }[];
+  return new Map(rows.map((r) => [r.rid, r.version]));
+}
+
+/** Which of these passages exist, and the file each belongs to. */
+export function passageFiles(db: Db, passageRids: readonly number[]): Map<number, number> {
+  return new Map(rowsByRid<{ rid: number; file_rid: number }>(db, 'passages', passageRids, 'rid, file_rid').map((r) => [r.rid, r.file_rid]));
+}
+
+/** A file's passages, in order. */
+export function passageRidsOfFile(db: Db, fileRid: number): number[] {
+  return (stmt(db, 'SELECT rid FROM passages WHERE file_rid = ? ORDER BY rid').all(fileRid) as { rid: number }[]).map((r) => r.rid);
+}
+
+/**
+ * A file's passages that match the query's phrases, best first: which of them an edited file shows
+ * as evidence. Only the order within the one file matters here (its place comes from the snapshot).
+ */
+export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: string[], fileRid: number): number[] {
+  const fts = ftsTableName(collectionRid);
+  const rows = stmt(
+    db,
+    `SELECT rowid AS rid FROM ${fts} WHERE ${fts} MATCH ? AND rowid IN (SELECT rid FROM passages WHERE file_rid = ?)
+     ORDER BY bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}), rowid`,
+  ).all(phrases.join(' OR '), fileRid) as { rid: number }[];
+  return rows.map((r) => r.rid);
+}
