@@ -1,6 +1,6 @@
-// BM25 over what the reader may read (issue 16, item 4; store/scoped-bm25.ts). The scorer is FTS5's
-// bm25() formula with statistics counted over the reader's passages: a reader who may read every
-// file gets FTS5's own scores, a filter narrows results without moving scores, and the collection
+// BM25 over what the reader may read (store/keyword-postings.ts, domain/search/bm25.ts): statistics
+// counted over the reader's passages, so a reader who may read every file gets the open
+// collection's scores, a filter narrows results without moving scores, and the collection
 // model (learnt from every file) stays out of an enforced reader's ranking.
 import t from 'tap';
 import { purgeCollection } from '../src/store/purge.js';
@@ -31,7 +31,7 @@ async function fill(base: string, files = FILES): Promise<void> {
 
 const scoresOf = (r: Call) => ((r.body.results ?? []) as { path: string; score: number }[]).map((x) => `${x.path}=${x.score}`);
 
-t.test('a reader who may read everything gets FTS5 bm25() scores exactly', async (t) => {
+t.test("a reader who may read everything gets the open collection's scores exactly", async (t) => {
   const open = await seedCollection(f, 'scoped', 'open');
   await fill(open.base);
   await f.waitForIdle('scoped', 'open');

@@ -1,6 +1,6 @@
-// The keyword stage ranks a window sized to the page (store/search.ts keywordPassageHits): a small
-// page must be exactly the head of a large one, deep pages through cursors must match it too, and
-// passages of files that are not ready must still be skipped (the window then grows).
+// The keyword stage scores every match and cuts the page from them (domain/search/keyword-ranking.ts):
+// a small page must be exactly the head of a large one, deep pages through cursors must match it
+// too, and passages of files that are not ready must be skipped.
 import t from 'tap';
 import { setFileStatus } from '../src/store/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
@@ -43,7 +43,7 @@ t.test('a page is the head of a larger window, and cursors page through it exact
     t.same(paged.slice(0, all.length).map((r) => r.rank), all.map((_, i) => i + 1), `${unit}: ranks run on across pages`);
   }
 
-  // Files that are not ready drop out of the window; the window grows until the page is full.
+  // Files that are not ready drop out of the ranking.
   const top = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
   const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
   // Through the store, as the indexer does: the collection's file counters follow (migration v11).
@@ -53,7 +53,9 @@ t.test('a page is the head of a larger window, and cursors page through it exact
     return f.rt.services.write(() => rids.forEach((r) => setFileStatus(db, r.rid, status, new Date().toISOString())));
   };
   await setStatus('indexing');
-  const rest = top.filter((r) => !hidden.includes(r.path));
+  // Files not ready are not live: they leave the statistics as well as the results.
+  const rest = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
+  t.ok(rest.length > 5 && rest.every((r) => !hidden.includes(r.path)), 'no passage of a file not ready');
   const small = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 5, result_unit: 'passage' })).body;
   t.same(strip(small.results), strip(rest.slice(0, 5)), 'the page skips passages of files not ready, in the same order');
   t.ok(small.warnings.some((w: { code: string }) => w.code === 'indexing_in_progress'), 'and warns that files are being indexed');

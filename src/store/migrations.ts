@@ -487,7 +487,7 @@ CREATE TABLE IF NOT EXISTS file_topics (
   {
     version: 15,
     // Each keyword index gets an fts5vocab 'instance' view of its postings: an enforced search scores
-    // over the reader's passages only from it (issue 16, item 4; src/store/scoped-bm25.ts). A view
+    // over the reader's passages only from it (src/store/keyword-postings.ts). A view
     // stores nothing; made with its index, never on the search path (a temp table made there would
     // vanish with a rolled-back transaction).
     sql: '',
@@ -589,10 +589,10 @@ export function ftsTableName(collectionRid: number): string {
   return `fts_${collectionRid}`;
 }
 
-/** The keyword index's tokenizer: src/store/scoped-bm25.ts tokenizes queries with the same one. */
+/** The keyword index's tokenizer: src/store/keyword-postings.ts tokenizes queries with the same one. */
 export const FTS_TOKENIZE = 'porter unicode61 remove_diacritics 2';
 
-/** A read-only view of a keyword index's postings, one row per occurrence (src/store/scoped-bm25.ts). */
+/** A read-only view of a keyword index's postings, one row per occurrence (src/store/keyword-postings.ts). */
 export function ftsInstancesTableName(collectionRid: number): string {
   return `${ftsTableName(collectionRid)}_instances`;
 }

@@ -33,7 +33,7 @@ export interface RetrievalScope {
   selected: SqlFragment | null;
   /**
    * The ready files the reader may read, filter aside: an enforced search's BM25 statistics count
-   * these and nothing else (store/scoped-bm25.ts). Null when the reader is everyone.
+   * these and nothing else (store/keyword-postings.ts). Null when the reader is everyone.
    */
   readableFiles: readonly number[] | null;
 }

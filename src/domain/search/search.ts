@@ -7,8 +7,8 @@ import type { Processing, SearchRequest, SearchResponse } from '../../contract/s
 import { fileCounts, type CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
-import { scopedKeywordPassageHits } from '../../store/scoped-bm25.js';
-import { keywordPassageCount, keywordPassageHits, type PassageHit } from '../../store/search.js';
+import { liveFiles } from '../../store/keyword-postings.js';
+import type { PassageHit } from '../../store/search.js';
 import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
@@ -18,6 +18,7 @@ import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
+import { keywordRanking, type KeywordRanking } from './keyword-ranking.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
@@ -400,24 +401,20 @@ function groupByFile(ranked: RankedPassage[], perFile: number): FileGroup[] {
 type KeywordHits = ((limit: number) => PassageHit[]) & { extent(): { passages: number | null; files: number } };
 
 /**
- * The keyword stage: FTS5's bm25() over the collection, or, for a reader of an enforced collection,
- * BM25 whose statistics count only the files the reader may read (store/scoped-bm25.ts; issue 16,
- * item 4: a reader's scores and order must not depend on files it cannot read). That scorer ranks
- * every readable match at once, so a wider window is a slice of the same list.
+ * The keyword stage: BM25 over the live passages of an open collection, or, for a reader of an
+ * enforced collection, over the passages of the files the reader may read (a reader's scores and
+ * order must not depend on files it cannot read). Every match is scored at once, so a wider window
+ * is another cut of the same scores.
  */
 function keywordStage(s: Services, col: CollectionRow, match: string[], scope: RetrievalScope): KeywordHits {
-  const readableFiles = scope.readableFiles;
-  if (readableFiles === null) {
-    const hits = (limit: number) => keywordPassageHits(s.db, { collectionRid: col.rid, phrases: match, filter: scope.selected, limit });
-    return Object.assign(hits, { extent: () => ({ passages: keywordPassageCount(s.db, col.rid), files: fileCounts(s.db, col.rid).ready }) });
-  }
+  const files = scope.readableFiles ?? liveFiles(s.db, col.rid);
   const narrowed = scope.selected?.fileRids;
-  const selectedFiles = narrowed && narrowed !== readableFiles ? new Set(narrowed) : null;
-  let ranked: ReturnType<typeof scopedKeywordPassageHits> | undefined;
-  const all = () => (ranked ??= scopedKeywordPassageHits(s.db, { collectionRid: col.rid, collectionId: col.id, phrases: match, readableFiles, selectedFiles }));
-  // The reader's own passages and files: sized from the whole collection's, how much evidence a file
-  // shows would depend on files the reader cannot read.
-  return Object.assign((limit: number) => all().hits.slice(0, limit), { extent: () => ({ passages: all().readablePassages, files: readableFiles.length }) });
+  const selectedFiles = narrowed && narrowed !== files ? new Set(narrowed) : null;
+  let ranking: KeywordRanking | undefined;
+  const ranked = () => (ranking ??= keywordRanking(s.db, { collectionRid: col.rid, collectionId: col.id, phrases: match, files, selectedFiles }));
+  // The counted passages and files: sized from the whole collection's, how much evidence a file
+  // shows would depend on files an enforced reader cannot read.
+  return Object.assign((limit: number) => ranked().top(limit), { extent: () => ({ passages: ranked().passages, files: files.length }) });
 }
 
 /**
