@@ -2,7 +2,6 @@
 // Rows expire with the cursors that name them and are bounded in number; see docs/decisions.md.
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
-import { HEADING_WEIGHT, BODY_WEIGHT } from './search.js';
 import { rowsByRid, stmt } from './statements.js';
 
 export interface SearchSnapshotRow {
@@ -113,12 +112,12 @@ export function passageRidsOfFile(db: Db, fileRid: number): number[] {
  * A file's passages that match the query's phrases, best first: which of them an edited file shows
  * as evidence. Only the order within the one file matters here (its place comes from the snapshot).
  */
-export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: string[], fileRid: number): number[] {
+export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: string[], fileRid: number, weights: { heading: number; body: number }): number[] {
   const fts = ftsTableName(collectionRid);
   const rows = stmt(
     db,
     `SELECT rowid AS rid FROM ${fts} WHERE ${fts} MATCH ? AND rowid IN (SELECT rid FROM passages WHERE file_rid = ?)
-     ORDER BY bm25(${fts}, ${HEADING_WEIGHT}, ${BODY_WEIGHT}), rowid`,
-  ).all(phrases.join(' OR '), fileRid) as { rid: number }[];
+     ORDER BY bm25(${fts}, ?, ?), rowid`,
+  ).all(phrases.join(' OR '), fileRid, weights.heading, weights.body) as { rid: number }[];
   return rows.map((r) => r.rid);
 }

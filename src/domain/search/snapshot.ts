@@ -28,6 +28,7 @@ import type { RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
 import { invalidCursor, SEARCH_CURSOR_TTL_MS, signSearchCursor, type SearchPosition } from '../cursors.js';
 import { fnv1a } from '../fnv.js';
+import { BODY_WEIGHT, HEADING_WEIGHT } from './bm25.js';
 
 type Explanation = NonNullable<z.infer<typeof SearchResponse>['results'][number]['explain']>;
 type Stage = 'keyword' | 'semantic';
@@ -311,7 +312,7 @@ class Served {
   private async currentEvidence(fileRid: number): Promise<number[]> {
     const cached = this.current.get(fileRid);
     if (cached) return cached;
-    const matching = this.req.match === null ? [] : keywordPassagesOfFile(this.s.db, this.req.col.rid, this.req.match, fileRid);
+    const matching = this.req.match === null ? [] : keywordPassagesOfFile(this.s.db, this.req.col.rid, this.req.match, fileRid, { heading: HEADING_WEIGHT, body: BODY_WEIGHT });
     let ordered = matching;
     if (this.req.mode === 'semantic') {
       const rest = passageRidsOfFile(this.s.db, fileRid).filter((rid) => !matching.includes(rid));
