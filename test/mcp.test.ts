@@ -176,8 +176,9 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   });
   t.equal(oversized.status, 413, 'a message over the body limit');
   t.match(await oversized.json(), { error: { code: 'request_too_large', details: { limit_bytes: MCP_BODY_LIMIT } } });
-  // Found by a bad-input attack: a Host header that makes no URL was a 500, and a tool's arguments
-  // nested 10,000 deep overflowed the SDK's validation (an internal_error).
+  // Found by a bad-input attack: a Host header that makes no URL was a 500 (now the Host check's 403,
+  // test/mcp-origin.test.ts), and a tool's arguments nested 10,000 deep overflowed the SDK's
+  // validation (an internal_error).
   for (const host of ['[bad', 'a b', 'evil.com:99999', '%%%']) {
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const payload = JSON.stringify(init);
@@ -189,7 +190,8 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
       req.on('error', reject);
       req.end(payload);
     });
-    t.equal(res.status, 200, `Host ${JSON.stringify(host)}: served (${res.body.slice(0, 80)})`);
+    t.equal(res.status, 403, `Host ${JSON.stringify(host)}: refused, not a 500 (${res.body.slice(0, 80)})`);
+    t.match(JSON.parse(res.body), { error: { code: 'forbidden', details: { reason: 'host_not_allowed' } } });
   }
   // Written out by hand: JSON.stringify itself overflows at this depth.
   const deep = `${'{"and":['.repeat(10_000)}{"field":"path","op":"eq","value":"/x"}${']}'.repeat(10_000)}`;
