@@ -9,11 +9,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { MCP_BODY_LIMIT } from '../src/mcp/http.js';
+import { extractMarkdown } from '../src/domain/ingest/formats/markdown.js';
 import { apiOf, BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 import { readmeBlock } from './helpers/readme-blocks.js';
 import { waitFor } from './helpers/wait.js';
 
 const GUIDE = ['# Limits', '', 'Every client has a rate limit of 100 requests per minute.', 'Bursts above the rate limit are refused with 429.', '', 'Other notes follow here.'].join('\n');
+/** What `get` reads: the text trove extracted from GUIDE, in which evidence offsets count (test/mcp-get.test.ts). */
+const GUIDE_TEXT = extractMarkdown(GUIDE).text;
 
 let daemon: RunningDaemon;
 let api: ReturnType<typeof apiOf>;
@@ -84,18 +87,18 @@ t.test('HTTP: tools follow the key, search returns evidence, get reads it back',
 
   const whole = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md' });
   t.notOk(whole.isError, textOf(whole));
-  t.match(whole.structuredContent, { text: GUIDE, total_chars: GUIDE.length, total_lines: 6, truncated: false, range: { start_line: 1, end_line: 6 } });
+  t.match(whole.structuredContent, { text: GUIDE_TEXT, total_chars: GUIDE_TEXT.length, total_lines: 6, truncated: false, range: { start_line: 1, end_line: 6 } });
   t.match(textOf(whole), /the whole file, 6 line\(s\)/);
 
   const lines = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: results[0]!.file_id, start_line: 3, end_line: 4 });
-  t.match(lines.structuredContent, { path: '/guide/limits.md', text: GUIDE.split('\n').slice(2, 4).join('\n') + '\n', range: { start_line: 3, end_line: 4 } }, 'a line range by file id');
+  t.match(lines.structuredContent, { path: '/guide/limits.md', text: GUIDE_TEXT.split('\n').slice(2, 4).join('\n') + '\n', range: { start_line: 3, end_line: 4 } }, 'a line range by file id');
   t.match(textOf(lines), /lines 3-4 \(chars \d+-\d+\) of 6 line\(s\), \d+ chars/);
 
   const around = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', start_char: ev.location.char_start, end_char: ev.location.char_end });
-  t.equal((around.structuredContent as { text: string }).text, GUIDE.slice(ev.location.char_start, ev.location.char_end), 'an evidence char span reads back the same characters');
+  t.equal((around.structuredContent as { text: string }).text, ev.text, 'an evidence char span reads back the snippet');
 
   const capped = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', max_chars: 20 });
-  t.match(capped.structuredContent, { truncated: true, next: { start_char: 20 }, text: GUIDE.slice(0, 20) });
+  t.match(capped.structuredContent, { truncated: true, next: { start_char: 20 }, text: GUIDE_TEXT.slice(0, 20) });
   t.match(textOf(capped), /Cut at max_chars=20\. To read on, call get with the same file and \{"start_char":20\}/);
 
   const listed = await call(reader, 'list_collections', {});
@@ -234,7 +237,7 @@ t.test('stdio: `trove mcp` with TROVE_URL/TROVE_KEY, as the README configures it
   t.equal((found.structuredContent as { results: { path: string }[] }).results[0]?.path, '/guide/limits.md');
   t.match((found.structuredContent as { results: { evidence: unknown[] }[] }).results[0]?.evidence[0], { text: /rate limit/, location: { char_start: Number } });
   const got = await call(client, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', start_line: 1, end_line: 1 });
-  t.match(got.structuredContent, { text: '# Limits\n', range: { start_line: 1, end_line: 1 } });
+  t.match(got.structuredContent, { text: `${GUIDE_TEXT.split('\n')[0]}\n`, range: { start_line: 1, end_line: 1 } });
   const refused = await call(client, 'answer', { namespace: 'demo', collection: 'notes', query: 'rate limit?' });
   t.equal(errorCode(refused), 'forbidden', 'the same permission check as the HTTP route');
   t.match(stderr, /trove mcp: serving .* as key reader/, 'messages go to stderr');

@@ -9,6 +9,7 @@ import { collectionPath, namespacePath } from '../contract/paths.js';
 import type * as S from '../contract/schemas.js';
 import type { ApiCaller, ApiResult } from './caller.js';
 import { errorResult, failureOf, ToolFailure } from './errors.js';
+import { extractedText } from './extracted-text.js';
 
 export type Action = S.Action;
 
@@ -83,8 +84,9 @@ type Evidence = z.infer<typeof S.EvidenceSchema>;
 /** Where a piece of evidence is, in the words `get` takes; read field by field, so a location a newer daemon adds still prints. */
 function locationText(loc: Readonly<Record<string, unknown>> | null | undefined): string {
   if (!loc) return '';
-  if (typeof loc.char_start === 'number') return `chars ${loc.char_start}-${String(loc.char_end)}`;
-  if (typeof loc.page === 'number') return `page ${loc.page}`;
+  const chars = typeof loc.char_start === 'number' ? `chars ${loc.char_start}-${String(loc.char_end)}` : '';
+  if (typeof loc.page === 'number') return chars ? `page ${loc.page}, ${chars}` : `page ${loc.page}`;
+  if (chars) return chars;
   if (typeof loc.json_path === 'string') return `json ${loc.json_path}`;
   if (typeof loc.start_ms === 'number') return `${loc.start_ms}-${String(loc.end_ms)} ms`;
   return JSON.stringify(loc);
@@ -227,31 +229,6 @@ function renderAnswer(res: AnswerResponse): string {
   return out.join('\n');
 }
 
-/** Content types whose bytes are not the text trove indexes (it extracts text from them). */
-function isBinaryType(contentType: string): boolean {
-  const t = contentType.split(';')[0]!.trim().toLowerCase();
-  return t === 'application/pdf' || t.startsWith('image/') || t.startsWith('audio/') || t.startsWith('video/') || t.startsWith('application/vnd.openxmlformats') || t === 'application/octet-stream';
-}
-
-/**
- * The file's bytes as the text its evidence offsets count in: decoded, without a BOM, and with line
- * ends as \n, as trove's text extraction reads it (src/domain/ingest/extract.ts), so that
- * `char_start`/`char_end` from search point at the same characters here. Null when it is not text.
- */
-function textOf(bytes: Buffer): string | null {
-  let text: string;
-  try {
-    if (bytes[0] === 0xff && bytes[1] === 0xfe) text = new TextDecoder('utf-16le', { fatal: true }).decode(bytes);
-    else if (bytes[0] === 0xfe && bytes[1] === 0xff) text = new TextDecoder('utf-16be', { fatal: true }).decode(bytes);
-    else text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return null;
-  }
-  if (text.includes('\0')) return null;
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
-}
-
 export const GET_DEFAULT_MAX_CHARS = 20_000;
 const GET_MAX_CHARS = 200_000;
 
@@ -261,11 +238,11 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Read a file of a trove collection',
       description:
-        'Read a file\'s text, whole or a range, by its path (e.g. "/docs/intro.md") or file_id (fil_...). Use it after `search` or `answer` to read around ' +
-        'a hit: start_char/end_char take the char offsets of evidence locations directly; start_line/end_line take 1-based line numbers (inclusive). ' +
+        'Read a file\'s text, whole or a range, by its path (e.g. "/docs/intro.md") or file_id (fil_...): the text trove extracted and indexed ' +
+        '(HTML without tags, Markdown without link URLs, the text of PDF pages and Office documents), which evidence offsets count in. Use it after `search` or `answer` to read around ' +
+        'a hit: start_char/end_char take the char offsets of evidence locations directly (a page location carries them too); start_line/end_line take 1-based line numbers (inclusive). ' +
         'The result says which lines and chars it returned and the file\'s total length; output is capped at max_chars ' +
-        `(default ${GET_DEFAULT_MAX_CHARS}), and when more is left the result says the exact arguments to read on. Only text files can be read this way ` +
-        '(PDF, Office and image files: use search evidence). Needs a key with the read action.',
+        `(default ${GET_DEFAULT_MAX_CHARS}), and when more is left the result says the exact arguments to read on. Needs a key with the read action.`,
       inputSchema: {
         namespace: Namespace,
         collection: Collection,
@@ -288,24 +265,19 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
 
       const base = `${collectionPath(args.namespace, args.collection)}/files/${enc(args.file)}`;
       const file = await api<FileResource>(ctx, 'GET', base);
-      const contentType = file.source.content_type;
-      if (isBinaryType(contentType)) {
-        throw ToolFailure.invalid(
-          `${file.path} is ${contentType}, not a text file: its text is what trove extracted, which is read through search evidence. ` +
-            `Call search with filter {"field": "path", "op": "eq", "value": ${JSON.stringify(file.path)}} and result_unit "passage".`,
-          { content_type: contentType },
-        );
+      if (file.status === 'failed') {
+        throw ToolFailure.invalid(`${file.path} has no text to read: indexing it failed${file.error ? ` (${file.error.code}: ${file.error.message})` : ''}.`, { status: file.status });
       }
+      const collection = await api<CollectionResource>(ctx, 'GET', collectionPath(args.namespace, args.collection));
       // The content route gives a short-lived signed URL (retrieval-api.md, File content response);
       // it is fetched through the same caller, relative to the API's base, so a TROVE_URL behind a
       // proxy or a daemon on another interface works as every other call does.
       const content = await api<z.infer<typeof S.FileContentResponse>>(ctx, 'GET', `${base}/content`);
       const signed = new URL(content.url);
-      const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search);
+      const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search, undefined, { raw: true });
       if (download.status !== 200) throw failureOf(download);
-      const bytes = Buffer.isBuffer(download.body) ? download.body : Buffer.from(typeof download.body === 'string' ? download.body : JSON.stringify(download.body));
-      const text = textOf(bytes);
-      if (text === null) throw ToolFailure.invalid(`${file.path} (${contentType}) is not valid text (binary bytes); read it through search evidence instead.`, { content_type: contentType });
+      const bytes = download.body as Buffer;
+      const text = await extractedText(bytes, file.source.content_type, collection.processing.ocr ?? true);
       return ok(...renderRange(file, text, args));
     }),
   );
