@@ -93,7 +93,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
 
   const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcp();
-  const server = createMcpServer({ call, key, version: options.version });
+  const server = createMcpServer({ call, key, version: options.version, replyBudgetTokens: (options.settings ?? DEFAULT_MCP_SETTINGS).replyBudgetTokens });
   // JSON responses, not an SSE stream: a tool call's answer is one JSON-RPC response, and a plain
   // body goes through the adapter's drain and shutdown like any other request.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_BODY_LIMIT });

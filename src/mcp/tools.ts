@@ -6,10 +6,12 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { collectionPath, namespacePath } from '../contract/paths.js';
+import { suggestForNotFound } from '../contract/suggest.js';
 import type * as S from '../contract/schemas.js';
 import type { ApiCaller, ApiResult } from './caller.js';
 import { errorResult, failureOf, ToolFailure } from './errors.js';
 import { extractedText } from './extracted-text.js';
+import { clipToBudget, continuationCursor, cutNote, fits, largestFitting, readContinuation } from './reply-budget.js';
 
 export type Action = S.Action;
 
@@ -21,6 +23,8 @@ export type KeyInfo = Pick<Info['key'], 'id' | 'name' | 'prefix' | 'scope'>;
 export interface ToolContext {
   call: ApiCaller;
   key: KeyInfo;
+  /** The most one reply may cost, in tokens (reply-budget.ts; src/domain/mcp-settings.ts). */
+  replyBudgetTokens: number;
 }
 
 /** "write includes read; search and query are independent" (retrieval-api.md, Key). */
@@ -34,11 +38,17 @@ export function keyCan(key: KeyInfo, action: Action): boolean {
 
 const enc = encodeURIComponent;
 
-/** One API request; a non-2xx answer becomes the contract's error. */
+/** One API request; a non-2xx answer becomes the contract's error, a not_found naming the nearest names the key can see. */
 async function api<T = Record<string, unknown>>(ctx: ToolContext, method: string, path: string, body?: unknown): Promise<T> {
   const res = await ctx.call(method, path, body);
-  if (res.status < 200 || res.status > 299) throw failureOf(res);
-  return res.body as T;
+  if (res.status >= 200 && res.status <= 299) return res.body as T;
+  const failure = failureOf(res);
+  if (failure.error.code === 'not_found') {
+    const names = async (list: string) => (await listAll<{ name: string }>(ctx, list)).items.map((item) => item.name);
+    const suggestion = await suggestForNotFound(path, names);
+    if (suggestion) throw new ToolFailure({ ...failure.error, message: suggestion });
+  }
+  throw failure;
 }
 
 /** Every item of a list route, following next_cursor up to `max` items (a bound, so one call stays small). */
@@ -58,13 +68,13 @@ function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
-/** Runs a tool body; whatever fails comes back as a tool error (errors.ts), never as a thrown error. */
-function guarded<A>(fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
+/** Runs a tool body; whatever fails comes back as a tool error (errors.ts), never as a thrown error; no reply passes the budget. */
+function guarded<A>(ctx: ToolContext, fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
   return async (args) => {
     try {
-      return await fn(args);
+      return clipToBudget(await fn(args), ctx.replyBudgetTokens);
     } catch (err) {
-      return errorResult(err);
+      return clipToBudget(errorResult(err), ctx.replyBudgetTokens);
     }
   };
 }
@@ -118,14 +128,28 @@ const Principals = z
 
 // ------------------------------------------------------------------------------------------ tools
 
-/** Registers every tool this key may use; `add_file` only for a key with `write`. */
+export type ToolName = 'search' | 'answer' | 'get' | 'list_collections' | 'status' | 'add_file';
+
+/** The action each tool needs; list_collections and status serve any key (they show less without read). */
+const TOOL_ACTION: Record<ToolName, Action | null> = { status: null, search: 'search', answer: 'query', get: 'read', list_collections: null, add_file: 'write' };
+
+/** The tools a key can run: the only ones offered to it, so an agent is never shown a tool that can only answer forbidden. */
+export function toolsFor(key: KeyInfo): ToolName[] {
+  return (Object.keys(TOOL_ACTION) as ToolName[]).filter((tool) => TOOL_ACTION[tool] === null || keyCan(key, TOOL_ACTION[tool]));
+}
+
+const REGISTER: Record<ToolName, (server: McpServer, ctx: ToolContext) => void> = {
+  status: registerStatus,
+  search: registerSearch,
+  answer: registerAnswer,
+  get: registerGet,
+  list_collections: registerListCollections,
+  add_file: registerAddFile,
+};
+
+/** Registers the tools this key can run (toolsFor). */
 export function registerTools(server: McpServer, ctx: ToolContext): void {
-  registerSearch(server, ctx);
-  registerAnswer(server, ctx);
-  registerGet(server, ctx);
-  registerListCollections(server, ctx);
-  registerStatus(server, ctx);
-  if (keyCan(ctx.key, 'write')) registerAddFile(server, ctx);
+  for (const tool of toolsFor(ctx.key)) REGISTER[tool](server, ctx);
 }
 
 function registerSearch(server: McpServer, ctx: ToolContext): void {
@@ -155,13 +179,36 @@ function registerSearch(server: McpServer, ctx: ToolContext): void {
           .max(4)
           .optional()
           .describe('Order within the page only; the relevance rank is unchanged.'),
-        cursor: z.string().optional().describe('next_cursor of a previous search with the same arguments, for the next page.'),
+        cursor: z.string().optional().describe('next_cursor of a previous search with the same arguments: the rest of a reply cut to the size budget, or the next page.'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection, ...rest }) => {
-      const res = await api<SearchResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:search`, defined(rest));
-      return ok(renderSearch(namespace, collection, rest.query, res), res as unknown as Record<string, unknown>);
+    guarded(ctx, async ({ namespace, collection, cursor, ...rest }) => {
+      // A cursor of a reply cut to the budget resumes inside the API page it came from.
+      const resume = cursor === undefined ? null : readContinuation(cursor);
+      const pageCursor = resume ? resume.page : cursor;
+      const res = await api<SearchResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:search`, defined({ ...rest, cursor: pageCursor ?? undefined }));
+      if (resume && resume.generation !== res.index_generation) {
+        throw new ToolFailure({
+          code: 'invalid_cursor',
+          message: 'The collection changed since this cursor was given, so the rest of that page would be another ranking: search again without a cursor.',
+          request_id: null,
+          retryable: false,
+          details: {},
+        });
+      }
+      const results = resume ? res.results.slice(resume.skip) : res.results;
+      const reply = (shown: number): CallToolResult => {
+        if (shown >= results.length) return ok(renderSearch(namespace, collection, rest.query, { ...res, results }), { ...res, results } as unknown as Record<string, unknown>);
+        const next = continuationCursor({ page: pageCursor ?? null, skip: (resume?.skip ?? 0) + shown, generation: res.index_generation });
+        const cut = { ...res, results: results.slice(0, shown), next_cursor: next, cut: cutNote(ctx.replyBudgetTokens, shown, results.length - shown) };
+        const text = renderSearch(namespace, collection, rest.query, cut);
+        return ok(`${text}\nCut to fit the reply budget of ${ctx.replyBudgetTokens} tokens: ${shown} of this page's ${results.length} results shown.`, cut as unknown as Record<string, unknown>);
+      };
+      const whole = reply(results.length);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      // At least one result, so that continuing always moves on; one that alone passes the budget is clipped by guarded.
+      return reply(Math.max(1, largestFitting(results.length - 1, (n) => fits(reply(n), ctx.replyBudgetTokens))));
     }),
   );
 }
@@ -207,9 +254,21 @@ function registerAnswer(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection, ...rest }) => {
+    guarded(ctx, async ({ namespace, collection, ...rest }) => {
       const res = await api<AnswerResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:answer`, defined(rest));
-      return ok(renderAnswer(res), res as unknown as Record<string, unknown>);
+      const sources = Object.entries(res.sources ?? {});
+      // An answer is not generated twice alike, so a cut answer has no cursor: the sources left out
+      // are named, with where their evidence is, for `get` to read.
+      const reply = (shown: number): CallToolResult => {
+        if (shown >= sources.length) return ok(renderAnswer(res), res as unknown as Record<string, unknown>);
+        const omitted = sources.slice(shown).map(([marker, source]) => ({ marker, path: source.path, file_id: source.file_id, locations: source.evidence.map((e) => e.location ?? null) }));
+        const cut = { ...res, sources: Object.fromEntries(sources.slice(0, shown)), cut: { ...cutNote(ctx.replyBudgetTokens, shown, omitted.length), omitted_sources: omitted } };
+        const named = omitted.map((o) => `${o.marker} ${o.path} (${o.locations.map((l) => locationText(l)).filter(Boolean).join('; ')})`).join(', ');
+        return ok(`${renderAnswer(cut)}\n\nCut to fit the reply budget of ${ctx.replyBudgetTokens} tokens: ${omitted.length} of ${sources.length} sources left out; read them with get: ${named}.`, cut as unknown as Record<string, unknown>);
+      };
+      const whole = reply(sources.length);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      return reply(largestFitting(sources.length - 1, (n) => fits(reply(n), ctx.replyBudgetTokens)));
     }),
   );
 }
@@ -255,7 +314,7 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async (args) => {
+    guarded(ctx, async (args) => {
       const byLines = args.start_line !== undefined || args.end_line !== undefined;
       const byChars = args.start_char !== undefined || args.end_char !== undefined;
       if (byLines && byChars) throw ToolFailure.invalid('Give a range of lines (start_line/end_line) or of chars (start_char/end_char), not both.');
@@ -278,7 +337,11 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
       if (download.status !== 200) throw failureOf(download);
       const bytes = download.body as Buffer;
       const text = await extractedText(bytes, file.source.content_type, collection.processing.ocr ?? true);
-      return ok(...renderRange(file, text, args));
+      const requested = args.max_chars ?? GET_DEFAULT_MAX_CHARS;
+      const reply = (max: number, byBudget: boolean) => ok(...renderRange(file, text, { ...args, max_chars: max, ...(byBudget ? { budgetTokens: ctx.replyBudgetTokens } : {}) }));
+      const whole = reply(requested, false);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      return reply(Math.max(1, largestFitting(requested - 1, (max) => fits(reply(max, true), ctx.replyBudgetTokens))), true);
     }),
   );
 }
@@ -289,6 +352,8 @@ interface RangeArgs {
   start_char?: number | undefined;
   end_char?: number | undefined;
   max_chars?: number | undefined;
+  /** Set when max_chars was lowered to fit the reply budget of this many tokens: the cut says so. */
+  budgetTokens?: number | undefined;
 }
 
 /** Offsets at which each line starts (line n, 1-based, starts at starts[n-1]). */
@@ -327,6 +392,7 @@ export function renderRange(file: { id: string; path: string; source: { content_
     to = Math.min(args.end_char ?? text.length, text.length);
     if (args.start_char !== undefined && args.start_char > text.length) throw ToolFailure.invalid(`start_char ${args.start_char} is past the end: ${file.path} has ${text.length} chars.`, { total_chars: text.length });
   }
+  const rangeEnd = to;
   let truncated = false;
   if (to - from > max) {
     truncated = true;
@@ -348,7 +414,8 @@ export function renderRange(file: { id: string; path: string; source: { content_
     ? `${file.path} (${file.id}, ${file.source.content_type}): the whole file, ${totalLines} line(s), ${text.length} chars.`
     : `${file.path} (${file.id}, ${file.source.content_type}): lines ${firstLine}-${lastLine} (chars ${from}-${to}) of ${totalLines} line(s), ${text.length} chars.`;
   const lines = [head, '', slice];
-  if (truncated) lines.push('', `[Cut at max_chars=${max}. To read on, call get with the same file and ${JSON.stringify(next)}${max < GET_MAX_CHARS ? `, or a larger max_chars (up to ${GET_MAX_CHARS})` : ''}.]`);
+  if (truncated && args.budgetTokens !== undefined) lines.push('', `[Cut to fit the reply budget of ${args.budgetTokens} tokens. To read on, call get with the same file and ${JSON.stringify(next)}.]`);
+  else if (truncated) lines.push('', `[Cut at max_chars=${max}. To read on, call get with the same file and ${JSON.stringify(next)}${max < GET_MAX_CHARS ? `, or a larger max_chars (up to ${GET_MAX_CHARS})` : ''}.]`);
   const structured = {
     file_id: file.id,
     path: file.path,
@@ -359,6 +426,7 @@ export function renderRange(file: { id: string; path: string; source: { content_
     total_lines: totalLines,
     truncated,
     next,
+    ...(truncated && args.budgetTokens !== undefined ? { cut: cutNote(args.budgetTokens, to - from, rangeEnd - to) } : {}),
   };
   return [lines.join('\n'), structured];
 }
@@ -379,7 +447,7 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
       inputSchema: { namespace: Namespace.optional().describe('Only this namespace (name or ns_ ID).') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace }) => {
+    guarded(ctx, async ({ namespace }) => {
       const namespaces = namespace ? [await api<NamespaceResource>(ctx, 'GET', namespacePath(namespace))] : (await listAll<NamespaceResource>(ctx, '/namespaces')).items;
       const out: string[] = [];
       const structured: { namespaces: { name: string; id: string; collections: unknown[]; note?: string }[] } = { namespaces: [] };
@@ -428,13 +496,13 @@ function registerStatus(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection }) => {
+    guarded(ctx, async ({ namespace, collection }) => {
       if ((namespace === undefined) !== (collection === undefined)) throw ToolFailure.invalid('Give both namespace and collection, or neither.');
       const health = await ctx.call('GET', '/health');
       const info = await api<Info>(ctx, 'GET', '/info');
       const key = info.key ?? ctx.key;
       const actions = key.scope.kind === 'cluster' ? ['read', 'write', 'search', 'query'] : key.scope.actions;
-      const tools = ['status', ...(keyCan(key, 'search') ? ['search'] : []), ...(keyCan(key, 'query') ? ['answer'] : []), ...(keyCan(key, 'read') ? ['get', 'list_collections (with details)'] : ['list_collections']), ...(keyCan(key, 'write') ? ['add_file'] : [])];
+      const tools = toolsFor(key).map((tool) => (tool === 'list_collections' && keyCan(key, 'read') ? 'list_collections (with details)' : tool));
       const scope = key.scope.kind === 'cluster' ? 'cluster (everything)' : key.scope.kind === 'namespace' ? `namespace ${key.scope.namespace}` : `collections ${key.scope.collections.join(', ')} of namespace ${key.scope.namespace}`;
       const out = [
         `trove is ${health.status === 200 ? 'up' : `answering health with HTTP ${health.status}`}; API version ${info.api_version}; search modes ${info.search_modes.join(', ')}.`,
@@ -482,7 +550,7 @@ function registerAddFile(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
-    guarded(async (args) => {
+    guarded(ctx, async (args) => {
       if ((args.text === undefined) === (args.uri === undefined)) throw ToolFailure.invalid('Give exactly one of text (inline content) and uri.');
       const source = args.text !== undefined ? defined({ type: 'inline', text: args.text, content_type: args.content_type }) : defined({ type: 'uri', uri: args.uri, content_type: args.content_type });
       const base = collectionPath(args.namespace, args.collection);
