@@ -14,6 +14,7 @@ import { issuesSentence } from '../src/contract/issues.js';
 import { DEFAULT_GENERATION_API_KEY_ENV, GENERATION_DEFAULTS, type GenerationConfig } from '../src/domain/answer/config.js';
 import { ConfigFileSchema, configFilePath, readConfigDocument, SETTINGS, variable, type ConfigFile, type KeySpec } from '../src/domain/config-file.js';
 import { DEFAULT_EMBEDDING_API_KEY_ENV, defaultCacheDir, EMBEDDING_DEFAULTS, type EmbeddingConfig } from '../src/domain/embed/config.js';
+import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../src/domain/mcp-settings.js';
 import { DEFAULT_VECTOR_MEMORY, resolveVectorMemory, type VectorMemory } from '../src/domain/search/vector-memory.js';
 import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from '../src/domain/webhooks/config.js';
 import { resolveDataDir as dataDirFrom } from './paths.js';
@@ -40,6 +41,9 @@ export interface DaemonFlags {
   allowPrivateSources?: boolean | undefined;
   allowInsecureWebhooks?: boolean | undefined;
   webhookRetryScale?: string | undefined;
+  mcpAllowedOrigin?: string[] | undefined;
+  mcpAllowedHost?: string[] | undefined;
+  mcpReplyBudget?: string | undefined;
 }
 
 /** The settings config.json holds (each overridden by its TROVE_* variable). */
@@ -66,6 +70,8 @@ export interface DaemonConfig extends FileSettings {
   fileRoots: string[];
   allowPrivateSources: boolean;
   webhooks: WebhookConfig;
+  /** The MCP endpoint's allowed origins and hosts, and its tool reply budget (src/domain/mcp-settings.ts). */
+  mcp: McpSettings;
 }
 
 /** The data dir the flags and environment name (daemon/paths.ts); `cwd`: what a relative one is relative to. */
@@ -88,6 +94,7 @@ export function resolveConfig(flags: DaemonFlags, env: Env, file: ConfigFile, cw
     fileRoots: [...(variable(env, 'TROVE_FILE_ROOTS') ?? '').split(':').filter(Boolean), ...(flags.allowFileRoot ?? [])],
     allowPrivateSources: flags.allowPrivateSources ?? variable(env, 'TROVE_ALLOW_PRIVATE_SOURCES') === '1',
     webhooks: resolveWebhookConfig(flags, env),
+    mcp: resolveMcpSettings(flags, env, file),
     ...resolveFileSettings(env, file),
   };
 }
@@ -118,6 +125,22 @@ export function resolveWebhookConfig(flags: Pick<DaemonFlags, 'allowInsecureWebh
     ...DEFAULT_WEBHOOK_CONFIG,
     allowInsecure: flags.allowInsecureWebhooks ?? variable(env, 'TROVE_ALLOW_INSECURE_WEBHOOKS') === '1',
     retryScale: parseRetryScale(flags.webhookRetryScale ?? variable(env, 'TROVE_WEBHOOK_RETRY_SCALE')) ?? DEFAULT_WEBHOOK_CONFIG.retryScale,
+  };
+}
+
+/** The MCP endpoint's settings: each one's flag, else its variable, else config.json, else the default. */
+export function resolveMcpSettings(flags: Pick<DaemonFlags, 'mcpAllowedOrigin' | 'mcpAllowedHost' | 'mcpReplyBudget'>, env: Env, file: ConfigFile): McpSettings {
+  const fromFlag = <S extends z.ZodType>(flag: string, spec: KeySpec<S>, raw: unknown): z.output<S> | undefined => {
+    if (raw === undefined) return undefined;
+    const parsed = spec.schema.safeParse(raw);
+    if (!parsed.success) throw new UserError(issuesSentence(parsed.error.issues, { schema: spec.schema, input: raw, field: flag }));
+    return parsed.data as z.output<S>;
+  };
+  const mcp = file.mcp ?? {};
+  return {
+    allowedOrigins: fromFlag('--mcp-allowed-origin', SETTINGS.mcp.allowedOrigins, flags.mcpAllowedOrigin) ?? fromEnv(env, SETTINGS.mcp.allowedOrigins) ?? mcp.allowedOrigins ?? DEFAULT_MCP_SETTINGS.allowedOrigins,
+    allowedHosts: fromFlag('--mcp-allowed-host', SETTINGS.mcp.allowedHosts, flags.mcpAllowedHost) ?? fromEnv(env, SETTINGS.mcp.allowedHosts) ?? mcp.allowedHosts ?? DEFAULT_MCP_SETTINGS.allowedHosts,
+    replyBudgetTokens: fromFlag('--mcp-reply-budget', SETTINGS.mcp.replyBudgetTokens, flags.mcpReplyBudget) ?? fromEnv(env, SETTINGS.mcp.replyBudgetTokens) ?? mcp.replyBudgetTokens ?? DEFAULT_MCP_SETTINGS.replyBudgetTokens,
   };
 }
 

@@ -29,7 +29,9 @@ import { workerExecArgv } from '../src/domain/threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../src/domain/embed/config.js';
 import { configFilePath } from '../src/domain/config-file.js';
 import type { WebhookConfig } from '../src/domain/webhooks/config.js';
-import { readConfigFile, resolveFileSettings, resolveWebhookConfig, type FileSettings } from './config.js';
+import { readConfigFile, resolveFileSettings, resolveMcpSettings, resolveWebhookConfig, type FileSettings } from './config.js';
+import type { ConfigFile } from '../src/domain/config-file.js';
+import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../src/domain/mcp-settings.js';
 import type { FromWorker, ToWorker, WorkerInit } from '../src/domain/ingest/worker-thread.js';
 import { createApp, type App } from '../src/http/app.js';
 import { withMcp } from '../src/mcp/http.js';
@@ -64,6 +66,8 @@ export interface RuntimeOptions {
    * or CI) and retryScale (tests compress the ~75-hour schedule); by default from TROVE_* (daemon/config.ts).
    */
   webhooks?: Partial<WebhookConfig>;
+  /** `/mcp`'s allowed origins and hosts and its reply budget; by default from `<data-dir>/config.json` and TROVE_MCP_* (daemon/config.ts). */
+  mcp?: Partial<McpSettings>;
   /** false: open without the webhook dispatcher (tests that drive their own). */
   webhookDispatcher?: boolean;
   /** false: open without the research runner, so queued runs stay queued (tests of restarts). */
@@ -217,7 +221,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     };
     const roots = new FileRoots(db, services.write, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
-    const app = withMcp(createApp(services, log), { version: packageVersion() });
+    const app = withMcp(createApp(services, log), { version: packageVersion(), listeningUrl: () => publicBaseUrl, settings: settings.mcp });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);
     if (settings.webhooks.allowInsecure) log.warn('--allow-insecure-webhooks: webhooks may deliver over http:// to loopback addresses');
     if (options.webhookDispatcher !== false) webhooks = startWebhookDispatcher(services, { log });
@@ -339,6 +343,7 @@ function openStore(dataDir: string, clusterKey: string | undefined, log: Runtime
 
 interface RuntimeSettings extends FileSettings {
   webhooks: WebhookConfig;
+  mcp: McpSettings;
 }
 
 /**
@@ -348,12 +353,15 @@ interface RuntimeSettings extends FileSettings {
  */
 function runtimeSettings(options: RuntimeOptions, dataDir: string): RuntimeSettings {
   let fromFile: FileSettings | undefined;
-  const fileSettings = () => (fromFile ??= resolveFileSettings(process.env, readConfigFile(configFilePath(dataDir))));
+  let file: ConfigFile | undefined;
+  const configFile = () => (file ??= readConfigFile(configFilePath(dataDir)));
+  const fileSettings = () => (fromFile ??= resolveFileSettings(process.env, configFile()));
   return {
     embedding: options.embedding ?? fileSettings().embedding,
     generation: options.generation ?? fileSettings().generation,
     vectorMemory: options.vectorMemory ?? fileSettings().vectorMemory,
     webhooks: { ...resolveWebhookConfig({}, process.env), ...options.webhooks },
+    mcp: { ...(options.mcp === undefined ? resolveMcpSettings({}, process.env, configFile()) : DEFAULT_MCP_SETTINGS), ...options.mcp },
   };
 }
 

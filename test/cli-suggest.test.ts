@@ -1,7 +1,7 @@
 // "Did you mean" for namespace and collection names (src/cli/suggest.ts, wired into ApiClient).
 import t from 'tap';
 import { ApiClient, CliApiError } from '../src/cli/client.js';
-import { closest, editDistance, namesInPath, notFoundMessage } from '../src/cli/suggest.js';
+import { closest, editDistance, namesInPath, notFoundMessage } from '../src/contract/suggest.js';
 import { apiOf, runCli, startDaemonProcess } from './helpers/cli.js';
 
 

@@ -9,11 +9,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, type RunningDaemon } from '../daemon/main.js';
 import { MCP_BODY_LIMIT } from '../src/mcp/http.js';
+import { extractMarkdown } from '../src/domain/ingest/formats/markdown.js';
 import { apiOf, BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 import { readmeBlock } from './helpers/readme-blocks.js';
 import { waitFor } from './helpers/wait.js';
 
 const GUIDE = ['# Limits', '', 'Every client has a rate limit of 100 requests per minute.', 'Bursts above the rate limit are refused with 429.', '', 'Other notes follow here.'].join('\n');
+/** What `get` reads: the text trove extracted from GUIDE, in which evidence offsets count (test/mcp-get.test.ts). */
+const GUIDE_TEXT = extractMarkdown(GUIDE).text;
 
 let daemon: RunningDaemon;
 let api: ReturnType<typeof apiOf>;
@@ -84,18 +87,18 @@ t.test('HTTP: tools follow the key, search returns evidence, get reads it back',
 
   const whole = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md' });
   t.notOk(whole.isError, textOf(whole));
-  t.match(whole.structuredContent, { text: GUIDE, total_chars: GUIDE.length, total_lines: 6, truncated: false, range: { start_line: 1, end_line: 6 } });
+  t.match(whole.structuredContent, { text: GUIDE_TEXT, total_chars: GUIDE_TEXT.length, total_lines: 6, truncated: false, range: { start_line: 1, end_line: 6 } });
   t.match(textOf(whole), /the whole file, 6 line\(s\)/);
 
   const lines = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: results[0]!.file_id, start_line: 3, end_line: 4 });
-  t.match(lines.structuredContent, { path: '/guide/limits.md', text: GUIDE.split('\n').slice(2, 4).join('\n') + '\n', range: { start_line: 3, end_line: 4 } }, 'a line range by file id');
+  t.match(lines.structuredContent, { path: '/guide/limits.md', text: GUIDE_TEXT.split('\n').slice(2, 4).join('\n') + '\n', range: { start_line: 3, end_line: 4 } }, 'a line range by file id');
   t.match(textOf(lines), /lines 3-4 \(chars \d+-\d+\) of 6 line\(s\), \d+ chars/);
 
   const around = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', start_char: ev.location.char_start, end_char: ev.location.char_end });
-  t.equal((around.structuredContent as { text: string }).text, GUIDE.slice(ev.location.char_start, ev.location.char_end), 'an evidence char span reads back the same characters');
+  t.equal((around.structuredContent as { text: string }).text, ev.text, 'an evidence char span reads back the snippet');
 
   const capped = await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', max_chars: 20 });
-  t.match(capped.structuredContent, { truncated: true, next: { start_char: 20 }, text: GUIDE.slice(0, 20) });
+  t.match(capped.structuredContent, { truncated: true, next: { start_char: 20 }, text: GUIDE_TEXT.slice(0, 20) });
   t.match(textOf(capped), /Cut at max_chars=20\. To read on, call get with the same file and \{"start_char":20\}/);
 
   const listed = await call(reader, 'list_collections', {});
@@ -110,19 +113,18 @@ t.test('HTTP: tools follow the key, search returns evidence, get reads it back',
 t.test('HTTP: a key lacking an action, or out of scope, gets the contract error as a tool error', async (t) => {
   const reader = await httpClient(keys.reader);
   t.teardown(() => reader.close());
-  const answer = await call(reader, 'answer', { namespace: 'demo', collection: 'notes', query: 'what is the rate limit?' });
-  t.equal(answer.isError, true);
-  t.equal(errorCode(answer), 'forbidden', 'no query action: 403 forbidden');
-  t.match(textOf(answer), /^Error forbidden: This key lacks the 'query' action\.\nrequest_id: req_/);
+  // A tool the key cannot run is not offered (test/mcp-contract.test.ts); one it can run still meets
+  // the routes' checks: status of a collection needs read.
+  const searcher = await httpClient(keys.searcher);
+  t.teardown(() => searcher.close());
+  const status = await call(searcher, 'status', { namespace: 'demo', collection: 'notes' });
+  t.equal(status.isError, true);
+  t.equal(errorCode(status), 'forbidden', 'no read action: 403 forbidden');
+  t.match(textOf(status), /^Error forbidden: This key lacks the 'read' action\.\nrequest_id: req_/);
   const elsewhere = await call(reader, 'search', { namespace: 'demo', collection: 'private', query: 'launch', principals: ['alice'] });
   t.equal(errorCode(elsewhere), 'not_found', 'a collection outside the key scope is 404');
 
-  const searcher = await httpClient(keys.searcher);
-  t.teardown(() => searcher.close());
-  const get = await call(searcher, 'get', { namespace: 'demo', collection: 'notes', file: '/other.txt' });
-  t.equal(get.isError, true);
-  t.equal(errorCode(get), 'forbidden', 'no read action: get is refused');
-  t.equal(errorCode(await call(searcher, 'get', { namespace: 'demo', collection: 'notes', file: '/other.txt', start_line: 2, start_char: 1 })), 'invalid_request', 'lines and chars together');
+  t.equal(errorCode(await call(reader, 'get', { namespace: 'demo', collection: 'notes', file: '/other.txt', start_line: 2, start_char: 1 })), 'invalid_request', 'lines and chars together');
 });
 
 t.test('HTTP: access rules filter results by principals; add_file indexes', async (t) => {
@@ -176,8 +178,9 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
   });
   t.equal(oversized.status, 413, 'a message over the body limit');
   t.match(await oversized.json(), { error: { code: 'request_too_large', details: { limit_bytes: MCP_BODY_LIMIT } } });
-  // Found by a bad-input attack: a Host header that makes no URL was a 500, and a tool's arguments
-  // nested 10,000 deep overflowed the SDK's validation (an internal_error).
+  // Found by a bad-input attack: a Host header that makes no URL was a 500 (now the Host check's 403,
+  // test/mcp-origin.test.ts), and a tool's arguments nested 10,000 deep overflowed the SDK's
+  // validation (an internal_error).
   for (const host of ['[bad', 'a b', 'evil.com:99999', '%%%']) {
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const payload = JSON.stringify(init);
@@ -189,7 +192,8 @@ t.test('HTTP: /mcp needs a key before any MCP processing', async (t) => {
       req.on('error', reject);
       req.end(payload);
     });
-    t.equal(res.status, 200, `Host ${JSON.stringify(host)}: served (${res.body.slice(0, 80)})`);
+    t.equal(res.status, 403, `Host ${JSON.stringify(host)}: refused, not a 500 (${res.body.slice(0, 80)})`);
+    t.match(JSON.parse(res.body), { error: { code: 'forbidden', details: { reason: 'host_not_allowed' } } });
   }
   // Written out by hand: JSON.stringify itself overflows at this depth.
   const deep = `${'{"and":['.repeat(10_000)}{"field":"path","op":"eq","value":"/x"}${']}'.repeat(10_000)}`;
@@ -227,14 +231,14 @@ t.test('stdio: `trove mcp` with TROVE_URL/TROVE_KEY, as the README configures it
   await client.connect(transport);
   t.teardown(() => client.close());
   const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
-  t.same(tools, ['answer', 'get', 'list_collections', 'search', 'status'], 'read key: no add_file');
+  t.same(tools, ['get', 'list_collections', 'search', 'status'], 'read and search key: no add_file, no answer');
   const found = await call(client, 'search', { namespace: 'demo', collection: 'notes', query: 'rate limit', mode: 'keyword' });
   t.equal((found.structuredContent as { results: { path: string }[] }).results[0]?.path, '/guide/limits.md');
   t.match((found.structuredContent as { results: { evidence: unknown[] }[] }).results[0]?.evidence[0], { text: /rate limit/, location: { char_start: Number } });
   const got = await call(client, 'get', { namespace: 'demo', collection: 'notes', file: '/guide/limits.md', start_line: 1, end_line: 1 });
-  t.match(got.structuredContent, { text: '# Limits\n', range: { start_line: 1, end_line: 1 } });
-  const refused = await call(client, 'answer', { namespace: 'demo', collection: 'notes', query: 'rate limit?' });
-  t.equal(errorCode(refused), 'forbidden', 'the same permission check as the HTTP route');
+  t.match(got.structuredContent, { text: `${GUIDE_TEXT.split('\n')[0]}\n`, range: { start_line: 1, end_line: 1 } });
+  const refused = await call(client, 'search', { namespace: 'demo', collection: 'private', query: 'launch', principals: ['alice'] });
+  t.equal(errorCode(refused), 'not_found', 'the same scope check as the HTTP route');
   t.match(stderr, /trove mcp: serving .* as key reader/, 'messages go to stderr');
 });
 

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { Page } from '../client/index.js';
 import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
 import { errOut } from './io.js';
-import { suggestForNotFound } from './suggest.js';
+import { suggestForNotFound } from '../contract/suggest.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 

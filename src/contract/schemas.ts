@@ -259,7 +259,8 @@ export type KeyScope = z.infer<typeof KeyScope>;
 
 export const EvidenceLocation = z.union([
   z.object({ start_ms: z.number().int(), end_ms: z.number().int() }),
-  z.object({ page: z.number().int(), bbox: z.array(z.number()).nullable().optional() }),
+  // char_start/char_end on a page: where the snippet lies in the extracted text (docs/decisions.md, MCP).
+  z.object({ page: z.number().int(), bbox: z.array(z.number()).nullable().optional(), char_start: z.number().int().optional(), char_end: z.number().int().optional() }),
   z.object({ json_path: z.string() }),
   z.object({ char_start: z.number().int(), char_end: z.number().int() }),
 ]);

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { GENERATION_PROVIDERS } from './answer/config.js';
 import { EMBEDDING_PROVIDERS } from './embed/config.js';
+import { AllowedHosts, AllowedOrigins, ReplyBudgetTokens } from './mcp-settings.js';
 import { parseVectorMemory } from './search/vector-memory.js';
 
 export const CONFIG_FILE = 'config.json';
@@ -83,6 +84,11 @@ export const SETTINGS = {
     apiKeyEnv: spec('generation.apiKeyEnv', envName, 'name of the environment variable holding the generation API key'),
     vision: spec('generation.vision', boolean, 'the generation model reads images', 'TROVE_GENERATION_VISION'),
   },
+  mcp: {
+    allowedOrigins: spec('mcp.allowedOrigins', AllowedOrigins, 'web origins that may call /mcp besides the daemon\'s own loopback ones', 'TROVE_MCP_ALLOWED_ORIGINS'),
+    allowedHosts: spec('mcp.allowedHosts', AllowedHosts, 'host names /mcp answers to besides the bound address (a proxy or load balancer\'s)', 'TROVE_MCP_ALLOWED_HOSTS'),
+    replyBudgetTokens: spec('mcp.replyBudgetTokens', ReplyBudgetTokens, 'most tokens (UTF-8 bytes / 4) one MCP tool reply may take, text and structured forms together', 'TROVE_MCP_REPLY_BUDGET_TOKENS'),
+  },
 } as const;
 
 /** Every key config.set accepts, as `section.key`. The whole file applies at the next start. */
@@ -103,6 +109,7 @@ export const ConfigFileSchema = z
     embedding: section(SETTINGS.embedding).optional(),
     vectors: section(SETTINGS.vectors).optional(),
     generation: section(SETTINGS.generation).optional(),
+    mcp: section(SETTINGS.mcp).optional(),
   })
   .loose();
 

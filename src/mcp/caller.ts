@@ -15,8 +15,11 @@ export interface ApiResult {
   requestId: string | null;
 }
 
-/** One request to the public API; `path` is relative to the API's base (it may carry a query string). */
-export type ApiCaller = (method: string, path: string, body?: unknown) => Promise<ApiResult>;
+/**
+ * One request to the public API; `path` is relative to the API's base (it may carry a query string).
+ * `raw`: the body as bytes whatever its type (a file's content, whose JSON must not be re-serialized).
+ */
+export type ApiCaller = (method: string, path: string, body?: unknown, options?: { raw?: boolean }) => Promise<ApiResult>;
 
 /** A request that never got an answer (the daemon is down, or stopped answering). */
 export class UnreachableError extends Error {
@@ -29,9 +32,10 @@ export class UnreachableError extends Error {
 /** Tool calls such as `answer` may take minutes (retrieval-api.md "Limits": 600 s for ultra). */
 const REQUEST_TIMEOUT_MS = 660_000;
 
-function decode(status: number, contentType: string, requestId: string | null, bytes: Buffer): ApiResult {
+function decode(status: number, contentType: string, requestId: string | null, bytes: Buffer, raw = false): ApiResult {
   const type = contentType.toLowerCase();
   const bare = type.split(';')[0]!.trim();
+  if (raw && status >= 200 && status <= 299) return { status, body: bytes, contentType: type, requestId };
   if (bare === 'application/json' && bytes.length > 0) {
     try {
       return { status, body: JSON.parse(bytes.toString('utf8')), contentType: type, requestId };
@@ -45,7 +49,7 @@ function decode(status: number, contentType: string, requestId: string | null, b
 /** The API over the network: `baseUrl` such as http://127.0.0.1:7410, `key` sent as a Bearer token. */
 export function httpCaller(baseUrl: string, key: string, fetchImpl: typeof fetch = fetch): ApiCaller {
   const base = baseUrl.replace(/\/+$/, '');
-  return async (method, path, body) => {
+  return async (method, path, body, options) => {
     const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${key}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
@@ -61,7 +65,7 @@ export function httpCaller(baseUrl: string, key: string, fetchImpl: typeof fetch
       throw new UnreachableError(`No answer from the trove daemon at ${base} (${cause}). Is it running? Start it with \`trove daemon start\`, or set TROVE_URL.`);
     }
     const bytes = Buffer.from(await response.arrayBuffer());
-    return decode(response.status, response.headers.get('content-type') ?? '', response.headers.get('x-request-id'), bytes);
+    return decode(response.status, response.headers.get('content-type') ?? '', response.headers.get('x-request-id'), bytes, options?.raw);
   };
 }
 
@@ -70,7 +74,7 @@ export function httpCaller(baseUrl: string, key: string, fetchImpl: typeof fetch
  * the credential headers of the MCP request that carries it (never a key of the daemon's own).
  */
 export function appCaller(handle: (req: AppRequest) => Promise<AppResponse>, credentials: { authorization?: string | undefined; 'x-api-key'?: string | undefined }): ApiCaller {
-  return async (method, path, body) => {
+  return async (method, path, body, options) => {
     const headers: Record<string, string | undefined> = { accept: 'application/json', ...credentials };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await handle({ method, url: path, headers, body: body === undefined ? null : Buffer.from(JSON.stringify(body)) });
@@ -79,6 +83,6 @@ export function appCaller(handle: (req: AppRequest) => Promise<AppResponse>, cre
       await res.stream[Symbol.asyncIterator]().return?.();
     }
     const bytes = res.body === null ? Buffer.alloc(0) : Buffer.isBuffer(res.body) ? res.body : Buffer.from(res.body);
-    return decode(res.status, res.headers['content-type'] ?? '', res.headers['x-request-id'] ?? null, bytes);
+    return decode(res.status, res.headers['content-type'] ?? '', res.headers['x-request-id'] ?? null, bytes, options?.raw);
   };
 }

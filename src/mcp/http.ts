@@ -1,6 +1,7 @@
-// MCP's Streamable HTTP transport at `POST /mcp` on the daemon, in front of the app: the same keys
-// (Authorization: Bearer, or X-API-Key), checked before any MCP processing; a missing or bad key is
-// the contract's 401 envelope. Stateless: each POST gets its own server and transport (no
+// MCP's Streamable HTTP transport at `POST /mcp` on the daemon, in front of the app: the Host and
+// Origin checked first (origin-check.ts), then the same keys (Authorization: Bearer, or X-API-Key),
+// before any MCP processing; a missing or bad key is the contract's 401 envelope with the
+// `WWW-Authenticate: Bearer` challenge MCP clients look for. Stateless: each POST gets its own server and transport (no
 // Mcp-Session-Id), and every tool call inside it is an in-process request to the app with the
 // caller's own credential headers, so it goes through the routes' permission checks and access
 // rules. Not a contract route, so not in /openapi.json; docs/tour.md ("Agents: MCP in detail") documents it.
@@ -9,6 +10,8 @@ import { ANSWER_BODY_LIMIT } from '../domain/limits.js';
 import type { App } from '../http/app.js';
 import { checkJsonShape, commonHeaders, errorResponse, readBody, requestIdOf, type AppRequest, type AppResponse } from '../http/router.js';
 import { appCaller } from './caller.js';
+import { refusalOf } from './origin-check.js';
+import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../domain/mcp-settings.js';
 import type { KeyInfo } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -21,6 +24,10 @@ export const MCP_BODY_LIMIT = ANSWER_BODY_LIMIT;
 
 export interface McpEndpointOptions {
   version: string;
+  /** Where the daemon listens (its URL once the server is bound): its own names and origins. */
+  listeningUrl: () => string;
+  /** Origins and hosts allowed besides the daemon's own, and the tool reply budget (src/domain/mcp-settings.ts). */
+  settings?: McpSettings;
 }
 
 /** The app with `/mcp` served in front of it; every other path goes to the app unchanged. */
@@ -38,6 +45,8 @@ function pathOf(url: string): string {
 
 async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions): Promise<AppResponse> {
   const requestId = requestIdOf(req.headers);
+  const refusal = refusalOf({ host: req.headers.host, origin: req.headers.origin }, options.listeningUrl(), options.settings ?? DEFAULT_MCP_SETTINGS);
+  if (refusal) return errorResponse(new TroveError('forbidden', refusal.message, { reason: refusal.reason }), requestId);
   // Stateless mode: no session to resume a stream on (GET) or to end (DELETE). The MCP transport
   // spec lets a server answer both 405 ("does not offer an SSE stream", "does not allow clients to
   // terminate sessions"), and the SDK's client takes a GET 405 as that.
@@ -50,6 +59,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   // own 401 envelope (and a stopping daemon its 503) before the body is read. GET /info also names
   // the key (decisions.md §3), whose scope decides the tools offered.
   const info = await app.handle({ method: 'GET', url: '/info', headers: { ...credentials, 'x-request-id': requestId }, body: null });
+  if (info.status === 401) return { ...info, headers: { ...info.headers, 'www-authenticate': bearerChallenge(credentials) } };
   if (info.status !== 200) return info;
   const key = (JSON.parse(String(info.body)) as { key: KeyInfo }).key;
 
@@ -83,7 +93,7 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body: new Uint8Array(body) });
 
   const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await loadMcp();
-  const server = createMcpServer({ call, key, version: options.version });
+  const server = createMcpServer({ call, key, version: options.version, replyBudgetTokens: (options.settings ?? DEFAULT_MCP_SETTINGS).replyBudgetTokens });
   // JSON responses, not an SSE stream: a tool call's answer is one JSON-RPC response, and a plain
   // body goes through the adapter's drain and shutdown like any other request.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_BODY_LIMIT });
@@ -98,6 +108,11 @@ async function handleMcp(app: App, req: AppRequest, options: McpEndpointOptions)
   } finally {
     await server.close();
   }
+}
+
+/** RFC 6750's challenge: a request that sent a credential learns that it was the credential that failed. */
+function bearerChallenge(credentials: { authorization?: string | undefined; 'x-api-key'?: string | undefined }): string {
+  return credentials.authorization !== undefined || credentials['x-api-key'] !== undefined ? 'Bearer realm="trove", error="invalid_token"' : 'Bearer realm="trove"';
 }
 
 /**

@@ -6,9 +6,12 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { collectionPath, namespacePath } from '../contract/paths.js';
+import { suggestForNotFound } from '../contract/suggest.js';
 import type * as S from '../contract/schemas.js';
 import type { ApiCaller, ApiResult } from './caller.js';
 import { errorResult, failureOf, ToolFailure } from './errors.js';
+import { extractedText } from './extracted-text.js';
+import { clipToBudget, continuationCursor, cutNote, fits, largestFitting, readContinuation } from './reply-budget.js';
 
 export type Action = S.Action;
 
@@ -20,6 +23,8 @@ export type KeyInfo = Pick<Info['key'], 'id' | 'name' | 'prefix' | 'scope'>;
 export interface ToolContext {
   call: ApiCaller;
   key: KeyInfo;
+  /** The most one reply may cost, in tokens (reply-budget.ts; src/domain/mcp-settings.ts). */
+  replyBudgetTokens: number;
 }
 
 /** "write includes read; search and query are independent" (retrieval-api.md, Key). */
@@ -33,11 +38,17 @@ export function keyCan(key: KeyInfo, action: Action): boolean {
 
 const enc = encodeURIComponent;
 
-/** One API request; a non-2xx answer becomes the contract's error. */
+/** One API request; a non-2xx answer becomes the contract's error, a not_found naming the nearest names the key can see. */
 async function api<T = Record<string, unknown>>(ctx: ToolContext, method: string, path: string, body?: unknown): Promise<T> {
   const res = await ctx.call(method, path, body);
-  if (res.status < 200 || res.status > 299) throw failureOf(res);
-  return res.body as T;
+  if (res.status >= 200 && res.status <= 299) return res.body as T;
+  const failure = failureOf(res);
+  if (failure.error.code === 'not_found') {
+    const names = async (list: string) => (await listAll<{ name: string }>(ctx, list)).items.map((item) => item.name);
+    const suggestion = await suggestForNotFound(path, names);
+    if (suggestion) throw new ToolFailure({ ...failure.error, message: suggestion });
+  }
+  throw failure;
 }
 
 /** Every item of a list route, following next_cursor up to `max` items (a bound, so one call stays small). */
@@ -57,13 +68,13 @@ function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
-/** Runs a tool body; whatever fails comes back as a tool error (errors.ts), never as a thrown error. */
-function guarded<A>(fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
+/** Runs a tool body; whatever fails comes back as a tool error (errors.ts), never as a thrown error; no reply passes the budget. */
+function guarded<A>(ctx: ToolContext, fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
   return async (args) => {
     try {
-      return await fn(args);
+      return clipToBudget(await fn(args), ctx.replyBudgetTokens);
     } catch (err) {
-      return errorResult(err);
+      return clipToBudget(errorResult(err), ctx.replyBudgetTokens);
     }
   };
 }
@@ -83,8 +94,9 @@ type Evidence = z.infer<typeof S.EvidenceSchema>;
 /** Where a piece of evidence is, in the words `get` takes; read field by field, so a location a newer daemon adds still prints. */
 function locationText(loc: Readonly<Record<string, unknown>> | null | undefined): string {
   if (!loc) return '';
-  if (typeof loc.char_start === 'number') return `chars ${loc.char_start}-${String(loc.char_end)}`;
-  if (typeof loc.page === 'number') return `page ${loc.page}`;
+  const chars = typeof loc.char_start === 'number' ? `chars ${loc.char_start}-${String(loc.char_end)}` : '';
+  if (typeof loc.page === 'number') return chars ? `page ${loc.page}, ${chars}` : `page ${loc.page}`;
+  if (chars) return chars;
   if (typeof loc.json_path === 'string') return `json ${loc.json_path}`;
   if (typeof loc.start_ms === 'number') return `${loc.start_ms}-${String(loc.end_ms)} ms`;
   return JSON.stringify(loc);
@@ -116,14 +128,28 @@ const Principals = z
 
 // ------------------------------------------------------------------------------------------ tools
 
-/** Registers every tool this key may use; `add_file` only for a key with `write`. */
+export type ToolName = 'search' | 'answer' | 'get' | 'list_collections' | 'status' | 'add_file';
+
+/** The action each tool needs; list_collections and status serve any key (they show less without read). */
+const TOOL_ACTION: Record<ToolName, Action | null> = { status: null, search: 'search', answer: 'query', get: 'read', list_collections: null, add_file: 'write' };
+
+/** The tools a key can run: the only ones offered to it, so an agent is never shown a tool that can only answer forbidden. */
+export function toolsFor(key: KeyInfo): ToolName[] {
+  return (Object.keys(TOOL_ACTION) as ToolName[]).filter((tool) => TOOL_ACTION[tool] === null || keyCan(key, TOOL_ACTION[tool]));
+}
+
+const REGISTER: Record<ToolName, (server: McpServer, ctx: ToolContext) => void> = {
+  status: registerStatus,
+  search: registerSearch,
+  answer: registerAnswer,
+  get: registerGet,
+  list_collections: registerListCollections,
+  add_file: registerAddFile,
+};
+
+/** Registers the tools this key can run (toolsFor). */
 export function registerTools(server: McpServer, ctx: ToolContext): void {
-  registerSearch(server, ctx);
-  registerAnswer(server, ctx);
-  registerGet(server, ctx);
-  registerListCollections(server, ctx);
-  registerStatus(server, ctx);
-  if (keyCan(ctx.key, 'write')) registerAddFile(server, ctx);
+  for (const tool of toolsFor(ctx.key)) REGISTER[tool](server, ctx);
 }
 
 function registerSearch(server: McpServer, ctx: ToolContext): void {
@@ -153,13 +179,36 @@ function registerSearch(server: McpServer, ctx: ToolContext): void {
           .max(4)
           .optional()
           .describe('Order within the page only; the relevance rank is unchanged.'),
-        cursor: z.string().optional().describe('next_cursor of a previous search with the same arguments, for the next page.'),
+        cursor: z.string().optional().describe('next_cursor of a previous search with the same arguments: the rest of a reply cut to the size budget, or the next page.'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection, ...rest }) => {
-      const res = await api<SearchResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:search`, defined(rest));
-      return ok(renderSearch(namespace, collection, rest.query, res), res as unknown as Record<string, unknown>);
+    guarded(ctx, async ({ namespace, collection, cursor, ...rest }) => {
+      // A cursor of a reply cut to the budget resumes inside the API page it came from.
+      const resume = cursor === undefined ? null : readContinuation(cursor);
+      const pageCursor = resume ? resume.page : cursor;
+      const res = await api<SearchResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:search`, defined({ ...rest, cursor: pageCursor ?? undefined }));
+      if (resume && resume.generation !== res.index_generation) {
+        throw new ToolFailure({
+          code: 'invalid_cursor',
+          message: 'The collection changed since this cursor was given, so the rest of that page would be another ranking: search again without a cursor.',
+          request_id: null,
+          retryable: false,
+          details: {},
+        });
+      }
+      const results = resume ? res.results.slice(resume.skip) : res.results;
+      const reply = (shown: number): CallToolResult => {
+        if (shown >= results.length) return ok(renderSearch(namespace, collection, rest.query, { ...res, results }), { ...res, results } as unknown as Record<string, unknown>);
+        const next = continuationCursor({ page: pageCursor ?? null, skip: (resume?.skip ?? 0) + shown, generation: res.index_generation });
+        const cut = { ...res, results: results.slice(0, shown), next_cursor: next, cut: cutNote(ctx.replyBudgetTokens, shown, results.length - shown) };
+        const text = renderSearch(namespace, collection, rest.query, cut);
+        return ok(`${text}\nCut to fit the reply budget of ${ctx.replyBudgetTokens} tokens: ${shown} of this page's ${results.length} results shown.`, cut as unknown as Record<string, unknown>);
+      };
+      const whole = reply(results.length);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      // At least one result, so that continuing always moves on; one that alone passes the budget is clipped by guarded.
+      return reply(Math.max(1, largestFitting(results.length - 1, (n) => fits(reply(n), ctx.replyBudgetTokens))));
     }),
   );
 }
@@ -205,9 +254,21 @@ function registerAnswer(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection, ...rest }) => {
+    guarded(ctx, async ({ namespace, collection, ...rest }) => {
       const res = await api<AnswerResponse>(ctx, 'POST', `${collectionPath(namespace, collection)}:answer`, defined(rest));
-      return ok(renderAnswer(res), res as unknown as Record<string, unknown>);
+      const sources = Object.entries(res.sources ?? {});
+      // An answer is not generated twice alike, so a cut answer has no cursor: the sources left out
+      // are named, with where their evidence is, for `get` to read.
+      const reply = (shown: number): CallToolResult => {
+        if (shown >= sources.length) return ok(renderAnswer(res), res as unknown as Record<string, unknown>);
+        const omitted = sources.slice(shown).map(([marker, source]) => ({ marker, path: source.path, file_id: source.file_id, locations: source.evidence.map((e) => e.location ?? null) }));
+        const cut = { ...res, sources: Object.fromEntries(sources.slice(0, shown)), cut: { ...cutNote(ctx.replyBudgetTokens, shown, omitted.length), omitted_sources: omitted } };
+        const named = omitted.map((o) => `${o.marker} ${o.path} (${o.locations.map((l) => locationText(l)).filter(Boolean).join('; ')})`).join(', ');
+        return ok(`${renderAnswer(cut)}\n\nCut to fit the reply budget of ${ctx.replyBudgetTokens} tokens: ${omitted.length} of ${sources.length} sources left out; read them with get: ${named}.`, cut as unknown as Record<string, unknown>);
+      };
+      const whole = reply(sources.length);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      return reply(largestFitting(sources.length - 1, (n) => fits(reply(n), ctx.replyBudgetTokens)));
     }),
   );
 }
@@ -227,31 +288,6 @@ function renderAnswer(res: AnswerResponse): string {
   return out.join('\n');
 }
 
-/** Content types whose bytes are not the text trove indexes (it extracts text from them). */
-function isBinaryType(contentType: string): boolean {
-  const t = contentType.split(';')[0]!.trim().toLowerCase();
-  return t === 'application/pdf' || t.startsWith('image/') || t.startsWith('audio/') || t.startsWith('video/') || t.startsWith('application/vnd.openxmlformats') || t === 'application/octet-stream';
-}
-
-/**
- * The file's bytes as the text its evidence offsets count in: decoded, without a BOM, and with line
- * ends as \n, as trove's text extraction reads it (src/domain/ingest/extract.ts), so that
- * `char_start`/`char_end` from search point at the same characters here. Null when it is not text.
- */
-function textOf(bytes: Buffer): string | null {
-  let text: string;
-  try {
-    if (bytes[0] === 0xff && bytes[1] === 0xfe) text = new TextDecoder('utf-16le', { fatal: true }).decode(bytes);
-    else if (bytes[0] === 0xfe && bytes[1] === 0xff) text = new TextDecoder('utf-16be', { fatal: true }).decode(bytes);
-    else text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return null;
-  }
-  if (text.includes('\0')) return null;
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
-}
-
 export const GET_DEFAULT_MAX_CHARS = 20_000;
 const GET_MAX_CHARS = 200_000;
 
@@ -261,11 +297,11 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Read a file of a trove collection',
       description:
-        'Read a file\'s text, whole or a range, by its path (e.g. "/docs/intro.md") or file_id (fil_...). Use it after `search` or `answer` to read around ' +
-        'a hit: start_char/end_char take the char offsets of evidence locations directly; start_line/end_line take 1-based line numbers (inclusive). ' +
+        'Read a file\'s text, whole or a range, by its path (e.g. "/docs/intro.md") or file_id (fil_...): the text trove extracted and indexed ' +
+        '(HTML without tags, Markdown without link URLs, the text of PDF pages and Office documents), which evidence offsets count in. Use it after `search` or `answer` to read around ' +
+        'a hit: start_char/end_char take the char offsets of evidence locations directly (a page location carries them too); start_line/end_line take 1-based line numbers (inclusive). ' +
         'The result says which lines and chars it returned and the file\'s total length; output is capped at max_chars ' +
-        `(default ${GET_DEFAULT_MAX_CHARS}), and when more is left the result says the exact arguments to read on. Only text files can be read this way ` +
-        '(PDF, Office and image files: use search evidence). Needs a key with the read action.',
+        `(default ${GET_DEFAULT_MAX_CHARS}), and when more is left the result says the exact arguments to read on. Needs a key with the read action.`,
       inputSchema: {
         namespace: Namespace,
         collection: Collection,
@@ -278,7 +314,7 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async (args) => {
+    guarded(ctx, async (args) => {
       const byLines = args.start_line !== undefined || args.end_line !== undefined;
       const byChars = args.start_char !== undefined || args.end_char !== undefined;
       if (byLines && byChars) throw ToolFailure.invalid('Give a range of lines (start_line/end_line) or of chars (start_char/end_char), not both.');
@@ -288,25 +324,24 @@ function registerGet(server: McpServer, ctx: ToolContext): void {
 
       const base = `${collectionPath(args.namespace, args.collection)}/files/${enc(args.file)}`;
       const file = await api<FileResource>(ctx, 'GET', base);
-      const contentType = file.source.content_type;
-      if (isBinaryType(contentType)) {
-        throw ToolFailure.invalid(
-          `${file.path} is ${contentType}, not a text file: its text is what trove extracted, which is read through search evidence. ` +
-            `Call search with filter {"field": "path", "op": "eq", "value": ${JSON.stringify(file.path)}} and result_unit "passage".`,
-          { content_type: contentType },
-        );
+      if (file.status === 'failed') {
+        throw ToolFailure.invalid(`${file.path} has no text to read: indexing it failed${file.error ? ` (${file.error.code}: ${file.error.message})` : ''}.`, { status: file.status });
       }
+      const collection = await api<CollectionResource>(ctx, 'GET', collectionPath(args.namespace, args.collection));
       // The content route gives a short-lived signed URL (retrieval-api.md, File content response);
       // it is fetched through the same caller, relative to the API's base, so a TROVE_URL behind a
       // proxy or a daemon on another interface works as every other call does.
       const content = await api<z.infer<typeof S.FileContentResponse>>(ctx, 'GET', `${base}/content`);
       const signed = new URL(content.url);
-      const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search);
+      const download: ApiResult = await ctx.call('GET', signed.pathname + signed.search, undefined, { raw: true });
       if (download.status !== 200) throw failureOf(download);
-      const bytes = Buffer.isBuffer(download.body) ? download.body : Buffer.from(typeof download.body === 'string' ? download.body : JSON.stringify(download.body));
-      const text = textOf(bytes);
-      if (text === null) throw ToolFailure.invalid(`${file.path} (${contentType}) is not valid text (binary bytes); read it through search evidence instead.`, { content_type: contentType });
-      return ok(...renderRange(file, text, args));
+      const bytes = download.body as Buffer;
+      const text = await extractedText(bytes, file.source.content_type, collection.processing.ocr ?? true);
+      const requested = args.max_chars ?? GET_DEFAULT_MAX_CHARS;
+      const reply = (max: number, byBudget: boolean) => ok(...renderRange(file, text, { ...args, max_chars: max, ...(byBudget ? { budgetTokens: ctx.replyBudgetTokens } : {}) }));
+      const whole = reply(requested, false);
+      if (fits(whole, ctx.replyBudgetTokens)) return whole;
+      return reply(Math.max(1, largestFitting(requested - 1, (max) => fits(reply(max, true), ctx.replyBudgetTokens))), true);
     }),
   );
 }
@@ -317,6 +352,8 @@ interface RangeArgs {
   start_char?: number | undefined;
   end_char?: number | undefined;
   max_chars?: number | undefined;
+  /** Set when max_chars was lowered to fit the reply budget of this many tokens: the cut says so. */
+  budgetTokens?: number | undefined;
 }
 
 /** Offsets at which each line starts (line n, 1-based, starts at starts[n-1]). */
@@ -355,6 +392,7 @@ export function renderRange(file: { id: string; path: string; source: { content_
     to = Math.min(args.end_char ?? text.length, text.length);
     if (args.start_char !== undefined && args.start_char > text.length) throw ToolFailure.invalid(`start_char ${args.start_char} is past the end: ${file.path} has ${text.length} chars.`, { total_chars: text.length });
   }
+  const rangeEnd = to;
   let truncated = false;
   if (to - from > max) {
     truncated = true;
@@ -376,7 +414,8 @@ export function renderRange(file: { id: string; path: string; source: { content_
     ? `${file.path} (${file.id}, ${file.source.content_type}): the whole file, ${totalLines} line(s), ${text.length} chars.`
     : `${file.path} (${file.id}, ${file.source.content_type}): lines ${firstLine}-${lastLine} (chars ${from}-${to}) of ${totalLines} line(s), ${text.length} chars.`;
   const lines = [head, '', slice];
-  if (truncated) lines.push('', `[Cut at max_chars=${max}. To read on, call get with the same file and ${JSON.stringify(next)}${max < GET_MAX_CHARS ? `, or a larger max_chars (up to ${GET_MAX_CHARS})` : ''}.]`);
+  if (truncated && args.budgetTokens !== undefined) lines.push('', `[Cut to fit the reply budget of ${args.budgetTokens} tokens. To read on, call get with the same file and ${JSON.stringify(next)}.]`);
+  else if (truncated) lines.push('', `[Cut at max_chars=${max}. To read on, call get with the same file and ${JSON.stringify(next)}${max < GET_MAX_CHARS ? `, or a larger max_chars (up to ${GET_MAX_CHARS})` : ''}.]`);
   const structured = {
     file_id: file.id,
     path: file.path,
@@ -387,6 +426,7 @@ export function renderRange(file: { id: string; path: string; source: { content_
     total_lines: totalLines,
     truncated,
     next,
+    ...(truncated && args.budgetTokens !== undefined ? { cut: cutNote(args.budgetTokens, to - from, rangeEnd - to) } : {}),
   };
   return [lines.join('\n'), structured];
 }
@@ -407,7 +447,7 @@ function registerListCollections(server: McpServer, ctx: ToolContext): void {
       inputSchema: { namespace: Namespace.optional().describe('Only this namespace (name or ns_ ID).') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace }) => {
+    guarded(ctx, async ({ namespace }) => {
       const namespaces = namespace ? [await api<NamespaceResource>(ctx, 'GET', namespacePath(namespace))] : (await listAll<NamespaceResource>(ctx, '/namespaces')).items;
       const out: string[] = [];
       const structured: { namespaces: { name: string; id: string; collections: unknown[]; note?: string }[] } = { namespaces: [] };
@@ -456,13 +496,13 @@ function registerStatus(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    guarded(async ({ namespace, collection }) => {
+    guarded(ctx, async ({ namespace, collection }) => {
       if ((namespace === undefined) !== (collection === undefined)) throw ToolFailure.invalid('Give both namespace and collection, or neither.');
       const health = await ctx.call('GET', '/health');
       const info = await api<Info>(ctx, 'GET', '/info');
       const key = info.key ?? ctx.key;
       const actions = key.scope.kind === 'cluster' ? ['read', 'write', 'search', 'query'] : key.scope.actions;
-      const tools = ['status', ...(keyCan(key, 'search') ? ['search'] : []), ...(keyCan(key, 'query') ? ['answer'] : []), ...(keyCan(key, 'read') ? ['get', 'list_collections (with details)'] : ['list_collections']), ...(keyCan(key, 'write') ? ['add_file'] : [])];
+      const tools = toolsFor(key).map((tool) => (tool === 'list_collections' && keyCan(key, 'read') ? 'list_collections (with details)' : tool));
       const scope = key.scope.kind === 'cluster' ? 'cluster (everything)' : key.scope.kind === 'namespace' ? `namespace ${key.scope.namespace}` : `collections ${key.scope.collections.join(', ')} of namespace ${key.scope.namespace}`;
       const out = [
         `trove is ${health.status === 200 ? 'up' : `answering health with HTTP ${health.status}`}; API version ${info.api_version}; search modes ${info.search_modes.join(', ')}.`,
@@ -510,7 +550,7 @@ function registerAddFile(server: McpServer, ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
-    guarded(async (args) => {
+    guarded(ctx, async (args) => {
       if ((args.text === undefined) === (args.uri === undefined)) throw ToolFailure.invalid('Give exactly one of text (inline content) and uri.');
       const source = args.text !== undefined ? defined({ type: 'inline', text: args.text, content_type: args.content_type }) : defined({ type: 'uri', uri: args.uri, content_type: args.content_type });
       const base = collectionPath(args.namespace, args.collection);

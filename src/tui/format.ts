@@ -89,12 +89,12 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 export function formatLocation(evidence: Evidence): string {
   const location = evidence.location;
   if (!location) return evidence.kind;
-  if ('char_start' in location) return `chars ${location.char_start}-${location.char_end}`;
   if ('json_path' in location) return location.json_path;
   if ('page' in location) {
     const box = location.bbox ? ` [${location.bbox.map((n) => Math.round(n)).join(',')}]` : '';
     return `${evidence.kind === 'image_region' ? 'image' : evidence.kind === 'ocr' ? 'ocr page' : 'page'} ${location.page}${box}`;
   }
+  if ('char_start' in location) return `chars ${location.char_start}-${location.char_end}`;
   return `${seconds(location.start_ms)}-${seconds(location.end_ms)}`;
 }
 

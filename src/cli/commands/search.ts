@@ -121,9 +121,9 @@ function formatScore(score: number): string {
 export function formatLocation(evidence: Evidence): string {
   const location = evidence.location;
   if (!location) return evidence.kind;
-  if ('char_start' in location) return `chars ${location.char_start}-${location.char_end}`;
   if ('json_path' in location) return location.json_path;
   if ('page' in location) return `page ${location.page}`;
+  if ('char_start' in location) return `chars ${location.char_start}-${location.char_end}`;
   return `${seconds(location.start_ms)}-${seconds(location.end_ms)}`;
 }
 

@@ -17,7 +17,7 @@ import { CliApiError, CliError, type ApiClient } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, table, write, writeJson, type Cell } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
-import { closest } from '../suggest.js';
+import { closest } from '../../contract/suggest.js';
 import { connect, fetchList, parseIntegerFlag, printList, runCommand, seg, type JsonOption, type ListOptions } from './resource-common.js';
 
 /** A webhook as the workspace API shows it (the contract's schema). */

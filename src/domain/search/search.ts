@@ -456,8 +456,11 @@ function toEvidence(p: PassageRow, terms: string[], whole: boolean): Evidence {
   }
   const cut = whole ? { start: 0, end: p.text.length } : bestSnippet(p.text, terms);
   const text = p.text.slice(cut.start, cut.end);
-  // A char-span location narrows to the snippet shown; other locations (JSON path, page) still hold.
-  const location = !stored || 'char_start' in stored ? { char_start: p.char_start + cut.start, char_end: p.char_start + cut.end } : stored;
+  // A char-span location narrows to the snippet shown. A page keeps its page and box and also says
+  // where the snippet lies in the extracted text, the span an agent reads around it with (MCP `get`);
+  // a time span still holds as it is.
+  const span = { char_start: p.char_start + cut.start, char_end: p.char_start + cut.end };
+  const location = !stored || 'char_start' in stored ? span : 'page' in stored ? { ...stored, ...span } : stored;
   return { kind: p.evidence_kind as Evidence['kind'], text, location };
 }
 

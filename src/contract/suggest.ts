@@ -1,7 +1,7 @@
 // "Did you mean": when the API answers not_found for a path that names a namespace or a collection,
-// the CLI lists the names the key can see and suggests the closest. One helper, called by ApiClient
-// for every request, so every command that takes names gets it.
-import { looksLikeId } from '../contract/ids.js';
+// a client lists the names the key can see and suggests the closest. Pure matching over names the
+// caller lists, so the CLI (ApiClient, for every request) and the MCP tools share it.
+import { looksLikeId } from './ids.js';
 
 /** Levenshtein distance (insert, delete, substitute: 1 each). */
 export function editDistance(a: string, b: string): number {
