@@ -220,3 +220,41 @@ t.test('a short note written in lower case is whole, not a fragment', async (t) 
   // "third file" could no longer be quoted (test/events-outbox.test.ts's golden research run).
   t.equal(await answerFrom('third file', 'third file'), 'third file [[SRC:0001]]');
 });
+
+// Markdown structure as extraction leaves it: the sentence segmenter alone cut a wrapped list item
+// at its line break, split "1." off a numbered item, and read a lower-cased collection's " . " as
+// no boundary at all (Cranfield), so whole abstracts were runs of words and never quoted.
+t.test('sentences: list items, headings, table rows, abbreviations and detached full stops', async (t) => {
+  const spans = (text: string) => sentenceSpans(text).map((s) => text.slice(s.start, s.end).replace(/\s+/g, ' '));
+  t.same(
+    spans('Steps to install:\n- Download the archive from the releases page and\n  unpack it into a folder of your choice.\n- Run the installer, e.g. with sudo.\n- Restart.'),
+    ['Steps to install:', 'Download the archive from the releases page and unpack it into a folder of your choice.', 'Run the installer, e.g. with sudo.', 'Restart.'],
+    'a wrapped bullet is one item; e.g. does not end it',
+  );
+  t.same(
+    spans('1. Open the settings panel.\n2. Choose Fig. 2 as the template, approx. 3.5 cm wide.\n3) Save'),
+    ['Open the settings panel.', 'Choose Fig. 2 as the template, approx. 3.5 cm wide.', 'Save'],
+    'numbered items lose their number, keep their abbreviations and decimals',
+  );
+  t.same(
+    spans('## Limits\n\nThe queue holds 10,000 jobs. Each job may take 2.5 s at most (see p. 12)\nand no more.\n\n| name | value |\n| jobs | 10000 |'),
+    ['Limits', 'The queue holds 10,000 jobs.', 'Each job may take 2.5 s at most (see p. 12) and no more.', '| name | value |', '| jobs | 10000 |'],
+    'a heading and each table row stand alone; "p. 12" goes on',
+  );
+  t.same(
+    spans('- Item one goes on (see e.g. the manual)\n  and ends here.\n  - a nested item.\n- Item two.\nAfter the list, a paragraph.'),
+    ['Item one goes on (see e.g. the manual) and ends here.', 'a nested item.', 'Item two.', 'After the list, a paragraph.'],
+    'a nested item is an item of its own',
+  );
+  t.same(
+    spans('wing in a slipstream . an experimental study of a wing was made . the results were intended in part as a basis .'),
+    ['wing in a slipstream .', 'an experimental study of a wing was made .', 'the results were intended in part as a basis .'],
+  );
+});
+
+t.test('the extractive generator quotes a wrapped list item whole, and lower-cased text from its first sentence', async (t) => {
+  const notes = '# Setup\n\n- Download the archive from the releases page and\n  unpack it into a folder of your choice.\n- Run the installer with sudo.';
+  t.equal(await answerFrom('where do I unpack the archive I download?', notes), 'Download the archive from the releases page and unpack it into a folder of your choice. [[SRC:0001]]');
+  const lower = 'experimental investigation of the aerodynamics of a wing in a slipstream . an experimental study was made in order to determine the lift .';
+  t.match(await answerFrom('aerodynamics of a wing in a slipstream', lower), /^experimental investigation of the aerodynamics of a wing in a slipstream \. \[\[SRC:0001\]\]/);
+});
