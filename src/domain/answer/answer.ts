@@ -125,7 +125,8 @@ export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: 
   });
   // The question's words weighed by the passages this reader may read (a filter narrows what is
   // returned, never the statistics, as in search).
-  const terms = questionTerms(body.query, body.history ?? []);
+  // The first query is the question as retrieval read it: with the words a follow-up borrows and a query image's reading.
+  const terms = questionTerms(queries[0] ?? body.query, []);
   const words = [...terms.words];
   const scope = retrievalScope(s.db, col.rid, readerFor(col, body.principals), null);
   const counts = passageTermCounts(s.db, col.rid, words.map(([, word]) => word), scope.readableFiles);

@@ -9,7 +9,8 @@
 //   coverage   = max over two adjacent sentences of a passage of Σ_{t∈Q∩window} w_t·idf(t) / Σ_{t∈Q} w_t·idf(t)
 //   matched    = max over passages of Σ_{t∈Q∩passage} w_t·idf(t) / ln(1 + (N + 0.5) / 0.5)
 //
-// w is 1 for the question's own words and 0.5 for words a follow-up borrows from history.
+// w is 1 for the question's own words and 0.5 for words a follow-up borrows from history (the
+// answer passes the question as retrieval read it, history and a query image's reading included).
 // `matched` counts the informative words one passage holds in units of a word the collection
 // has never seen (the largest idf), so it reads the same on collections of any size; it keeps a
 // long, many-part question (a third of its words in one place is already a lot) from being
