@@ -459,6 +459,8 @@ export const AnswerRequest = z.strictObject({
 export const SourceEntry = z.object({ file_id: z.string(), path: z.string(), score: z.number(), is_cited: z.boolean(), evidence: z.array(EvidenceSchema) });
 export const AnswerResponse = z.object({
   answer: z.string(),
+  /** An extension (docs/decisions.md, Answers): `no_supporting_evidence` when the answer declines. */
+  warnings: z.array(z.object({ code: z.string(), message: z.string() })).optional(),
   image_description: z.string().nullable(),
   mode: z.enum(['standard', 'ultra', 'recall']),
   request_id: z.string(),

@@ -11,11 +11,13 @@ import type { AuthenticatedKey } from '../keys.js';
 import { collectionStatus } from '../present.js';
 import { search } from '../search/search.js';
 import { validateFilter } from '../search/filter.js';
-import { readerFor } from '../access/visibility.js';
+import { readerFor, retrievalScope } from '../access/visibility.js';
 import type { AnswerSource, Generator } from './generator.js';
 import { followUpQuery, GenerationError } from './generator.js';
 import { findMarkers, finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
+import { questionSupport, questionTerms, type Support } from './support.js';
+import { passageTermCounts } from '../../store/term-counts.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
 type Response = z.infer<typeof AnswerResponse>;
@@ -61,6 +63,8 @@ export interface PreparedEvidence {
   sourceMap: SourceMap;
   passagesConsidered: number;
   retrievalMs: number;
+  /** Whether the sources support the question at all (support.ts); below it the answer declines. */
+  support: Support;
 }
 
 /** The retrieval queries of a mode: the question (resolved against the history), and for ultra and recall a few rewrites. */
@@ -119,19 +123,40 @@ export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: 
     sources.push({ key, fileId: f.fileId, path: f.path, score: f.score, passages: f.evidence.map((e) => ({ text: e.text, heading: '' })) });
     sourceMap[key] = { file_id: f.fileId, path: f.path, score: f.score, is_cited: false, evidence: f.evidence };
   });
-  return { queries, sources, sourceMap, passagesConsidered, retrievalMs: performance.now() - started };
+  // The question's words weighed by the passages this reader may read (a filter narrows what is
+  // returned, never the statistics, as in search).
+  // The first query is the question as retrieval read it: with the words a follow-up borrows and a query image's reading.
+  const terms = questionTerms(queries[0] ?? body.query, []);
+  const words = [...terms.words];
+  const scope = retrievalScope(s.db, col.rid, readerFor(col, body.principals), null);
+  const counts = passageTermCounts(s.db, col.rid, words.map(([, word]) => word), scope.readableFiles);
+  const support = questionSupport(terms, sources, { passages: counts.passages, frequencies: new Map(words.map(([term], i) => [term, counts.counts[i]!])) });
+  return { queries, sources, sourceMap, passagesConsidered, retrievalMs: performance.now() - started, support };
 }
+
+/** The answer's text when the collection does not support the question: no markers, no sources. */
+export const DECLINED_ANSWER = 'The collection holds nothing that answers this question.';
+/** The warning a declined answer carries (docs/decisions.md, Answers). */
+export const DECLINED_WARNING = {
+  code: 'no_supporting_evidence',
+  message: 'No passage the collection holds supports this question, so nothing is quoted and no source is listed.',
+} as const;
 
 export interface ProducedAnswer {
   answer: string;
   sources: SourceMap;
   cited: string[];
   generationMs: number;
+  /** True when the answer declines: DECLINED_ANSWER, no markers, no sources. */
+  declined: boolean;
 }
 
 /** The generator's text, with markers kept only where they point at a source, and `is_cited` set to match. */
 export async function produceAnswer(generator: Generator, body: AnswerBody, evidence: PreparedEvidence, deadline: number, signal?: AbortSignal): Promise<ProducedAnswer> {
   const started = performance.now();
+  const declined = (): ProducedAnswer => ({ answer: DECLINED_ANSWER, sources: {}, cited: [], generationMs: performance.now() - started, declined: true });
+  // Nothing supports the question: no generator is asked to quote (or a model to write) around it.
+  if (!evidence.support.supported) return declined();
   let generated;
   try {
     generated = await generator.generate({
@@ -146,13 +171,14 @@ export async function produceAnswer(generator: Generator, body: AnswerBody, evid
     throw asServiceError(err);
   }
   const { answer, cited } = finishAnswer(generated.answer, Object.keys(evidence.sourceMap));
+  if (generated.declined && cited.length === 0) return declined();
   const quoted = quotedBySource(answer);
   const sources: SourceMap = {};
   for (const [k, v] of Object.entries(evidence.sourceMap)) {
     const isCited = cited.includes(k);
     sources[k] = { ...v, is_cited: isCited, evidence: isCited ? quotedFirst(v.evidence, quoted.get(k) ?? []) : v.evidence };
   }
-  return { answer, sources, cited, generationMs: performance.now() - started };
+  return { answer, sources, cited, generationMs: performance.now() - started, declined: false };
 }
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -234,6 +260,7 @@ export async function answer(s: Services, key: AuthenticatedKey, col: Collection
     const produced = await produceAnswer(await s.generator(), body, evidence, deadline, controller.signal);
     const out: Response = {
       answer: produced.answer,
+      warnings: produced.declined ? [{ ...DECLINED_WARNING }] : [],
       image_description: image?.description ?? null,
       mode: body.mode,
       request_id: requestId,

@@ -39,6 +39,8 @@ export interface GeneratedAnswer {
   answer: string;
   /** Keys cited, in first-cited order; exactly the markers present in `answer`. */
   cited: string[];
+  /** Set when the generator found nothing in the sources to answer with (the answer then declines). */
+  declined?: true;
 }
 
 export interface Generator {
