@@ -118,10 +118,6 @@ export function releaseFile(db: Db, fileRid: number, governingRuleRid: number | 
   stmt(db, 'UPDATE files SET governing_rule_rid = ?, access_job_rid = NULL WHERE rid = ? AND access_job_rid = ?').run(governingRuleRid, fileRid, jobRid);
 }
 
-export function setGoverningRule(db: Db, fileRid: number, governingRuleRid: number | null): void {
-  stmt(db, 'UPDATE files SET governing_rule_rid = ? WHERE rid = ?').run(governingRuleRid, fileRid);
-}
-
 /**
  * The visibility predicate over a files table aliased `f`: the file is not held by an unfinished
  * apply_access_rule job, and one of the principals reads its governing rule. A file no rule governs
