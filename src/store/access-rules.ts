@@ -127,6 +127,15 @@ export function visibleToPrincipalsSql(): string {
   return `f.access_job_rid IS NULL AND f.governing_rule_rid IN (SELECT rule_rid FROM access_rule_readers WHERE principal IN (SELECT value FROM json_each(?)))`;
 }
 
+/** The ready files the principals may read, each with what changes when its indexed content does. */
+export function visibleReadyFiles(db: Db, collectionRid: number, principalsJson: string): { id: string; indexed_version_id: string | null; updated_at: string }[] {
+  return stmt(
+    db,
+    `SELECT f.id, f.indexed_version_id, f.updated_at FROM files f
+     WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND ${visibleToPrincipalsSql()} ORDER BY f.rid`,
+  ).all(collectionRid, principalsJson) as { id: string; indexed_version_id: string | null; updated_at: string }[];
+}
+
 /** File counts by status over the files the principals may read (search warnings must not count others). */
 export function visibleFileCounts(db: Db, collectionRid: number, principalsJson: string): Record<string, number> {
   const rows = stmt(

@@ -9,12 +9,11 @@ import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { scopedKeywordPassageHits } from '../../store/scoped-bm25.js';
 import { keywordPassageCount, keywordPassageHits, type PassageHit } from '../../store/search.js';
-import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
+import { readerFor, readerView, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, SEARCH_CURSOR_TTL_MS, signCursor } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
-import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
@@ -58,13 +57,13 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const warnings: Warning[] = [];
   if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
 
-  // The collection's file counters: no O(files) count.
-  const counts = fileCounts(s.db, col.rid);
-  const status = collectionStatus(col, counts);
+  // The collection as this reader sees it: in an enforced one, over the files its principals may
+  // read alone (status, counts and generation are channels too).
+  const view = readerView(s.db, col, reader);
   const stages: ('keyword' | 'semantic')[] = [];
   const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
     request_id: requestId,
-    index_generation: indexGeneration(col, counts),
+    index_generation: view.generation,
     execution: { mode: body.mode, interpretation: body.interpretation, stages },
     results,
     timing_ms: { retrieval: Math.round(retrievalMs), total: Math.round(performance.now() - started) },
@@ -73,15 +72,14 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   });
 
   // State rules (retrieval-api.md, Collection: behaviour by state).
-  if (status === 'empty') return respond([], null, 0);
-  // Warnings count only the files this reader may read: counts are a channel too.
-  const readable = countsFor(s.db, col.rid, reader, counts);
-  if (status === 'failed') {
+  if (view.status === 'empty') return respond([], null, 0);
+  const readable = view.counts;
+  if (view.status === 'failed') {
     const mine = readable.failed > 0 ? ` (${readable.failed} failed)` : '';
     warnings.push({ code: 'collection_failed', message: `Every file in the collection failed to index${mine}.` });
     return respond([], null, 0);
   }
-  if (counts.ready === 0) {
+  if (readable.ready === 0) {
     throw new TroveError('collection_not_ready', 'The collection has no indexed file yet; retry shortly.', { retry_after_seconds: 2 });
   }
   if (body.mode === 'semantic' && col.embedding_model && col.embedding_model !== s.embedding.modelId) {
