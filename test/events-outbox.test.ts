@@ -5,6 +5,7 @@
 // implementation (ids and timestamps normalized); TROVE_WRITE_GOLDEN=1 records it again. One
 // change since, on purpose: an indexing transaction bumps its collection's generation once, after
 // its files and jobs (it was once per file), so that `collection.updated` now follows `job.updated`.
+// And a file event's data is the file as GET shows it (src/store/file-resource.ts): no `error: null`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';

@@ -331,6 +331,8 @@ t.before(async () => {
 
   async function stable(ns: string, col: string, victim: string, spare: string): Promise<Ctx> {
     const b = `/namespaces/${ns}/collections/${col}`;
+    // reader-1 reads the stable file: to principals who read no file the collection is empty, and answers and research runs are refused.
+    must(await f.call('POST', `${b}/access-rules`, { file: '/stable.txt', readers: ['reader-1'] }), 201, 'rule of the stable file');
     const added = must(await addInline(f, b, '/stable.txt', 'stable words for a stable search'), 202, 'stable file');
     const rule = must(await f.call('POST', `${b}/access-rules`, { file: '/ruled.txt', readers: ['reader-1'] }), 201, 'stable rule');
     const key = must(await createKey(uniq(`${ns}-${col}-target`), { kind: 'collection', namespace: ns, collections: [col], actions: ['read'] }), 201, 'stable key');

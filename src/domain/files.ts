@@ -34,7 +34,6 @@ import type { AuthenticatedKey } from './keys.js';
 import { pageOf } from './paging.js';
 import { presentFile, presentFiles } from './present.js';
 import { governingRuleRidFor } from './access/rules.js';
-import { setGoverningRule } from '../store/access-rules.js';
 import { DOWNLOAD_URL_TTL_MS, signTarget, verifyTarget } from './signed-urls.js';
 
 /** Largest upload accepted through a signed URL. */
@@ -168,15 +167,11 @@ export async function addFile(
         ...prepared.fields,
         metadata: JSON.stringify(body.metadata),
         version_id: versionId,
+        // A rule may exist before its file: the file starts under the rule that governs its path.
+        governing_rule_rid: governingRuleRidFor(s.db, col.rid, body.path),
         created_at: now,
         updated_at: now,
       });
-      // A rule may exist before its file: the file starts under the rule that governs its path.
-      const governing = governingRuleRidFor(s.db, col.rid, file.path);
-      if (governing !== null) {
-        setGoverningRule(s.db, file.rid, governing);
-        file = { ...file, governing_rule_rid: governing };
-      }
     }
     const job = newVersion(s, ns, col, file, prepared);
     return { file, job, live };

@@ -3,6 +3,7 @@ import type { Collection, FileResource, Job, Namespace, Processing } from '../co
 import type { Db } from '../store/db.js';
 import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/collections.js';
 import { getRulesByRid } from '../store/access-rules.js';
+import { fileResource } from '../store/file-resource.js';
 import type { FileRow } from '../store/files.js';
 import type { JobRow } from '../store/jobs.js';
 import { namespaceUsage, type NamespaceRow } from '../store/namespaces.js';
@@ -59,9 +60,10 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
 }
 
 /**
- * Files as the contract shows them. `governing_rule` is present only in collections that enforce
- * access rules, and only when a rule governs the file (retrieval-api.md, File). `known`: collection
- * rows the caller read in the same transaction as the files, not read again.
+ * Files as the contract shows them (src/store/file-resource.ts, the one serializer of a file).
+ * `governing_rule` is present only in collections that enforce access rules, and only when a rule
+ * governs the file (retrieval-api.md, File). `known`: collection rows the caller read in the same
+ * transaction as the files, not read again.
  */
 export function presentFiles(db: Db, files: FileRow[], known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource[] {
   const enforced = new Set<number>();
@@ -71,35 +73,13 @@ export function presentFiles(db: Db, files: FileRow[], known: readonly Pick<Coll
   }
   const ruleRids = files.filter((f) => enforced.has(f.collection_rid) && f.governing_rule_rid !== null).map((f) => f.governing_rule_rid!);
   const rules = new Map(getRulesByRid(db, [...new Set(ruleRids)]).map((r) => [r.rid, r]));
-  return files.map((file) => {
-    const out = presentFileFields(file);
-    const rule = file.governing_rule_rid === null || !enforced.has(file.collection_rid) ? undefined : rules.get(file.governing_rule_rid);
-    if (rule) out.governing_rule = rule.folder !== null ? { id: rule.id, folder: rule.folder } : { id: rule.id, file: rule.file };
-    return out;
-  });
+  return files.map((file) =>
+    fileResource(file, file.governing_rule_rid === null || !enforced.has(file.collection_rid) ? undefined : rules.get(file.governing_rule_rid)),
+  );
 }
 
 export function presentFile(db: Db, file: FileRow, known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource {
   return presentFiles(db, [file], known)[0]!;
-}
-
-function presentFileFields(file: FileRow): FileResource {
-  const source: FileResource['source'] = { type: file.source_type, content_type: file.content_type };
-  if (file.bytes !== null) source.bytes = file.bytes;
-  if (file.checksum !== null) source.checksum = file.checksum;
-  if (file.uri !== null) source.uri = file.uri;
-  const out: FileResource = {
-    id: file.id,
-    path: file.path,
-    status: file.status,
-    source,
-    metadata: JSON.parse(file.metadata) as Record<string, unknown>,
-    created_at: file.created_at,
-    updated_at: file.updated_at,
-  };
-  if (file.error_code) out.error = { code: file.error_code, message: file.error_message ?? '' };
-  if (file.notes) out.notes = JSON.parse(file.notes) as string[];
-  return out;
 }
 
 export function presentJob(job: JobRow): Job {

@@ -118,10 +118,6 @@ export function releaseFile(db: Db, fileRid: number, governingRuleRid: number | 
   stmt(db, 'UPDATE files SET governing_rule_rid = ?, access_job_rid = NULL WHERE rid = ? AND access_job_rid = ?').run(governingRuleRid, fileRid, jobRid);
 }
 
-export function setGoverningRule(db: Db, fileRid: number, governingRuleRid: number | null): void {
-  stmt(db, 'UPDATE files SET governing_rule_rid = ? WHERE rid = ?').run(governingRuleRid, fileRid);
-}
-
 /**
  * The visibility predicate over a files table aliased `f`: the file is not held by an unfinished
  * apply_access_rule job, and one of the principals reads its governing rule. A file no rule governs
@@ -129,6 +125,15 @@ export function setGoverningRule(db: Db, fileRid: number, governingRuleRid: numb
  */
 export function visibleToPrincipalsSql(): string {
   return `f.access_job_rid IS NULL AND f.governing_rule_rid IN (SELECT rule_rid FROM access_rule_readers WHERE principal IN (SELECT value FROM json_each(?)))`;
+}
+
+/** The ready files the principals may read, each with what changes when its indexed content does. */
+export function visibleReadyFiles(db: Db, collectionRid: number, principalsJson: string): { id: string; indexed_version_id: string | null; updated_at: string }[] {
+  return stmt(
+    db,
+    `SELECT f.id, f.indexed_version_id, f.updated_at FROM files f
+     WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND ${visibleToPrincipalsSql()} ORDER BY f.rid`,
+  ).all(collectionRid, principalsJson) as { id: string; indexed_version_id: string | null; updated_at: string }[];
 }
 
 /** File counts by status over the files the principals may read (search warnings must not count others). */

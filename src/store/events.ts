@@ -2,6 +2,7 @@
 // research run, written here by the store function that makes the change, in its transaction (so
 // none is lost on a crash and none exists for a change that rolled back), and read here.
 import type { Db } from './db.js';
+import { fileResourceByRid } from './file-resource.js';
 import { stmt } from './statements.js';
 
 export type EventType =
@@ -37,7 +38,7 @@ const EVENT_ID = "'evt_' || printf('%012x', CAST(unixepoch('subsec') * 1000 AS I
 const EVENT_AT = "strftime('%Y-%m-%dT%H:%M:%fZ')";
 
 // The data of each event: the resource as its GET shows it (the workspace object.* events their own
-// fields), built from the one row that changed. The JSON is the one the v6 triggers wrote, key for key.
+// fields), built from the one row that changed.
 const JOB_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
   SELECT ${EVENT_ID}, @type, namespace_rid, collection_rid, json_object(
     'id', id, 'type', type, 'status', status, 'namespace', namespace, 'collection', collection, 'file_id', file_id,
@@ -45,15 +46,10 @@ const JOB_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_r
     'created_at', created_at, 'updated_at', updated_at), ${EVENT_AT}
   FROM jobs WHERE rid = @rid`;
 
+// A file event's data comes from the file serializer (file-resource.ts), not from SQL, so it is the
+// file's GET key for key (an error only when there is one, notes, the governing rule).
 const FILE_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
-  SELECT ${EVENT_ID}, @type, c.namespace_rid, f.collection_rid, json_object(
-    'id', f.id, 'path', f.path, 'status', f.status,
-    'source', json_patch(json_object('type', f.source_type, 'content_type', f.content_type),
-      json_object('bytes', f.bytes, 'checksum', f.checksum, 'uri', f.uri)),
-    'metadata', json(f.metadata),
-    'error', CASE WHEN f.error_code IS NULL THEN NULL ELSE json_object('code', f.error_code, 'message', f.error_message) END,
-    'created_at', f.created_at, 'updated_at', f.updated_at), ${EVENT_AT}
-  FROM files f JOIN collections c ON c.rid = f.collection_rid WHERE f.rid = @rid`;
+  VALUES (${EVENT_ID}, @type, @namespace_rid, @collection_rid, @data, ${EVENT_AT})`;
 
 const OBJECT_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
   SELECT ${EVENT_ID}, @type, c.namespace_rid, f.collection_rid,
@@ -82,7 +78,6 @@ const RESEARCH_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collect
 
 function eventSql(type: EventType): string {
   if (type.startsWith('job.')) return JOB_EVENT_SQL;
-  if (type.startsWith('file.')) return FILE_EVENT_SQL;
   if (type.startsWith('object.')) return OBJECT_EVENT_SQL;
   if (type.startsWith('collection.')) return COLLECTION_EVENT_SQL;
   return RESEARCH_EVENT_SQL;
@@ -94,6 +89,11 @@ function eventSql(type: EventType): string {
  * the caller's transaction; the order of calls is the order of the events.
  */
 export function appendEvent(db: Db, type: EventType, rid: number): void {
+  if (type.startsWith('file.')) {
+    const file = fileResourceByRid(db, rid);
+    if (file) stmt(db, FILE_EVENT_SQL).run({ type, namespace_rid: file.namespaceRid, collection_rid: file.collectionRid, data: JSON.stringify(file.resource) });
+    return;
+  }
   stmt(db, eventSql(type)).run({ type, rid });
 }
 

@@ -90,13 +90,14 @@ function fileChanged(db: Db, before: FileState | null, after: FileState): void {
   }
 }
 
-export function insertFile(db: Db, row: NewFile): FileRow {
+/** `governing_rule_rid`: the rule that governs the new file's path, set with the row so its first event shows it. */
+export function insertFile(db: Db, row: NewFile & { governing_rule_rid?: number | null }): FileRow {
   const file = stmt(
     db,
-    `INSERT INTO files (id, collection_rid, path, status, source_type, declared_content_type, content_type, bytes, checksum, uri, metadata, version_id, created_at, updated_at)
-     VALUES (@id, @collection_rid, @path, @status, @source_type, @declared_content_type, @content_type, @bytes, @checksum, @uri, @metadata, @version_id, @created_at, @updated_at)
+    `INSERT INTO files (id, collection_rid, path, status, source_type, declared_content_type, content_type, bytes, checksum, uri, metadata, version_id, governing_rule_rid, created_at, updated_at)
+     VALUES (@id, @collection_rid, @path, @status, @source_type, @declared_content_type, @content_type, @bytes, @checksum, @uri, @metadata, @version_id, @governing_rule_rid, @created_at, @updated_at)
      RETURNING *`,
-  ).get(row) as FileRow;
+  ).get({ ...row, governing_rule_rid: row.governing_rule_rid ?? null }) as FileRow;
   fileChanged(db, null, file);
   return file;
 }

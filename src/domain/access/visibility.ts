@@ -2,12 +2,15 @@
 // file is retrievable only when one of the request's principals reads the rule that governs it and
 // no unfinished apply_access_rule job holds it. The predicate joins the retrieval query itself, so
 // it applies before ranking, the top-k cut, counts, evidence and cursors. No key bypasses it.
+import { createHash } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
-import { visibleFileCounts, visibleToPrincipalsSql } from '../../store/access-rules.js';
-import type { CollectionRow, FileCounts } from '../../store/collections.js';
+import type { Collection } from '../../contract/schemas.js';
+import { visibleFileCounts, visibleReadyFiles, visibleToPrincipalsSql } from '../../store/access-rules.js';
+import { fileCounts, type CollectionRow, type FileCounts } from '../../store/collections.js';
 import type { Db } from '../../store/db.js';
 import { untilWrite } from '../../store/read-cache.js';
 import { selectedFilesFragment, type SqlFragment } from '../../store/search.js';
+import { collectionStatus, indexGeneration } from '../present.js';
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
 export function checkPrincipals(col: CollectionRow, principals: string[] | null | undefined): void {
@@ -50,9 +53,43 @@ export function retrievalScope(db: Db, collectionRid: number, reader: Reader, fi
 }
 
 /** File counts as the reader may know them: an enforced collection counts only files the principals read. */
-export function countsFor(db: Db, collectionRid: number, reader: Reader, all: FileCounts): FileCounts {
-  if (reader.kind === 'everyone') return all;
-  const principals = JSON.stringify(reader.principals);
+function readableCounts(db: Db, collectionRid: number, principals: string): FileCounts {
   const mine = untilWrite(db, `counts:${collectionRid}:${principals}`, () => visibleFileCounts(db, collectionRid, principals));
   return { pending: mine.pending ?? 0, indexing: mine.indexing ?? 0, ready: mine.ready ?? 0, failed: mine.failed ?? 0 };
+}
+
+/**
+ * A generation that moves when what the principals can retrieve moves (a readable file indexed,
+ * edited, deleted, made readable or hidden) and never with a file hidden from them: a digest of
+ * their ready files (docs/decisions.md, index_generation).
+ */
+function readableGeneration(db: Db, collectionRid: number, principals: string): string {
+  return untilWrite(db, `generation:${collectionRid}:${principals}`, () => {
+    const hash = createHash('sha256');
+    for (const f of visibleReadyFiles(db, collectionRid, principals)) hash.update(`${f.id} ${f.indexed_version_id ?? ''} ${f.updated_at}\n`);
+    return `gen-${hash.digest('hex').slice(0, 16)}`;
+  });
+}
+
+/** The collection as one reader sees it: what search, answer and research decide their state from. */
+export interface ReaderView {
+  status: Collection['status'];
+  counts: FileCounts;
+  /** The response's `index_generation`. */
+  generation: string | null;
+}
+
+/**
+ * In an enforced collection, the state a reader sees (empty, not ready, failed, ready; counts,
+ * generation) is that of a collection holding only the files its principals may read, so no
+ * answer tells a reader whether files hidden from it exist or change (docs/decisions.md).
+ */
+export function readerView(db: Db, col: CollectionRow, reader: Reader): ReaderView {
+  if (reader.kind === 'everyone') {
+    const all = fileCounts(db, col.rid);
+    return { status: collectionStatus(col, all), counts: all, generation: indexGeneration(col, all) };
+  }
+  const principals = JSON.stringify(reader.principals);
+  const counts = readableCounts(db, col.rid, principals);
+  return { status: collectionStatus(col, counts), counts, generation: counts.ready > 0 ? readableGeneration(db, col.rid, principals) : null };
 }

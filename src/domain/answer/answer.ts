@@ -5,13 +5,12 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { AnswerRequest, AnswerResponse, Processing } from '../../contract/schemas.js';
-import { fileCounts, type CollectionRow } from '../../store/collections.js';
+import type { CollectionRow } from '../../store/collections.js';
 import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
-import { collectionStatus } from '../present.js';
 import { search } from '../search/search.js';
 import { validateFilter } from '../search/filter.js';
-import { readerFor, retrievalScope } from '../access/visibility.js';
+import { readerFor, readerView, retrievalScope } from '../access/visibility.js';
 import type { AnswerSource, Generator } from './generator.js';
 import { followUpQuery, GenerationError } from './generator.js';
 import { findMarkers, finishAnswer } from './markers.js';
@@ -44,13 +43,13 @@ const MODE_DEPTH: Record<AnswerMode, { files: number; passagesPerFile: number }>
 export function checkAnswerRequest(key: AuthenticatedKey, col: CollectionRow, s: Services, body: AnswerBody): void {
   if (body.filter !== undefined && body.filter !== null) validateFilter(body.filter);
   // Principals: required when enforced, invalid when off (retrieval-api.md, Principals).
-  readerFor(col, body.principals);
+  const reader = readerFor(col, body.principals);
   if (key.scope.kind !== 'cluster') {
     const clusterOnly = [body.mode === 'recall' && 'mode "recall"', body.web_search === 'use_if_needed' && 'web_search "use_if_needed"', body.query_image && 'query_image'].filter(Boolean);
     if (clusterOnly.length > 0) throw new TroveError('forbidden', `${clusterOnly.join(', ')} need${clusterOnly.length === 1 ? 's' : ''} a cluster key.`);
   }
-  const counts = fileCounts(s.db, col.rid);
-  const status = collectionStatus(col, counts);
+  // The state the reader sees: in an enforced collection, that of its readable files alone.
+  const { status, counts } = readerView(s.db, col, reader);
   if (status === 'empty') throw new TroveError('collection_empty', 'The collection has no files to answer from.');
   if (status === 'failed') throw new TroveError('collection_not_ready', 'Every file in the collection failed to index; there is nothing to answer from.', {}, { retryable: false });
   if (counts.ready === 0) throw new TroveError('collection_not_ready', 'No file in the collection is indexed yet; retry shortly.', { retry_after_seconds: 2 });

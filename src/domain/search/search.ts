@@ -4,17 +4,16 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError, type WarningCode } from '../../contract/errors.js';
 import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
-import { fileCounts, type CollectionRow } from '../../store/collections.js';
+import type { CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
 import { liveFiles } from '../../store/keyword-postings.js';
 import type { PassageHit } from '../../store/search.js';
-import { countsFor, readerFor, retrievalScope, type RetrievalScope } from '../access/visibility.js';
+import { readerFor, readerView, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readSearchCursor, requestBinding } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
-import { collectionStatus, indexGeneration } from '../present.js';
 import { compileFilter, validateFilter } from './filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
@@ -62,15 +61,15 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const warnings: Warning[] = [];
   if (body.interpretation === 'natural_language') warnings.push({ code: 'interpretation_literal', message: 'Natural-language interpretation derives no filters in this build; the sentence was searched as text.' });
 
-  // The collection's file counters: no O(files) count.
-  const counts = fileCounts(s.db, col.rid);
-  const status = collectionStatus(col, counts);
+  // The collection as this reader sees it: in an enforced one, over the files its principals may
+  // read alone (status, counts and generation are channels too).
+  const view = readerView(s.db, col, reader);
   const stages: ('keyword' | 'semantic')[] = [];
   // Later pages report what the first page did: they serve its ranking.
   let pageOne: { index_generation: string | null; stages: typeof stages } | null = null;
   const respond = (results: SearchResult[], nextCursor: string | null, retrievalMs: number) => ({
     request_id: requestId,
-    index_generation: pageOne ? pageOne.index_generation : indexGeneration(col, counts),
+    index_generation: pageOne ? pageOne.index_generation : view.generation,
     execution: { mode: body.mode, interpretation: body.interpretation, stages: pageOne ? pageOne.stages : stages },
     results,
     timing_ms: { retrieval: Math.round(retrievalMs), total: Math.round(performance.now() - started) },
@@ -79,15 +78,14 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   });
 
   // State rules (retrieval-api.md, Collection: behaviour by state).
-  if (status === 'empty') return respond([], null, 0);
-  // Warnings count only the files this reader may read: counts are a channel too.
-  const readable = countsFor(s.db, col.rid, reader, counts);
-  if (status === 'failed') {
+  if (view.status === 'empty') return respond([], null, 0);
+  const readable = view.counts;
+  if (view.status === 'failed') {
     const mine = readable.failed > 0 ? ` (${readable.failed} failed)` : '';
     warnings.push({ code: 'collection_failed', message: `Every file in the collection failed to index${mine}.` });
     return respond([], null, 0);
   }
-  if (counts.ready === 0) {
+  if (readable.ready === 0) {
     throw new TroveError('collection_not_ready', 'The collection has no indexed file yet; retry shortly.', { retry_after_seconds: 2 });
   }
   if (body.mode === 'semantic' && col.embedding_model && col.embedding_model !== s.embedding.modelId) {
@@ -164,7 +162,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     const groups = await rankTo(wanted, explain || (paged && body.mode !== 'keyword'), stages);
     if (body.mode === 'keyword' && match === null) return respond([], null, 0);
     pageGroups = groups.slice(0, body.limit);
-    if (paged) next = await saveFirstPage(s, snapshotRequest, groups, wanted, { index_generation: indexGeneration(col, counts), stages });
+    if (paged) next = await saveFirstPage(s, snapshotRequest, groups, wanted, { index_generation: view.generation, stages });
   }
   const retrievalMs = performance.now() - retrievalStarted;
   const terms = queryTerms(body.query);
