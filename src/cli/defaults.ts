@@ -128,6 +128,20 @@ export function resolveIngestTarget(
   return { folder, namespace, collection, savedFolder: input.folder === undefined };
 }
 
+/**
+ * The saved `exclude` patterns (cli.json), which every `trove ingest` leaves out along with its own
+ * --exclude. A value that is not a list of strings is a usage error naming the file's key, not
+ * silently ignored: a pattern meant to keep files out that is dropped would send them.
+ */
+export function savedExcludes(saved: CliConfig): string[] {
+  const value = saved.exclude;
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw usage('The CLI config\'s "exclude" must be a list of patterns, e.g. ["*.log", "build/"]; fix it or run `trove init --exclude <glob>` again.');
+  }
+  return value;
+}
+
 /** A saved value is used only when it is a non-empty string: the file is user-editable. */
 function savedString(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;

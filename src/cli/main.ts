@@ -104,6 +104,8 @@ export function buildProgram(): Command {
     .option('--allow-empty', 'let an empty folder empty the collection (with --prune or --yes)')
     .option('--hidden', 'include dotfiles and dot-folders (secret-looking files still need --include-secrets)')
     .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
+    .option('--exclude <glob>', 'leave out what this .gitignore-style pattern matches, e.g. "*.log" or "build/" (repeatable; added to the saved defaults\' `exclude`)', collect)
+    .option('--include-unsupported', 'send files the collection cannot index too (archives, binaries, images when OCR is off); by default they are skipped')
     .option('--json', 'print JSON')
     .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/ingest-defaults.js')).runIngestWithDefaults(folder, program.opts(), opts));
