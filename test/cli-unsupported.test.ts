@@ -15,9 +15,10 @@ import { CLI_EXIT_CODES } from '../src/contract/errors.js';
 import { OCR_CONTENT_TYPES, unreadableReason } from '../src/contract/readable-types.js';
 import { FORMATS, formatFor } from '../src/domain/ingest/formats/registry.js';
 import { partitionReadable, unreadableSummary } from '../src/cli/readable-plan.js';
+import { sniffContentType } from '../src/cli/walk.js';
 import { apiOf, BIN, cleanEnv, parseJson, runCli, startDaemonProcess } from './helpers/cli.js';
 
-t.setTimeout(480_000);
+t.setTimeout(900_000);
 
 t.test("the contract's readable types agree with the daemon's formats", async (t) => {
   for (const type of new Set([...Object.values(EXTENSION_TYPES), ...FORMATS.flatMap((f) => f.contentTypes)])) {
@@ -56,6 +57,23 @@ t.test('one grouped line, the largest group first', async (t) => {
   t.equal(partitionReadable(files, { ocr: true }).readable.length, 2, 'with OCR on the image is sent');
 });
 
+t.test('a name without a known extension is sniffed as the daemon would judge it', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-sniff-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const cases: [string, Buffer, string][] = [
+    ['text', Buffer.from('plain words\twith a tab\r\n'), 'text/plain'],
+    ['utf16', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hi there', 'utf16le')]), 'text/plain'],
+    ['latin1', Buffer.from('caf\xe9 cr\xe8me', 'latin1'), 'text/plain'],
+    ['noise', Buffer.from([0x41, 0x01, 0x02, 0xfe, 0x42]), 'application/octet-stream'],
+    ['gz', gzipSync('x'), 'application/gzip'],
+    ['pdf', Buffer.from('%PDF-1.7\n%\x00\x01binary\n', 'latin1'), 'application/pdf'],
+  ];
+  for (const [name, bytes, type] of cases) {
+    await writeFile(path.join(dir, name), bytes);
+    t.equal(await sniffContentType(path.join(dir, name)), type, name);
+  }
+});
+
 interface Summary {
   added: number;
   failed: number;
@@ -78,6 +96,8 @@ t.test('ingest against a real daemon', async (t) => {
   for (const name of ['a.gz', 'b.gz', 'c.gz']) await writeFile(path.join(folder, name), gzipSync(`archive ${name}`));
   for (const name of ['x.bin', 'y.bin']) await writeFile(path.join(folder, name), Buffer.from([0, 1, 2, 3, 0, 255, 254, 0]));
   await writeFile(path.join(folder, 'blob'), gzipSync('a gzip without its extension'));
+  // Binary without a NUL in it: control characters no text holds.
+  await writeFile(path.join(folder, 'noise'), Buffer.from([0x41, 0x01, 0x02, 0xfe, 0x42, 0x7f, 0x03]));
   await writeFile(path.join(folder, 'scan.png'), Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
   await writeFile(path.join(folder, 'build.log'), 'a log line\n');
   await writeFile(path.join(folder, 'drafts', 'wip.md'), '# Work in progress\n');
@@ -92,7 +112,7 @@ t.test('ingest against a real daemon', async (t) => {
     const summary = parseJson<Summary>(run);
     t.equal(summary.added, 2, 'guide.md and the extensionless text file');
     t.equal(summary.failed, 0, 'nothing was sent only to fail');
-    t.same(summary.unsupported.map((f) => f.path).sort(), ['/a.gz', '/b.gz', '/blob', '/c.gz', '/scan.png', '/x.bin', '/y.bin']);
+    t.same(summary.unsupported.map((f) => f.path).sort(), ['/a.gz', '/b.gz', '/blob', '/c.gz', '/noise', '/scan.png', '/x.bin', '/y.bin']);
     t.same(summary.excluded.map((e) => [e.path, e.kind]), [['/build.log', 'pattern'], ['/drafts', 'pattern']]);
     const collection = await api<{ status: string; file_counts: { failed: number } }>('GET', '/namespaces/u/collections/noocr');
     t.equal(collection.body.status, 'ready', 'not degraded');
@@ -101,7 +121,7 @@ t.test('ingest against a real daemon', async (t) => {
     t.equal(human.code, 0, human.stderr);
     const lines = human.stderr.split('\n').filter((line) => line.startsWith('skipped'));
     t.same(lines, [
-      'skipped 7 files the collection cannot index: 3 .gz, 2 .bin, 1 .png (OCR is off for this collection), 1 application/gzip; --include-unsupported to send them anyway',
+      'skipped 8 files the collection cannot index: 3 .gz, 2 .bin, 1 .png (OCR is off for this collection), 1 application/gzip, 1 application/octet-stream; --include-unsupported to send them anyway',
     ]);
     t.match(human.stderr, /left out 2 files or folders matching --exclude/);
   });
@@ -110,8 +130,8 @@ t.test('ingest against a real daemon', async (t) => {
     const run = await runCli([...conn, 'ingest', folder, '-n', 'u', '-c', 'noocr', '--include-unsupported', '--exclude', '*.log', '--exclude', 'drafts/', '--json'], { env });
     t.equal(run.code, CLI_EXIT_CODES.files_failed, 'files failed');
     const summary = parseJson<Summary>(run);
-    t.equal(summary.added, 7);
-    t.equal(summary.failed, 7);
+    t.equal(summary.added, 8);
+    t.equal(summary.failed, 8);
     t.same(summary.unsupported, []);
   });
 

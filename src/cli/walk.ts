@@ -215,7 +215,18 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: bo
 }
 
 /**
- * For names without a known extension: text unless the first bytes hold a NUL; binary bytes are named
+ * Text as the daemon's detection judges it (src/domain/ingest/detect.ts): a UTF-16 byte order mark,
+ * or no control character that text does not hold (tab, line breaks, form feed and escape are fine).
+ * Random bytes hold such a character in almost every 100; a NUL test alone let a third of them pass.
+ */
+function looksLikeText(head: Buffer): boolean {
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return true;
+  for (const byte of head) if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0b && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b) return false;
+  return true;
+}
+
+/**
+ * For names without a known extension: text unless the first bytes look binary; binary bytes are named
  * by their signature (a PDF or a gzip without its extension) so that the plan can tell a document it
  * can send from an archive it cannot.
  */
@@ -229,7 +240,7 @@ export async function sniffContentType(absPath: string): Promise<string> {
   } finally {
     await handle.close();
   }
-  if (!head.includes(0)) return 'text/plain';
+  if (looksLikeText(head)) return 'text/plain';
   // Loaded only for a binary file without a known extension: most folders never need it.
   const { fileTypeFromBuffer } = await import('file-type');
   return (await fileTypeFromBuffer(head))?.mime ?? 'application/octet-stream';
