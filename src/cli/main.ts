@@ -174,46 +174,55 @@ export function buildProgram(): Command {
     });
 
   const rules = program.command('rules').description('Access rules of a collection: set, list, rm, batch, explain');
-  const ns = ['-n, --namespace <name>', 'namespace (default: "default")'] as const;
+  const ns = ['-n, --namespace <name>', 'namespace (default: the one `trove init` saved, else "default")'] as const;
+  const col = ['-c, --collection <name>', 'collection, instead of the argument (default: the one `trove init` saved)'] as const;
+  const optionalCollection = ['[collection]', 'collection, or <namespace>/<collection> (default: -c, else the one `trove init` saved)'] as const;
   rules
     .command('set')
     .description('Create or replace the rule on a folder (/team/) or a file (/team/plan.md)')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<path>', 'a folder ending in / or a file path')
+    .usage('[options] [collection] <path>')
+    .argument(...optionalCollection)
+    .argument('[path]', 'a folder ending in / or a file path')
+    .option(...col)
     .option('--reader <principal...>', 'who may read (none: nobody)')
     .option('--sealed', 'a sealed folder rule overrides every rule below it')
     .option(...ns)
     .option('--json', 'print the response as JSON')
-    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, path: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesSet(collection, path, program.opts(), opts));
     });
   rules
     .command('list')
     .description('List the rules of a collection')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .argument(...optionalCollection)
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the rules as JSON')
-    .action(async (collection: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesList(collection, program.opts(), opts));
     });
   rules
     .command('rm')
     .description('Delete a rule by its acr_ ID')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<id>', 'the acr_ ID')
+    .usage('[options] [collection] <id>')
+    .argument(...optionalCollection)
+    .argument('[id]', 'the acr_ ID')
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the response as JSON')
-    .action(async (collection: string, id: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, id: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesRemove(collection, id, program.opts(), opts));
     });
   rules
     .command('explain')
     .description('Which rule governs a file path, and who can read it')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<path>', 'a file path')
+    .usage('[options] [collection] <path>')
+    .argument(...optionalCollection)
+    .argument('[path]', 'a file path')
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the explanation as JSON')
-    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, path: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesExplain(collection, path, program.opts(), opts));
     });
 
