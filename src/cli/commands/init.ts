@@ -130,7 +130,7 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
     const answers = await ask(opts, cwd, opts.yes || !interactive ? null : (deps.prompts ?? inquirerPrompts));
     const created = await ensureResources(client, answers);
     const configFile = await updateCliConfig(
-      { namespace: answers.namespace, collection: answers.collection, folder: answers.folder, ...(opts.exclude?.length ? { exclude: opts.exclude } : {}) },
+      { namespace: answers.namespace, collection: answers.collection, folder: answers.folder, url, ...(opts.exclude?.length ? { exclude: opts.exclude } : {}) },
       env,
     );
 
