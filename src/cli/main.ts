@@ -44,7 +44,8 @@ export function buildProgram(): Command {
     })
     .option('--url <url>', 'daemon URL (env TROVE_URL; default http://127.0.0.1:7410)')
     .option('--key <key>', "API key (env TROVE_KEY; default: the local daemon's cluster key file)")
-    .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)');
+    .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)')
+    .option('-q, --quiet', 'print only errors and failed files: no plan, progress, notes or counts (ingest, ingest --watch, init)');
 
   const daemon = program.command('daemon').description('Run the trove daemon');
   daemon
@@ -124,6 +125,7 @@ export function buildProgram(): Command {
     .option('--filter <json>', 'filter clause as JSON')
     .option('--principal <principal...>', 'principals the results may come from (collections with access rules)')
     .option('--explain', "show each result's BM25 and vector contributions and the fused score")
+    .option('--cursor <cursor>', 'the next page: the cursor an earlier page printed, with the same query and flags')
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/search.js')).runSearch(first, query, program.opts(), opts));

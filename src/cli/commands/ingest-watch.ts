@@ -79,6 +79,7 @@ export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, 
       collection,
       client: new HaltableClient(conn.url, conn.key, conn.keySource),
       json,
+      quiet: Boolean(globalOpts.quiet),
       wait: opts.wait !== false,
       debounceMs,
       folder,
@@ -209,6 +210,8 @@ interface SessionOptions {
   collection: string;
   client: HaltableClient;
   json: boolean;
+  /** --quiet: only errors, warnings and failed files. */
+  quiet: boolean;
   wait: boolean;
   debounceMs: number;
   /** As the user named it, for messages. */
@@ -417,7 +420,7 @@ class WatchSession {
     }
 
     // The first sync may be a whole folder: a progress bar helps there, and would only flicker later.
-    const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
+    const progress: ProgressMode = this.syncs === 0 && !this.options.json && !this.options.quiet ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
     const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line), this.options.root);
     let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
@@ -477,9 +480,18 @@ class WatchSession {
       return;
     }
     const tail = this.options.wait ? '' : `, pending ${pending}`;
-    out().write(`+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`);
+    // Each file by name, as a one-shot ingest prints its plan, then the counts: a log of syncs should
+    // say which file changed, not only that one did.
+    const named = [...result.added.map((p) => `+ ${p}`), ...result.updated.map((p) => `~ ${p}`), ...result.removed.map((p) => `- ${p}`)];
+    if (!this.options.quiet) {
+      out().write(
+        named.map((line) => line + '\n').join('') +
+          `+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`,
+      );
+    }
     const touched = new Set([...result.added, ...result.updated]);
-    for (const failure of result.failedFiles) if (touched.has(failure.path)) this.note(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
+    // Said even with --quiet: a failed file is an error.
+    for (const failure of result.failedFiles) if (touched.has(failure.path)) errOut().write(`failed ${failure.path}: ${failure.code}: ${failure.message}\n`);
   }
 
   private noteOnce(line: string): void {
@@ -488,7 +500,7 @@ class WatchSession {
   }
 
   private note(line: string): void {
-    if (!this.options.json) errOut().write(line + '\n');
+    if (!this.options.json && !this.options.quiet) errOut().write(line + '\n');
   }
 
   private warn(code: string, message: string): void {

@@ -75,9 +75,16 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     return runIngestWatch(folder, globalOpts, opts);
   }
   const json = Boolean(opts.json);
+  // --quiet: errors, failed files and what held deletions back (they explain the exit status); no
+  // plan, progress, notes or counts.
+  const quiet = Boolean(globalOpts.quiet);
   const note = (line: string) => {
+    if (!json && !quiet) errOut().write(line + '\n');
+  };
+  const warn = (line: string) => {
     if (!json) errOut().write(line + '\n');
   };
+  const mode = quiet ? 'none' : progressMode(json);
   try {
     const namespace = checkName(opts.namespace, 'namespace');
     const collection = checkName(opts.collection, 'collection');
@@ -146,17 +153,17 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     if (opts.dryRun) {
       if (json) out().write(JSON.stringify({ ...planJson(namespace, collection, plan, skipped, removal, walked.excluded), unsupported: unreadable }) + '\n');
       else out().write(planLines(plan) + keptLines(removal) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
-      for (const line of removalNotes(removal, namespace, collection, folder, false)) note(line);
+      for (const line of removalNotes(removal, namespace, collection, folder, false)) warn(line);
       return 0;
     }
-    if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
+    if (!json && !quiet && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
 
-    const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note, root);
+    const { uploaded, failures } = await applyPlan(client, colPath, plan, mode, note, root);
     let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
     const wait = opts.wait !== false;
     if (wait) {
-      counts = await waitForIndexing(client, colPath, progressMode(json));
+      counts = await waitForIndexing(client, colPath, mode);
       failedFiles = (await client.listAll<TroveFile>(`${colPath}/files`, { status: 'failed' })).map((file) => ({
         path: file.path,
         code: file.error?.code ?? 'unknown',
@@ -187,17 +194,19 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     if (json) {
       out().write(JSON.stringify(summary) + '\n');
     } else {
-      const lines = [
-        `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
-        wait
-          ? `indexed: ${counts.ready} ready, ${counts.failed} failed`
-          : `not waiting for indexing: ${counts.ready} ready, ${summary.pending} pending, ${counts.failed} failed (see \`trove status\`)`,
-      ];
+      const lines = quiet
+        ? []
+        : [
+            `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
+            wait
+              ? `indexed: ${counts.ready} ready, ${counts.failed} failed`
+              : `not waiting for indexing: ${counts.ready} ready, ${summary.pending} pending, ${counts.failed} failed (see \`trove status\`)`,
+          ];
       for (const failure of failures) lines.push(`upload failed ${failure.path}: ${failure.code}: ${failure.message}`);
       for (const failure of failedFiles) lines.push(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
-      out().write(lines.join('\n') + '\n');
+      if (lines.length > 0) out().write(lines.join('\n') + '\n');
     }
-    for (const line of removalNotes(removal, namespace, collection, folder, declined)) note(line);
+    for (const line of removalNotes(removal, namespace, collection, folder, declined)) warn(line);
     if (failures.length > 0 || (wait && counts.failed > 0)) return EXIT_FILES_FAILED;
     // Deletions held back for want of a terminal are a missing answer, as prompt.ts treats every
     // other one: exit 2 naming the flag (after the adds and updates, which needed no answer).
