@@ -120,10 +120,13 @@ function collectionPathFor(explicit: string | undefined, from: string | undefine
 
 export function runFileAdd(ref: string | undefined, secondArg: string | undefined, globalOpts: GlobalOptions, opts: FileAddOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    // With --text or --uri the one argument is the collection; otherwise a lone argument is the local
-    // file, and the collection comes from -c or the saved default.
+    // With --text or --uri a lone argument is the collection. Otherwise it is the local file (the
+    // collection from -c or the saved default) when -c is given or it names a file here; else it is
+    // the collection, and the missing source is said below.
     const byFlag = opts.text !== undefined || opts.uri !== undefined;
-    const target = await collectionTarget([ref, secondArg], byFlag ? [] : ['local file'], opts, 'trove files add [collection] <local-file>');
+    const lone = secondArg === undefined ? ref : undefined;
+    const loneIsFile = lone !== undefined && !byFlag && (opts.collection !== undefined || (await stat(fromCwd(lone)).then((s) => s.isFile(), () => false)));
+    const target = await collectionTarget([ref, secondArg], loneIsFile ? ['local file'] : [], opts, 'trove files add [collection] <local-file>');
     const localFile = target.rest[0];
     const given = [localFile !== undefined ? 'a local file' : null, opts.text !== undefined ? '--text' : null, opts.uri !== undefined ? '--uri' : null].filter(Boolean);
     if (given.length !== 1) {
