@@ -156,21 +156,30 @@ t.test('ingest against a real daemon', async (t) => {
     await writeFile(path.join(watched, 'one.md'), '# One\n');
     await writeFile(path.join(watched, 'one.gz'), gzipSync('one'));
     const child = spawn(process.execPath, [BIN, ...conn, 'ingest', watched, '-n', 'u', '-c', 'w', '--watch', '--debounce', '50', '--exclude', '*.tmp', '--json'], {
-      env: cleanEnv(env),
+      // A config of its own: the one above was left invalid on purpose.
+      env: cleanEnv({ TROVE_CONFIG_HOME: path.join(work, 'config-watch') }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let waiter: (() => void) | null = null;
+    let exitedEarly = false;
     const exited = new Promise((resolve) => child.on('exit', resolve));
+    void exited.then(() => {
+      exitedEarly = true;
+      waiter?.();
+    });
     t.teardown(() => {
       child.kill('SIGKILL');
     });
     const lines: { paths: { added: string[] }; unsupported: { path: string }[]; failed: number }[] = [];
-    let waiter: (() => void) | null = null;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(JSON.parse(line));
       waiter?.();
     });
     const nextLine = async (n: number) => {
-      while (lines.length < n) await new Promise<void>((resolve) => (waiter = resolve));
+      while (lines.length < n) {
+        if (exitedEarly) throw new Error('the watcher exited before its sync line');
+        await new Promise<void>((resolve) => (waiter = resolve));
+      }
       return lines[n - 1]!;
     };
     const first = await nextLine(1);
