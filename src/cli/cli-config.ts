@@ -20,6 +20,10 @@ export interface CliConfig {
   collection?: string;
   /** The folder `trove init` ingested (absolute). */
   folder?: string;
+  /** The daemon `trove init` set these up on: the TUI opens the saved collection only on that daemon. */
+  url?: string;
+  /** Patterns (.gitignore syntax) every `trove ingest` leaves out, with its own --exclude. */
+  exclude?: string[];
   [other: string]: unknown;
 }
 

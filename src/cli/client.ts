@@ -1,8 +1,8 @@
 // A small fetch-based client of the trove HTTP API, and how the CLI reports what goes wrong.
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Page } from '../client/index.js';
 import { CLI_EXIT_CODES, ERROR_TABLE, isErrorCode } from '../contract/errors.js';
+import { KEY_SECRET_SHAPE, keyPrefixOf } from '../contract/key-secret.js';
 import { errOut } from './io.js';
 import { suggestForNotFound } from '../contract/suggest.js';
 
@@ -50,15 +50,12 @@ export class CliApiError extends Error {
 export type KeySource = { kind: 'flag' } | { kind: 'env' } | { kind: 'file'; path: string };
 
 /**
- * A key as it may be shown: its non-secret prefix only. Minted secrets are `trove_<prefix>_<random>`
- * (decisions.md §1), so the part up to the second '_' is what `trove keys list` shows; any other
- * string (a TROVE_CLUSTER_KEY of one's own) is filed under 'h' + 11 hex digits of its SHA-256, as
- * src/domain/keys.ts prefixOf does (repeated here so the CLI does not load the store).
+ * A key as it may be shown: the non-secret prefix the daemon files it under (src/contract/key-secret.ts),
+ * which is what `trove keys list` shows; a string not of the minted shape shows its hash prefix.
  */
 export function keyHint(key: string): string {
-  const minted = /^trove_([a-z0-9]{8,32})_/.exec(key);
-  if (minted) return `trove_${minted[1]}_…`;
-  return `prefix h${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 11)}`;
+  const prefix = keyPrefixOf(key);
+  return KEY_SECRET_SHAPE.test(key) ? `trove_${prefix}_…` : `prefix ${prefix}`;
 }
 
 export function describeKeySource(source: KeySource): string {

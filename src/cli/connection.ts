@@ -14,6 +14,8 @@ export interface GlobalOptions {
   url?: string | undefined;
   key?: string | undefined;
   dataDir?: string | undefined;
+  /** --quiet: commands that report progress (ingest, ingest --watch) print only errors and failed files. */
+  quiet?: boolean | undefined;
 }
 
 export type { KeySource };

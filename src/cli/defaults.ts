@@ -72,10 +72,33 @@ export function parseTarget(collection: string, namespaceOption: string | undefi
   return { namespace: ref.namespace ?? namespaceOption ?? DEFAULT_NAMESPACE, collection: ref.collection };
 }
 
-/** The saved namespace and collection alone (the TUI opens on them), or null when no collection is saved. */
-export function savedTarget(saved: CliConfig): Target | null {
+/**
+ * The saved namespace and collection alone (the TUI opens on them), or null when no collection is
+ * saved, or when they were saved for another daemon than `url`: with two daemons running, a
+ * collection of the same name on the other one is not the one `trove init` chose.
+ */
+export function savedTarget(saved: CliConfig, url?: string): Target | null {
+  const savedUrl = savedString(saved.url);
+  if (url !== undefined && savedUrl !== undefined && !sameDaemonUrl(savedUrl, url)) return null;
   const collection = savedString(saved.collection);
   return collection === undefined ? null : { namespace: savedString(saved.namespace) ?? DEFAULT_NAMESPACE, collection };
+}
+
+/**
+ * The positional arguments of a command whose collection argument may be left out
+ * (`trove files get [collection] <file>`): `trailing` arguments always follow the collection, so
+ * only more than that many means the first one names the collection. Fewer than `trailing` is a
+ * usage error naming what is missing.
+ */
+export function splitOptionalCollection(
+  args: readonly (string | undefined)[],
+  trailing: readonly string[],
+  example: Usage,
+): { collection?: string; rest: string[] } {
+  const given = args.filter((arg): arg is string => arg !== undefined);
+  if (given.length > trailing.length) return { collection: given[0]!, rest: given.slice(1) };
+  if (given.length < trailing.length) throw usage(`Missing the ${trailing[given.length]}: ${example}.`);
+  return { rest: given };
 }
 
 /**
@@ -126,6 +149,30 @@ export function resolveIngestTarget(
   const namespace = input.namespaceFlag ?? savedString(saved.namespace);
   if (namespace === undefined) throw usage('No namespace given and no default saved: pass -n <namespace>, or run `trove init` to save a default.');
   return { folder, namespace, collection, savedFolder: input.folder === undefined };
+}
+
+/**
+ * The saved `exclude` patterns (cli.json), which every `trove ingest` leaves out along with its own
+ * --exclude. A value that is not a list of strings is a usage error naming the file's key, not
+ * silently ignored: a pattern meant to keep files out that is dropped would send them.
+ */
+export function savedExcludes(saved: CliConfig): string[] {
+  const value = saved.exclude;
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw usage('The CLI config\'s "exclude" must be a list of patterns, e.g. ["*.log", "build/"]; fix it or run `trove init --exclude <glob>` again.');
+  }
+  return value;
+}
+
+/** Whether two daemon URLs name the same daemon (scheme, host and port; `localhost` is not resolved). */
+export function sameDaemonUrl(a: string, b: string): boolean {
+  try {
+    const [x, y] = [new URL(a), new URL(b)];
+    return x.origin === y.origin && x.pathname.replace(/\/+$/, '') === y.pathname.replace(/\/+$/, '');
+  } catch {
+    return a === b;
+  }
 }
 
 /** A saved value is used only when it is a non-empty string: the file is user-editable. */

@@ -44,7 +44,8 @@ export function buildProgram(): Command {
     })
     .option('--url <url>', 'daemon URL (env TROVE_URL; default http://127.0.0.1:7410)')
     .option('--key <key>', "API key (env TROVE_KEY; default: the local daemon's cluster key file)")
-    .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)');
+    .option('--data-dir <dir>', 'data dir of the local daemon, to find its cluster key (env TROVE_DATA_DIR)')
+    .option('-q, --quiet', 'print only errors and failed files: no plan, progress, notes or counts (ingest, ingest --watch, init)');
 
   const daemon = program.command('daemon').description('Run the trove daemon');
   daemon
@@ -107,6 +108,8 @@ export function buildProgram(): Command {
     .option('--allow-empty', 'let an empty folder empty the collection (with --prune or --yes)')
     .option('--hidden', 'include dotfiles and dot-folders (secret-looking files still need --include-secrets)')
     .option('--include-secrets', 'include files that usually hold secrets (.env*, *.pem, *.key, id_rsa*, .npmrc, .netrc, credentials, …)')
+    .option('--exclude <glob>', 'leave out what this .gitignore-style pattern matches, e.g. "*.log" or "build/" (repeatable; added to the saved defaults\' `exclude`)', collect)
+    .option('--include-unsupported', 'send files the collection cannot index too (archives, binaries, images when OCR is off); by default they are skipped')
     .option('--json', 'print JSON')
     .action(async (folder: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/ingest-defaults.js')).runIngestWithDefaults(folder, program.opts(), opts));
@@ -125,6 +128,7 @@ export function buildProgram(): Command {
     .option('--filter <json>', 'filter clause as JSON')
     .option('--principal <principal...>', 'principals the results may come from (collections with access rules)')
     .option('--explain', "show each result's BM25 and vector contributions and the fused score")
+    .option('--cursor <cursor>', 'the next page: the cursor an earlier page printed, with the same query and flags')
     .option('--json', 'print the raw response as JSON')
     .action(async (first: string | undefined, query: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/search.js')).runSearch(first, query, program.opts(), opts));
@@ -175,46 +179,55 @@ export function buildProgram(): Command {
     });
 
   const rules = program.command('rules').description('Access rules of a collection: set, list, rm, batch, explain');
-  const ns = ['-n, --namespace <name>', 'namespace (default: "default")'] as const;
+  const ns = ['-n, --namespace <name>', 'namespace (default: the one `trove init` saved, else "default")'] as const;
+  const col = ['-c, --collection <name>', 'collection, instead of the argument (default: the one `trove init` saved)'] as const;
+  const optionalCollection = ['[collection]', 'collection, or <namespace>/<collection> (default: -c, else the one `trove init` saved)'] as const;
   rules
     .command('set')
     .description('Create or replace the rule on a folder (/team/) or a file (/team/plan.md)')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<path>', 'a folder ending in / or a file path')
+    .usage('[options] [collection] <path>')
+    .argument(...optionalCollection)
+    .argument('[path]', 'a folder ending in / or a file path')
+    .option(...col)
     .option('--reader <principal...>', 'who may read (none: nobody)')
     .option('--sealed', 'a sealed folder rule overrides every rule below it')
     .option(...ns)
     .option('--json', 'print the response as JSON')
-    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, path: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesSet(collection, path, program.opts(), opts));
     });
   rules
     .command('list')
     .description('List the rules of a collection')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
+    .argument(...optionalCollection)
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the rules as JSON')
-    .action(async (collection: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesList(collection, program.opts(), opts));
     });
   rules
     .command('rm')
     .description('Delete a rule by its acr_ ID')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<id>', 'the acr_ ID')
+    .usage('[options] [collection] <id>')
+    .argument(...optionalCollection)
+    .argument('[id]', 'the acr_ ID')
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the response as JSON')
-    .action(async (collection: string, id: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, id: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesRemove(collection, id, program.opts(), opts));
     });
   rules
     .command('explain')
     .description('Which rule governs a file path, and who can read it')
-    .argument('<collection>', 'collection, or <namespace>/<collection>')
-    .argument('<path>', 'a file path')
+    .usage('[options] [collection] <path>')
+    .argument(...optionalCollection)
+    .argument('[path]', 'a file path')
+    .option(...col)
     .option(...ns)
     .option('--json', 'print the explanation as JSON')
-    .action(async (collection: string, path: string, opts: Record<string, unknown>) => {
+    .action(async (collection: string | undefined, path: string | undefined, opts: Record<string, unknown>) => {
       setExitCode(await (await import('./commands/rules.js')).runRulesExplain(collection, path, program.opts(), opts));
     });
 

@@ -27,10 +27,10 @@ export interface SkippedEntry {
   reason: string;
 }
 
-/** Left out by policy (hidden or secret-looking), not by accident: the mirror treats them as absent. */
+/** Left out by policy (hidden, secret-looking or matching --exclude), not by accident: the mirror treats them as absent. */
 export interface ExcludedEntry {
   path: string;
-  kind: 'hidden' | 'secret';
+  kind: 'hidden' | 'secret' | 'pattern';
   /** A whole folder (nothing under it was looked at). */
   folder: boolean;
 }
@@ -52,6 +52,22 @@ export interface WalkOptions {
   hidden?: boolean;
   /** Take files whose names usually hold secrets too (`--include-secrets`). */
   secrets?: boolean;
+  /** Patterns to leave out (`--exclude`, and the saved defaults' `exclude`), .gitignore syntax relative to the folder. */
+  exclude?: readonly string[];
+}
+
+/** Tells whether a path (relative to the folder, forward slashes) matches one of the `--exclude` patterns. */
+export type ExcludeMatcher = (rel: string, isDir: boolean) => boolean;
+
+/**
+ * The `--exclude` patterns as one matcher, in .gitignore syntax (the rules people already write:
+ * `*.gz`, `build/`, `/drafts/**`), so a pattern means what it would mean in the folder's .gitignore.
+ */
+export function excludeMatcher(patterns: readonly string[] = []): ExcludeMatcher {
+  const usable = patterns.map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith('#'));
+  if (usable.length === 0) return () => false;
+  const rules = ignore({ ignorecase: false }).add(usable);
+  return (rel, isDir) => rules.ignores(isDir ? `${rel}/` : rel);
 }
 
 /**
@@ -95,6 +111,7 @@ export async function walkFolder(folder: string, options: WalkOptions = {}): Pro
   if (!(await stat(root)).isDirectory()) throw new Error(`${folder} is not a folder.`);
   const files: WalkedFile[] = [];
   const skipped: SkippedEntry[] = [];
+  const excludedByPattern = excludeMatcher(options.exclude);
 
   const visit = async (absDir: string, relDir: string, inherited: IgnoreLayer[], ancestors: Set<string>): Promise<void> => {
     let entries;
@@ -136,7 +153,7 @@ export async function walkFolder(folder: string, options: WalkOptions = {}): Pro
         kind = entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
       }
       if (isIgnored(layers, rel, kind === 'dir')) continue;
-      const policy = exclusionOf(entry.name, kind === 'dir', options);
+      const policy = excludedByPattern(rel, kind === 'dir') ? 'pattern' : exclusionOf(entry.name, kind === 'dir', options);
       if (policy) {
         excluded.push({ path: `/${rel}`, kind: policy, folder: kind === 'dir' });
         continue;
@@ -197,16 +214,36 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: bo
   return false;
 }
 
-/** For names without a known extension: text unless the first bytes hold a NUL; the daemon refines binary types. */
+/**
+ * Text as the daemon's detection judges it (src/domain/ingest/detect.ts): a UTF-16 byte order mark,
+ * or no control character that text does not hold (tab, line breaks, form feed and escape are fine).
+ * Random bytes hold such a character in almost every 100; a NUL test alone let a third of them pass.
+ */
+function looksLikeText(head: Buffer): boolean {
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return true;
+  for (const byte of head) if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0b && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b) return false;
+  return true;
+}
+
+/**
+ * For names without a known extension: text unless the first bytes look binary; binary bytes are named
+ * by their signature (a PDF or a gzip without its extension) so that the plan can tell a document it
+ * can send from an archive it cannot.
+ */
 export async function sniffContentType(absPath: string): Promise<string> {
   const handle = await open(absPath, 'r');
+  let head: Buffer;
   try {
     const buffer = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0) ? 'application/octet-stream' : 'text/plain';
+    head = buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
+  if (looksLikeText(head)) return 'text/plain';
+  // Loaded only for a binary file without a known extension: most folders never need it.
+  const { fileTypeFromBuffer } = await import('file-type');
+  return (await fileTypeFromBuffer(head))?.mime ?? 'application/octet-stream';
 }
 
 export function formatBytes(bytes: number): string {

@@ -2,6 +2,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
+import { KEY_SECRET_SHAPE, keyPrefixOf } from '../contract/key-secret.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { Db } from '../store/db.js';
 import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, touchKeyUse, type KeyRow } from '../store/keys.js';
@@ -22,7 +23,7 @@ export interface AuthenticatedKey {
 
 export const CLUSTER_KEY_NAME = 'cluster';
 
-const SECRET_SHAPE = /^trove_([a-z0-9]{8,32})_[A-Za-z0-9_-]{20,}$/;
+const SECRET_SHAPE = KEY_SECRET_SHAPE;
 
 export function hashSecret(secret: string): Buffer {
   // One-shot: a Hash object per request cost more than the digest itself (issue 15).
@@ -34,10 +35,8 @@ export function hashSecret(secret: string): Buffer {
  * `trove_<prefix>_<random>`); a secret supplied through TROVE_CLUSTER_KEY may be any string, so its
  * prefix is derived from its hash.
  */
-export function prefixOf(secret: string, secretHash: Buffer = hashSecret(secret)): string {
-  const m = SECRET_SHAPE.exec(secret);
-  if (m?.[1]) return m[1];
-  return 'h' + secretHash.toString('hex', 0, 6).slice(0, 11);
+export function prefixOf(secret: string, secretHash?: Buffer): string {
+  return keyPrefixOf(secret, secretHash);
 }
 
 /** Length of the random part of a minted secret: 32 random bytes in base64url (decisions.md §1). */

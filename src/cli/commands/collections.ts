@@ -6,7 +6,21 @@ import { CliError, collectionPath, namespacePath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { keyValues, write, writeJson } from '../output.js';
 import { confirmOrRefuse } from '../prompt.js';
-import { connect, fetchList, jobExitCode, jobText, parseIntegerFlag, printList, runCommand, waitForJob, type JsonOption, type ListOptions } from './resource-common.js';
+import {
+  collectionTarget,
+  connect,
+  fetchList,
+  jobExitCode,
+  jobText,
+  namespaceTarget,
+  parseIntegerFlag,
+  printList,
+  runCommand,
+  waitForJob,
+  type CollectionFlags,
+  type JsonOption,
+  type ListOptions,
+} from './resource-common.js';
 import { parseTarget } from '../defaults.js';
 
 type FileCounts = Collection['file_counts'];
@@ -29,18 +43,18 @@ export interface CollectionCreateOptions extends JsonOption, ProcessingFlags {
   accessControl?: string;
 }
 
-export interface CollectionUpdateOptions extends JsonOption, ProcessingFlags {
+export interface CollectionUpdateOptions extends CollectionFlags, JsonOption, ProcessingFlags {
   namespace?: string;
   displayName?: string;
   accessControl?: string;
 }
 
-export interface CollectionDeleteOptions extends JsonOption {
+export interface CollectionDeleteOptions extends CollectionFlags, JsonOption {
   namespace?: string;
   yes?: boolean;
 }
 
-export interface CollectionReindexOptions extends JsonOption {
+export interface CollectionReindexOptions extends CollectionFlags, JsonOption {
   namespace?: string;
   wait?: boolean;
 }
@@ -107,7 +121,7 @@ export function runCollectionCreate(ref: string, globalOpts: GlobalOptions, opts
 export function runCollectionList(globalOpts: GlobalOptions, opts: ListOptions & { namespace?: string }): Promise<number> {
   return runCommand(opts, async (json) => {
     const { client } = await connect(globalOpts);
-    const result = await fetchList<Collection>(client, `${namespacePath(opts.namespace ?? 'default')}/collections`, opts);
+    const result = await fetchList<Collection>(client, `${namespacePath(await namespaceTarget(opts.namespace))}/collections`, opts);
     printList(
       json,
       result,
@@ -118,9 +132,9 @@ export function runCollectionList(globalOpts: GlobalOptions, opts: ListOptions &
   });
 }
 
-export function runCollectionGet(ref: string, globalOpts: GlobalOptions, opts: JsonOption & { namespace?: string }): Promise<number> {
+export function runCollectionGet(ref: string | undefined, globalOpts: GlobalOptions, opts: JsonOption & CollectionFlags): Promise<number> {
   return runCommand(opts, async (json) => {
-    const target = parseTarget(ref, opts.namespace);
+    const target = await collectionTarget([ref], [], opts, 'trove collections get <collection>');
     const { client } = await connect(globalOpts);
     const collection = await client.request<Collection>('GET', collectionPath(target.namespace, target.collection));
     if (json) writeJson(collection);
@@ -128,9 +142,9 @@ export function runCollectionGet(ref: string, globalOpts: GlobalOptions, opts: J
   });
 }
 
-export function runCollectionUpdate(ref: string, globalOpts: GlobalOptions, opts: CollectionUpdateOptions): Promise<number> {
+export function runCollectionUpdate(ref: string | undefined, globalOpts: GlobalOptions, opts: CollectionUpdateOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const target = parseTarget(ref, opts.namespace);
+    const target = await collectionTarget([ref], [], opts, 'trove collections update <collection>');
     const body: z.input<typeof UpdateCollectionRequest> = {};
     // An empty display name clears the label.
     if (opts.displayName !== undefined) body.display_name = opts.displayName === '' ? null : opts.displayName;
@@ -154,9 +168,9 @@ export function runCollectionUpdate(ref: string, globalOpts: GlobalOptions, opts
   });
 }
 
-export function runCollectionDelete(ref: string, globalOpts: GlobalOptions, opts: CollectionDeleteOptions): Promise<number> {
+export function runCollectionDelete(ref: string | undefined, globalOpts: GlobalOptions, opts: CollectionDeleteOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const target = parseTarget(ref, opts.namespace);
+    const target = await collectionTarget([ref], [], opts, 'trove collections delete <collection>');
     const { client } = await connect(globalOpts);
     const path = collectionPath(target.namespace, target.collection);
     // Read first, so that a wrong name fails before anyone is asked to confirm it.
@@ -169,9 +183,9 @@ export function runCollectionDelete(ref: string, globalOpts: GlobalOptions, opts
   });
 }
 
-export function runCollectionReindex(ref: string, globalOpts: GlobalOptions, opts: CollectionReindexOptions): Promise<number> {
+export function runCollectionReindex(ref: string | undefined, globalOpts: GlobalOptions, opts: CollectionReindexOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const target = parseTarget(ref, opts.namespace);
+    const target = await collectionTarget([ref], [], opts, 'trove collections reindex <collection>');
     const { client } = await connect(globalOpts);
     const res = await client.request<{ job: Job }>('POST', `${collectionPath(target.namespace, target.collection)}:reindex`);
     if (!opts.wait) {

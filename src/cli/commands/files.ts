@@ -14,12 +14,9 @@ import { confirmOrRefuse } from '../prompt.js';
 import { sniffContentType } from '../walk.js';
 import { fromCwd } from '../io.js';
 import { EXIT_FILES_FAILED, hashFile, uploadFile } from './ingest.js';
-import { connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type JsonOption, type ListOptions } from './resource-common.js';
-import { parseTarget } from '../defaults.js';
+import { collectionTarget, connect, fetchList, jobText, parseJsonObjectFlag, printList, runCommand, seg, sleep, type CollectionFlags, type JsonOption, type ListOptions } from './resource-common.js';
 
-interface Scoped extends JsonOption {
-  namespace?: string;
-}
+interface Scoped extends JsonOption, CollectionFlags {}
 
 export interface FileListOptions extends ListOptions, Scoped {
   status?: string;
@@ -69,19 +66,26 @@ export const fileText = (f: TroveFile) => {
 /** A `fil_` ID, or a path as one encoded segment (each '/' as %2F), as the API takes either. */
 const fileSegment = seg;
 
-async function scoped(ref: string, globalOpts: GlobalOptions, opts: Scoped): Promise<{ client: ApiClient; base: string }> {
-  const target = parseTarget(ref, opts.namespace);
+/** `[collection] <file>`: the collection may be left to -c or the saved default (resource-common.ts). */
+async function scoped(
+  args: readonly (string | undefined)[],
+  trailing: readonly string[],
+  example: string,
+  globalOpts: GlobalOptions,
+  opts: Scoped,
+): Promise<{ client: ApiClient; base: string; rest: string[] }> {
+  const target = await collectionTarget(args, trailing, opts, example);
   const { client } = await connect(globalOpts);
-  return { client, base: collectionPath(target.namespace, target.collection) };
+  return { client, base: collectionPath(target.namespace, target.collection), rest: target.rest };
 }
 
-export function runFileList(ref: string, globalOpts: GlobalOptions, opts: FileListOptions): Promise<number> {
+export function runFileList(ref: string | undefined, globalOpts: GlobalOptions, opts: FileListOptions): Promise<number> {
   return runCommand(opts, async (json) => {
     if (opts.status !== undefined && !FILE_STATUSES.includes(opts.status)) throw new CliError(`--status is one of ${FILE_STATUSES.join(', ')}, got '${opts.status}'.`, 2);
     const query: Record<string, string> = {};
     if (opts.status !== undefined) query.status = opts.status;
     if (opts.prefix !== undefined) query.prefix = opts.prefix;
-    const { client, base } = await scoped(ref, globalOpts, opts);
+    const { client, base } = await scoped([ref], [], 'trove files list <collection>', globalOpts, opts);
     const result = await fetchList<TroveFile>(client, `${base}/files`, opts, query);
     printList(
       json,
@@ -93,9 +97,10 @@ export function runFileList(ref: string, globalOpts: GlobalOptions, opts: FileLi
   });
 }
 
-export function runFileGet(ref: string, file: string, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
+export function runFileGet(ref: string | undefined, fileArg: string | undefined, globalOpts: GlobalOptions, opts: Scoped): Promise<number> {
   return runCommand(opts, async (json) => {
-    const { client, base } = await scoped(ref, globalOpts, opts);
+    const { client, base, rest } = await scoped([ref, fileArg], ['file'], 'trove files get [collection] <file>', globalOpts, opts);
+    const file = rest[0]!;
     const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     if (json) writeJson(found);
     else write(fileText(found));
@@ -113,14 +118,21 @@ function collectionPathFor(explicit: string | undefined, from: string | undefine
   return `/${name}`;
 }
 
-export function runFileAdd(ref: string, localFile: string | undefined, globalOpts: GlobalOptions, opts: FileAddOptions): Promise<number> {
+export function runFileAdd(ref: string | undefined, secondArg: string | undefined, globalOpts: GlobalOptions, opts: FileAddOptions): Promise<number> {
   return runCommand(opts, async (json) => {
+    // With --text or --uri a lone argument is the collection. Otherwise it is the local file (the
+    // collection from -c or the saved default) when -c is given or it names a file here; else it is
+    // the collection, and the missing source is said below.
+    const byFlag = opts.text !== undefined || opts.uri !== undefined;
+    const lone = secondArg === undefined ? ref : undefined;
+    const loneIsFile = lone !== undefined && !byFlag && (opts.collection !== undefined || (await stat(fromCwd(lone)).then((s) => s.isFile(), () => false)));
+    const target = await collectionTarget([ref, secondArg], loneIsFile ? ['local file'] : [], opts, 'trove files add [collection] <local-file>');
+    const localFile = target.rest[0];
     const given = [localFile !== undefined ? 'a local file' : null, opts.text !== undefined ? '--text' : null, opts.uri !== undefined ? '--uri' : null].filter(Boolean);
     if (given.length !== 1) {
       throw new CliError(`Give exactly one source: a local file path, --text <text> --path <path>, or --uri <uri>${given.length > 1 ? ` (got ${given.join(' and ')})` : ''}.`, 2);
     }
     const metadata = opts.metadata === undefined ? undefined : parseJsonObjectFlag(opts.metadata, '--metadata', METADATA_EXAMPLE);
-    const target = parseTarget(ref, opts.namespace);
     const base = collectionPath(target.namespace, target.collection);
 
     let prepared: { path: string; body?: AddFileInput['source']; local?: { absPath: string; size: number } };
@@ -180,9 +192,10 @@ async function waitForFile(client: ApiClient, base: string, id: string): Promise
   }
 }
 
-export function runFileDelete(ref: string, file: string, globalOpts: GlobalOptions, opts: FileDeleteOptions): Promise<number> {
+export function runFileDelete(ref: string | undefined, fileArg: string | undefined, globalOpts: GlobalOptions, opts: FileDeleteOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const { client, base } = await scoped(ref, globalOpts, opts);
+    const { client, base, rest } = await scoped([ref, fileArg], ['file'], 'trove files delete [collection] <file>', globalOpts, opts);
+    const file = rest[0]!;
     // Read first, so that a wrong ID fails before anyone is asked to confirm it.
     const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     await confirmOrRefuse(`Delete file ${found.path} (${found.id})?`, { yes: opts.yes });
@@ -197,9 +210,10 @@ export function runFileDelete(ref: string, file: string, globalOpts: GlobalOptio
  * metadata (a new version, indexed again). Inline and uploaded bytes come back through the file's
  * signed content URL; a uri source is fetched again by the daemon.
  */
-export function runFileReindex(ref: string, file: string, globalOpts: GlobalOptions, opts: FileReindexOptions): Promise<number> {
+export function runFileReindex(ref: string | undefined, fileArg: string | undefined, globalOpts: GlobalOptions, opts: FileReindexOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const { client, base } = await scoped(ref, globalOpts, opts);
+    const { client, base, rest } = await scoped([ref, fileArg], ['file'], 'trove files reindex [collection] <file>', globalOpts, opts);
+    const file = rest[0]!;
     const found = await client.request<TroveFile>('GET', `${base}/files/${fileSegment(file)}`);
     const { source } = found;
     let added: AddedFile;

@@ -10,7 +10,8 @@ import type { Collection, TroveFile } from '../../client/index.js';
 import { ApiClient, CliApiError, CliError, collectionPath, reportError } from '../client.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { decideRemovals, planIngest } from '../ingest-plan.js';
-import { exclusionOf, isIgnored, walkFolder, type IgnoreLayer, type SkippedEntry, type WalkOptions } from '../walk.js';
+import { excludeMatcher, exclusionOf, isIgnored, walkFolder, type ExcludeMatcher, type IgnoreLayer, type SkippedEntry, type WalkOptions } from '../walk.js';
+import { partitionReadable, unreadableSummary, type UnreadableFile } from '../readable-plan.js';
 import {
   realTimers,
   recordEvent,
@@ -24,6 +25,7 @@ import { errOut, out } from '../io.js';
 import {
   applyPlan,
   checkName,
+  collectionOcr,
   CONCURRENCY,
   ensureCollection,
   hashFile,
@@ -77,13 +79,15 @@ export async function runIngestWatch(folder: string, globalOpts: GlobalOptions, 
       collection,
       client: new HaltableClient(conn.url, conn.key, conn.keySource),
       json,
+      quiet: Boolean(globalOpts.quiet),
       wait: opts.wait !== false,
       debounceMs,
       folder,
       prune: Boolean(opts.prune),
       yes: Boolean(opts.yes),
       allowEmpty: Boolean(opts.allowEmpty),
-      walk: { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets) },
+      walk: { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets), exclude: opts.exclude ?? [] },
+      includeUnsupported: Boolean(opts.includeUnsupported),
     });
   } catch (err) {
     return reportError(err, json);
@@ -114,12 +118,15 @@ class HaltableClient extends ApiClient {
  */
 class GitignoreMatcher {
   private readonly layers = new Map<string, IgnoreLayer | null>();
+  private readonly excluded: ExcludeMatcher;
 
   constructor(
     private readonly root: string,
-    /** Hidden and secret-looking names are left out as walkFolder leaves them out (walk.ts). */
-    private readonly policy: Pick<WalkOptions, 'hidden' | 'secrets'> = {},
-  ) {}
+    /** Hidden, secret-looking and --exclude'd paths are left out as walkFolder leaves them out (walk.ts). */
+    private readonly policy: Pick<WalkOptions, 'hidden' | 'secrets' | 'exclude'> = {},
+  ) {
+    this.excluded = excludeMatcher(policy.exclude);
+  }
 
   reset(): void {
     this.layers.clear();
@@ -130,7 +137,10 @@ class GitignoreMatcher {
     if (rel === null || rel === '') return false;
     const parts = rel.split('/');
     if (parts.includes('.git')) return true;
-    for (let depth = 0; depth < parts.length - 1; depth++) if (exclusionOf(parts[depth]!, true, this.policy)) return true;
+    for (let depth = 0; depth < parts.length - 1; depth++) {
+      if (exclusionOf(parts[depth]!, true, this.policy) || this.excluded(parts.slice(0, depth + 1).join('/'), true)) return true;
+    }
+    if (parts[parts.length - 1] !== '.gitignore' && this.excluded(rel, stats ? stats.isDirectory() : isDirectory(absPath))) return true;
     // The .gitignore files stay watched (below): they are rules, not documents.
     const last = parts[parts.length - 1]!;
     if (last !== '.gitignore' && exclusionOf(last, stats ? stats.isDirectory() : isDirectory(absPath), this.policy)) return true;
@@ -186,6 +196,7 @@ interface SyncResult {
   updated: string[];
   removed: string[];
   unchanged: number;
+  unsupported: UnreadableFile[];
   uploaded: { add: number; update: number };
   failures: FileFailure[];
   counts: Collection['file_counts'];
@@ -199,6 +210,8 @@ interface SessionOptions {
   collection: string;
   client: HaltableClient;
   json: boolean;
+  /** --quiet: only errors, warnings and failed files. */
+  quiet: boolean;
   wait: boolean;
   debounceMs: number;
   /** As the user named it, for messages. */
@@ -207,7 +220,9 @@ interface SessionOptions {
   prune: boolean;
   yes: boolean;
   allowEmpty: boolean;
-  walk: Pick<WalkOptions, 'hidden' | 'secrets'>;
+  walk: Pick<WalkOptions, 'hidden' | 'secrets' | 'exclude'>;
+  /** Send files the collection cannot index too (readable-plan.ts). */
+  includeUnsupported: boolean;
 }
 
 class WatchSession {
@@ -354,8 +369,14 @@ class WatchSession {
     const { client } = this.options;
     const walked = await walkFolder(this.options.root, this.options.walk);
     await ensureCollection(client, this.options.namespace, this.options.collection);
+    // Read each sync: a PATCH may have turned OCR on or off meanwhile.
+    const { readable, unreadable } = partitionReadable(walked.files, {
+      ocr: await collectionOcr(client, this.colPath),
+      includeUnsupported: this.options.includeUnsupported,
+    });
+    if (unreadable.length > 0) this.noteOnce(unreadableSummary(unreadable));
     const remote = await listRemote(client, this.colPath, false);
-    const { hash, compare } = scopeSync(walked.files, remote, batch);
+    const { hash, compare } = scopeSync(readable, remote, batch);
 
     const skipped: SkippedEntry[] = [...walked.skipped];
     const hashed = await mapLimit(hash, CONCURRENCY, async (file): Promise<Local | null> => {
@@ -386,7 +407,7 @@ class WatchSession {
       prune: this.options.prune,
       confirmed: this.options.yes || batch.rulesChanged,
       allowEmpty: this.options.allowEmpty,
-      localCount: walked.files.length,
+      localCount: readable.length,
       seenDeleted: batch.paths,
     });
     const plan = { ...fullPlan, remove: removal.remove };
@@ -399,7 +420,7 @@ class WatchSession {
     }
 
     // The first sync may be a whole folder: a progress bar helps there, and would only flicker later.
-    const progress: ProgressMode = this.syncs === 0 && !this.options.json ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
+    const progress: ProgressMode = this.syncs === 0 && !this.options.json && !this.options.quiet ? (errOut().isTTY ? 'bar' : 'lines') : 'none';
     const { uploaded, failures } = await applyPlan(client, this.colPath, plan, progress, (line) => this.note(line), this.options.root);
     let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
@@ -420,6 +441,7 @@ class WatchSession {
       updated: plan.update.map(({ local }) => local.path).filter((path) => !failedUploads.has(path)),
       removed: plan.remove.map((file) => file.path),
       unchanged: plan.unchanged.length,
+      unsupported: unreadable,
       uploaded,
       failures,
       counts,
@@ -450,6 +472,7 @@ class WatchSession {
           failed_files: result.failedFiles,
           upload_failures: result.failures,
           skipped: result.skipped,
+          unsupported: result.unsupported,
           retried_after_failures: retried,
           duration_ms: durationMs,
         }) + '\n',
@@ -457,9 +480,18 @@ class WatchSession {
       return;
     }
     const tail = this.options.wait ? '' : `, pending ${pending}`;
-    out().write(`+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`);
+    // Each file by name, as a one-shot ingest prints its plan, then the counts: a log of syncs should
+    // say which file changed, not only that one did.
+    const named = [...result.added.map((p) => `+ ${p}`), ...result.updated.map((p) => `~ ${p}`), ...result.removed.map((p) => `- ${p}`)];
+    if (!this.options.quiet) {
+      out().write(
+        named.map((line) => line + '\n').join('') +
+          `+${result.uploaded.add} ~${result.uploaded.update} -${result.removed.length} (ready ${counts.ready}, failed ${counts.failed}${tail})\n`,
+      );
+    }
     const touched = new Set([...result.added, ...result.updated]);
-    for (const failure of result.failedFiles) if (touched.has(failure.path)) this.note(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
+    // Said even with --quiet: a failed file is an error.
+    for (const failure of result.failedFiles) if (touched.has(failure.path)) errOut().write(`failed ${failure.path}: ${failure.code}: ${failure.message}\n`);
   }
 
   private noteOnce(line: string): void {
@@ -468,7 +500,7 @@ class WatchSession {
   }
 
   private note(line: string): void {
-    if (!this.options.json) errOut().write(line + '\n');
+    if (!this.options.json && !this.options.quiet) errOut().write(line + '\n');
   }
 
   private warn(code: string, message: string): void {

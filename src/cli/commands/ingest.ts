@@ -13,6 +13,7 @@ import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, report
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { decideRemovals, INGEST_ROOT_KEY, planIngest, sha256Checksum, type IngestPlan, type LocalFile, type RemoteFile, type RemovalDecision } from '../ingest-plan.js';
 import { isInteractive } from '../prompt.js';
+import { partitionReadable, unreadableSummary } from '../readable-plan.js';
 import { walkFolder, type ExcludedEntry, type SkippedEntry, type WalkedFile } from '../walk.js';
 import { errOut, out, promptContext } from '../io.js';
 
@@ -37,6 +38,10 @@ export interface IngestOptions {
   hidden?: boolean;
   /** Take files whose names usually hold secrets (walk.ts SECRET_FILE_PATTERNS). */
   includeSecrets?: boolean;
+  /** Leave out what these patterns match (.gitignore syntax; `--exclude`, plus the saved defaults'). */
+  exclude?: string[];
+  /** Send files the collection cannot index too (readable-plan.ts), for the daemon to refuse one by one. */
+  includeUnsupported?: boolean;
 }
 
 /** Exit status when every request succeeded but some files could not be uploaded or indexed. */
@@ -70,9 +75,16 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     return runIngestWatch(folder, globalOpts, opts);
   }
   const json = Boolean(opts.json);
+  // --quiet: errors, failed files and what held deletions back (they explain the exit status); no
+  // plan, progress, notes or counts.
+  const quiet = Boolean(globalOpts.quiet);
   const note = (line: string) => {
+    if (!json && !quiet) errOut().write(line + '\n');
+  };
+  const warn = (line: string) => {
     if (!json) errOut().write(line + '\n');
   };
+  const mode = quiet ? 'none' : progressMode(json);
   try {
     const namespace = checkName(opts.namespace, 'namespace');
     const collection = checkName(opts.collection, 'collection');
@@ -83,9 +95,15 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
 
     // The real path: the same folder reached through a symlink or a relative path is the same owner.
     const root = await realpath(resolve(folder));
-    const walked = await walkFolder(folder, { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets) });
+    const walked = await walkFolder(folder, { hidden: Boolean(opts.hidden), secrets: Boolean(opts.includeSecrets), exclude: opts.exclude ?? [] });
+    if (!opts.dryRun) await ensureCollection(client, namespace, collection);
+    // Decided before hashing and sending: a file the collection cannot index would only fail there.
+    const { readable, unreadable } = partitionReadable(walked.files, {
+      ocr: await collectionOcr(client, colPath),
+      includeUnsupported: Boolean(opts.includeUnsupported),
+    });
     const skipped: SkippedEntry[] = [...walked.skipped];
-    const hashed = await mapLimit(walked.files, CONCURRENCY, async (file): Promise<Local | null> => {
+    const hashed = await mapLimit(readable, CONCURRENCY, async (file): Promise<Local | null> => {
       try {
         return { ...file, ...(await hashFile(file.absPath)) };
       } catch (err) {
@@ -97,8 +115,8 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     for (const entry of skipped) note(`skipped ${entry.path}: ${entry.reason}`);
     if (opts.dryRun) for (const line of excludedLines(walked.excluded)) note(line);
     else if (walked.excluded.length > 0) note(excludedSummary(walked.excluded));
+    if (unreadable.length > 0) note(unreadableSummary(unreadable));
 
-    if (!opts.dryRun) await ensureCollection(client, namespace, collection);
     const remote = await listRemote(client, colPath, Boolean(opts.dryRun));
     // What we could not read this time (a file, or a whole folder) is left alone rather than deleted.
     const skippedPaths = new Set(skipped.map((entry) => entry.path));
@@ -133,19 +151,19 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
     }
 
     if (opts.dryRun) {
-      if (json) out().write(JSON.stringify(planJson(namespace, collection, plan, skipped, removal, walked.excluded)) + '\n');
+      if (json) out().write(JSON.stringify({ ...planJson(namespace, collection, plan, skipped, removal, walked.excluded), unsupported: unreadable }) + '\n');
       else out().write(planLines(plan) + keptLines(removal) + `dry run: ${planCounts(plan)}; nothing was changed.\n`);
-      for (const line of removalNotes(removal, namespace, collection, folder, false)) note(line);
+      for (const line of removalNotes(removal, namespace, collection, folder, false)) warn(line);
       return 0;
     }
-    if (!json && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
+    if (!json && !quiet && plan.add.length + plan.update.length + plan.remove.length > 0) out().write(planLines(plan));
 
-    const { uploaded, failures } = await applyPlan(client, colPath, plan, progressMode(json), note, root);
+    const { uploaded, failures } = await applyPlan(client, colPath, plan, mode, note, root);
     let counts: Collection['file_counts'];
     let failedFiles: FileFailure[] = [];
     const wait = opts.wait !== false;
     if (wait) {
-      counts = await waitForIndexing(client, colPath, progressMode(json));
+      counts = await waitForIndexing(client, colPath, mode);
       failedFiles = (await client.listAll<TroveFile>(`${colPath}/files`, { status: 'failed' })).map((file) => ({
         path: file.path,
         code: file.error?.code ?? 'unknown',
@@ -170,22 +188,25 @@ export async function runIngest(folder: string, globalOpts: GlobalOptions, opts:
       upload_failures: failures,
       skipped,
       excluded: walked.excluded,
+      unsupported: unreadable,
       not_removed: { unconfirmed: removal.unconfirmed.map((f) => f.path), foreign: removal.foreign.map((f) => f.path) },
     };
     if (json) {
       out().write(JSON.stringify(summary) + '\n');
     } else {
-      const lines = [
-        `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
-        wait
-          ? `indexed: ${counts.ready} ready, ${counts.failed} failed`
-          : `not waiting for indexing: ${counts.ready} ready, ${summary.pending} pending, ${counts.failed} failed (see \`trove status\`)`,
-      ];
+      const lines = quiet
+        ? []
+        : [
+            `${namespace}/${collection}: ${summary.added} added, ${summary.updated} updated, ${summary.removed} removed, ${summary.unchanged} unchanged`,
+            wait
+              ? `indexed: ${counts.ready} ready, ${counts.failed} failed`
+              : `not waiting for indexing: ${counts.ready} ready, ${summary.pending} pending, ${counts.failed} failed (see \`trove status\`)`,
+          ];
       for (const failure of failures) lines.push(`upload failed ${failure.path}: ${failure.code}: ${failure.message}`);
       for (const failure of failedFiles) lines.push(`failed ${failure.path}: ${failure.code}: ${failure.message}`);
-      out().write(lines.join('\n') + '\n');
+      if (lines.length > 0) out().write(lines.join('\n') + '\n');
     }
-    for (const line of removalNotes(removal, namespace, collection, folder, declined)) note(line);
+    for (const line of removalNotes(removal, namespace, collection, folder, declined)) warn(line);
     if (failures.length > 0 || (wait && counts.failed > 0)) return EXIT_FILES_FAILED;
     // Deletions held back for want of a terminal are a missing answer, as prompt.ts treats every
     // other one: exit 2 naming the flag (after the adds and updates, which needed no answer).
@@ -231,6 +252,16 @@ async function exists(client: ApiClient, path: string): Promise<boolean> {
     return true;
   } catch (err) {
     if (err instanceof CliApiError && err.code === 'not_found') return false;
+    throw err;
+  }
+}
+
+/** The collection's `processing.ocr`, or undefined when it does not exist yet (a dry run creates nothing). */
+export async function collectionOcr(client: ApiClient, colPath: string): Promise<boolean | undefined> {
+  try {
+    return (await client.request<Collection>('GET', colPath, undefined, { suggest: false })).processing.ocr;
+  } catch (err) {
+    if (err instanceof CliApiError && err.code === 'not_found') return undefined;
     throw err;
   }
 }
@@ -366,18 +397,29 @@ const CLI_EXIT_CODES_USAGE = ERROR_TABLE.invalid_request.exitCode;
 
 const count = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
 
-/** "2 hidden and 1 secret-looking file or folder left out (--hidden / --include-secrets take them; --dry-run lists them)". */
+/** "left out 2 hidden and 1 secret-looking files or folders (--hidden / --include-secrets take them; --dry-run lists them)". */
 export function excludedSummary(excluded: readonly ExcludedEntry[], hint = true): string {
   const hidden = excluded.filter((e) => e.kind === 'hidden').length;
-  const secret = excluded.length - hidden;
+  const secret = excluded.filter((e) => e.kind === 'secret').length;
+  const pattern = excluded.filter((e) => e.kind === 'pattern').length;
   const parts = [hidden > 0 ? `${hidden} hidden` : '', secret > 0 ? `${secret} secret-looking` : ''].filter(Boolean).join(' and ');
-  const flags = [hidden > 0 ? '--hidden' : '', secret > 0 ? '--include-secrets' : ''].filter(Boolean).join(' / ');
-  return `left out ${parts} file${excluded.length === 1 ? '' : 's'} or folder${excluded.length === 1 ? '' : 's'}${hint ? ` (${flags} take${hidden > 0 && secret > 0 ? '' : 's'} them; --dry-run lists them)` : ''}`;
+  const flags = [hidden > 0 ? '--hidden' : '', secret > 0 ? '--include-secrets' : ''].filter(Boolean);
+  const plural = (n: number) => `file${n === 1 ? '' : 's'} or folder${n === 1 ? '' : 's'}`;
+  const byPolicy =
+    hidden + secret > 0
+      ? `${parts} ${plural(hidden + secret)}${hint ? ` (${flags.join(' / ')} take${flags.length > 1 ? '' : 's'} them; --dry-run lists them)` : ''}`
+      : '';
+  const byPattern = pattern > 0 ? `${pattern} ${plural(pattern)} matching --exclude` : '';
+  return `left out ${[byPolicy, byPattern].filter(Boolean).join(', and ')}`;
 }
 
 export function excludedLines(excluded: readonly ExcludedEntry[]): string[] {
   return excluded.map((e) =>
-    e.kind === 'secret' ? `left out ${e.path}: may hold secrets (--include-secrets takes it)` : `left out ${e.path}${e.folder ? '/' : ''}: hidden (--hidden takes it)`,
+    e.kind === 'secret'
+      ? `left out ${e.path}: may hold secrets (--include-secrets takes it)`
+      : e.kind === 'pattern'
+        ? `left out ${e.path}${e.folder ? '/' : ''}: matches --exclude`
+        : `left out ${e.path}${e.folder ? '/' : ''}: hidden (--hidden takes it)`,
   );
 }
 

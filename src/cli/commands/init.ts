@@ -7,10 +7,10 @@ import { confirm as inquirerConfirm, input as inquirerInput } from '@inquirer/pr
 import type { z } from 'zod';
 import type { Collection, CreateCollectionInput, CreateNamespaceInput } from '../../client/index.js';
 import { ResourceName, type UpdateCollectionRequest } from '../../contract/schemas.js';
-import { updateCliConfig } from '../cli-config.js';
+import { readCliConfig, updateCliConfig } from '../cli-config.js';
 import { ApiClient, CliApiError, CliError, collectionPath, namespacePath, NO_DAEMON_EXIT, reportError } from '../client.js';
 import { resolveKeyWithSource, resolveUrl, type GlobalOptions } from '../connection.js';
-import { DEFAULT_NAMESPACE } from '../defaults.js';
+import { DEFAULT_NAMESPACE, savedExcludes } from '../defaults.js';
 import { isInteractive } from '../prompt.js';
 import { cliCwd, cliEnv, out, promptContext } from '../io.js';
 import { EXIT_FILES_FAILED, runIngest } from './ingest.js';
@@ -26,6 +26,8 @@ export interface InitOptions {
   /** Take the default of every value no flag gave, without asking. */
   yes?: boolean;
   debounce?: string;
+  /** Patterns every later `trove ingest` leaves out (saved in the CLI config). */
+  exclude?: string[];
   json?: boolean;
 }
 
@@ -127,7 +129,10 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
 
     const answers = await ask(opts, cwd, opts.yes || !interactive ? null : (deps.prompts ?? inquirerPrompts));
     const created = await ensureResources(client, answers);
-    const configFile = await updateCliConfig({ namespace: answers.namespace, collection: answers.collection, folder: answers.folder }, env);
+    const configFile = await updateCliConfig(
+      { namespace: answers.namespace, collection: answers.collection, folder: answers.folder, url, ...(opts.exclude?.length ? { exclude: opts.exclude } : {}) },
+      env,
+    );
 
     if (json) {
       out().write(
@@ -160,6 +165,8 @@ export async function runInit(globalOpts: GlobalOptions, opts: InitOptions, deps
       collection: answers.collection,
       json,
       watch: answers.watch,
+      // The saved patterns when none are given: a second `trove init` keeps leaving out what the first was told to.
+      exclude: opts.exclude?.length ? opts.exclude : savedExcludes(await readCliConfig(env)),
       ...(opts.debounce === undefined ? {} : { debounce: opts.debounce }),
     });
     // Also after an ingest where some files failed (exit 8): the others are searchable.

@@ -3,7 +3,8 @@
 import { checkbox as inquirerCheckbox, input as inquirerInput, select as inquirerSelect } from '@inquirer/prompts';
 import type { CreateKeyInput, Key } from '../../client/index.js';
 import type { Action } from '../../contract/schemas.js';
-import { ApiClient, CliError, reportError } from '../client.js';
+import { ApiClient, CliApiError, CliError, namespacePath, reportError } from '../client.js';
+import { closest, notFoundMessage } from '../suggest.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
 import { out, promptContext } from '../io.js';
@@ -29,7 +30,11 @@ export function scopeFromFlags(opts: CreateKeyOptions): Key['scope'] {
   const named = (opts.actions ?? '').split(',').map((a) => a.trim()).filter(Boolean);
   if (named.length === 0) throw new CliError(`--actions is required: a comma-separated list of ${ACTIONS.join(', ')}.`, 2);
   const unknown = named.filter((a) => !isAction(a));
-  if (unknown.length > 0) throw new CliError(`Unknown action(s) ${unknown.join(', ')}; use ${ACTIONS.join(', ')}.`, 2);
+  if (unknown.length > 0) {
+    const guesses = unknown.map((a) => closest(a, ACTIONS)).filter((guess): guess is Action => guess !== undefined);
+    const guess = guesses.length === unknown.length ? ` Did you mean ${guesses.map((g) => `'${g}'`).join(', ')}?` : '';
+    throw new CliError(`Unknown action${unknown.length === 1 ? '' : 's'} ${unknown.map((a) => `'${a}'`).join(', ')}.${guess} Actions are ${ACTIONS.join(', ')}.`, 2);
+  }
   const actions = named.filter(isAction);
   return opts.collection?.length ? { kind: 'collection', namespace: opts.namespace, collections: opts.collection, actions } : { kind: 'namespace', namespace: opts.namespace, actions };
 }
@@ -96,13 +101,33 @@ export async function runKeysCreate(
     // No scope flag on a terminal: ask. Without a terminal scopeFromFlags names the flags to pass.
     const ask = noScopeFlags(opts) && !json && (deps.interactive ?? isInteractive());
     const scope = ask ? await askScope(deps.prompts ?? inquirerPrompts).catch(canceled) : scopeFromFlags(opts);
-    const created = await ApiClient.of(await resolveConnection(globalOpts)).request<Key>('POST', '/keys', { name, scope } satisfies CreateKeyInput);
+    const client = ApiClient.of(await resolveConnection(globalOpts));
+    const created = await client.request<Key>('POST', '/keys', { name, scope } satisfies CreateKeyInput).catch((err: unknown) => scopeNotFound(client, scope, err));
     if (json) out().write(JSON.stringify(created) + '\n');
     else out().write(`created ${created.id} (${describe(created)})\nsecret (shown once, store it now): ${created.secret}\n`);
     return 0;
   } catch (err) {
     return reportError(err, json);
   }
+}
+
+/**
+ * A scope naming a namespace or collection the daemon does not know answers not_found on POST /keys,
+ * a path that names neither, so the client's own "did you mean" cannot help: look the names up here.
+ */
+async function scopeNotFound(client: ApiClient, scope: Key['scope'], err: unknown): Promise<never> {
+  if (!(err instanceof CliApiError) || err.code !== 'not_found' || scope.kind === 'cluster') throw err;
+  const names = async (path: string) => (await client.listAll<{ name: string }>(path, {}, { suggest: false })).map((item) => item.name);
+  const namespaces = await names('/namespaces').catch(() => null);
+  if (namespaces === null) throw err;
+  let message: string | null = null;
+  if (!namespaces.includes(scope.namespace)) message = notFoundMessage('namespace', scope.namespace, namespaces);
+  else if (scope.kind === 'collection') {
+    const collections = await names(`${namespacePath(scope.namespace)}/collections`).catch(() => null);
+    const missing = collections === null ? undefined : scope.collections.find((name) => !collections.includes(name));
+    if (collections !== null && missing !== undefined) message = notFoundMessage('collection', missing, collections, scope.namespace);
+  }
+  throw message === null ? err : new CliApiError(err.code, message, err.requestId, err.status, err.retryable, err.details);
 }
 
 export async function runKeysList(globalOpts: GlobalOptions, opts: { json?: boolean }): Promise<number> {

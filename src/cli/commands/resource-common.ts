@@ -4,6 +4,8 @@ import type { Job } from '../../client/index.js';
 import { ApiClient, CliError, reportError, type Page } from '../client.js';
 import { resolveConnection, type Connection, type GlobalOptions } from '../connection.js';
 import { keyValues, moreHint, table, write, writeJson, type Cell } from '../output.js';
+import { readCliConfig } from '../cli-config.js';
+import { DEFAULT_NAMESPACE, resolveTarget, splitOptionalCollection, type Target, type Usage } from '../defaults.js';
 
 export interface JsonOption {
   json?: boolean;
@@ -23,6 +25,35 @@ export interface Connected {
 export async function connect(globalOpts: GlobalOptions): Promise<Connected> {
   const conn = await resolveConnection(globalOpts);
   return { client: ApiClient.of(conn), conn };
+}
+
+/** -n and -c, as every command on one collection takes them. */
+export interface CollectionFlags {
+  namespace?: string;
+  collection?: string;
+}
+
+/**
+ * The collection a command works on and its other positional arguments: the collection argument
+ * (`col` or `ns/col`) when given, else -c, else the default `trove init` saved; the namespace
+ * likewise (defaults.ts has the precedence).
+ */
+export async function collectionTarget(
+  args: readonly (string | undefined)[],
+  trailing: readonly string[],
+  opts: CollectionFlags,
+  example: Usage,
+): Promise<Target & { rest: string[] }> {
+  const { collection, rest } = splitOptionalCollection(args, trailing, example);
+  const target = resolveTarget({ collection, namespaceFlag: opts.namespace, collectionFlag: opts.collection }, await readCliConfig(), example);
+  return { ...target, rest };
+}
+
+/** -n, else the saved namespace, else "default" (for commands on a namespace's collections). */
+export async function namespaceTarget(namespaceFlag: string | undefined): Promise<string> {
+  if (namespaceFlag !== undefined) return namespaceFlag;
+  const saved = (await readCliConfig()).namespace;
+  return typeof saved === 'string' && saved.trim() !== '' ? saved : DEFAULT_NAMESPACE;
 }
 
 /** Runs a command body and turns whatever it throws into the printed error and its exit code. */

@@ -8,10 +8,9 @@ import { CliError, collectionPath } from '../client.js';
 import type { GlobalOptions } from '../connection.js';
 import { table, write, writeJson } from '../output.js';
 import { cliStdin, fromCwd } from '../io.js';
-import { connect, jobText, runCommand, type JsonOption } from './resource-common.js';
-import { parseTarget } from '../defaults.js';
+import { collectionTarget, connect, jobText, runCommand, type CollectionFlags, type JsonOption } from './resource-common.js';
 
-export interface RulesBatchOptions extends JsonOption {
+export interface RulesBatchOptions extends CollectionFlags, JsonOption {
   namespace?: string;
 }
 
@@ -50,9 +49,10 @@ export function parseOperations(text: string, file: string): { operations: unkno
   return { operations };
 }
 
-export function runRulesBatch(collection: string, file: string, globalOpts: GlobalOptions, opts: RulesBatchOptions): Promise<number> {
+export function runRulesBatch(collection: string | undefined, fileArg: string | undefined, globalOpts: GlobalOptions, opts: RulesBatchOptions): Promise<number> {
   return runCommand(opts, async (json) => {
-    const target = parseTarget(collection, opts.namespace);
+    const target = await collectionTarget([collection, fileArg], ['operations file'], opts, 'trove rules batch [collection] <file>');
+    const file = target.rest[0]!;
     const body = parseOperations(await readSource(file), file === '-' ? 'stdin' : file);
     const { client } = await connect(globalOpts);
     const res = await client.request<{ rules: AccessRule[]; job: Job | null }>('POST', `${collectionPath(target.namespace, target.collection)}/access-rules:batch`, body);

@@ -22,6 +22,8 @@ export interface SearchOptions {
   json?: boolean;
   /** --explain: ask the API for each result's score components and print them. */
   explain?: boolean;
+  /** --cursor: the next page of an earlier search (its footer prints the flag to pass). */
+  cursor?: string;
 }
 
 type Evidence = SearchResult['evidence'][number];
@@ -47,6 +49,8 @@ export async function runSearch(first: string | undefined, second: string | unde
     // retrieval-api.md, search body: `principals` (collections with access rules).
     if (opts.principal !== undefined) body.principals = opts.principal;
     if (opts.explain) body.explain = true;
+    // retrieval-api.md: sent with the same query and request values as the page it came from.
+    if (opts.cursor !== undefined) body.cursor = opts.cursor;
 
     const client = ApiClient.of(await resolveConnection(globalOpts));
     const response = await searchWithDefaultMode(client, collectionPath(target.namespace, target.collection), body);
@@ -95,7 +99,7 @@ export function formatResults(response: Pick<SearchResponseBody, 'execution' | '
     const width = Math.max(0, ...located.map((e) => e.where.length));
     for (const e of located) lines.push(`       ${e.where.padEnd(width)}  ${e.text}`);
   }
-  if (response.next_cursor) lines.push(`(more results: raise --limit, or page with the API's next_cursor)`);
+  if (response.next_cursor) lines.push(`(more results: run the same search with --cursor ${response.next_cursor})`);
   for (const warning of response.warnings) lines.push(`warning ${warning.code}: ${warning.message}`);
   return lines.join('\n') + '\n';
 }

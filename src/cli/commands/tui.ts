@@ -28,7 +28,7 @@ export async function runTui(globalOpts: GlobalOptions, opts: TuiOptions): Promi
     }
     const conn = await resolveConnection(globalOpts);
     // After `trove init`, the UI opens on the saved collection's search (Esc lists them all).
-    const initial = savedTarget(await readCliConfig());
+    const initial = savedTarget(await readCliConfig(), conn.url);
     // No daemon is a start-up error (exit 9, as in every command), not a screen that waits forever.
     await new ApiClient(conn.url).request('GET', '/ready', undefined, { auth: false }).catch((err: unknown) => {
       if (err instanceof CliError && err.code === 'daemon_unreachable') throw err;

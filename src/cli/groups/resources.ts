@@ -17,8 +17,11 @@ function usageErrorsExit2(command: Command): Command {
 
 const json = ['--json', 'print the API response as JSON'] as const;
 const yes = ['-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)'] as const;
-const namespaceOpt = ['-n, --namespace <name>', 'namespace (default: "default")'] as const;
+const namespaceOpt = ['-n, --namespace <name>', 'namespace (default: the one `trove init` saved, else "default")'] as const;
 const collectionArg = ['<collection>', 'collection name or ID, or <namespace>/<collection>'] as const;
+/** A collection argument that may be left out: -c, else the collection `trove init` saved. */
+const optionalCollectionArg = ['[collection]', 'collection name or ID, or <namespace>/<collection> (default: -c, else the one `trove init` saved)'] as const;
+const collectionOpt = ['-c, --collection <name>', 'collection, instead of the argument (default: the one `trove init` saved)'] as const;
 const listing = (command: Command) =>
   command
     .option('--limit <n>', 'items per page (1-100; default 50, or 100 with --all)')
@@ -104,78 +107,89 @@ export function registerResourceCommands(program: Command, rules: Command): void
   collections
     .command('get')
     .description('Show a collection: status, file counts, processing')
-    .argument(...collectionArg)
+    .argument(...optionalCollectionArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option(...json)
-    .action(async (ref: string, opts: Opts) => {
+    .action(async (ref: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/collections.js')).runCollectionGet(ref, global(), opts));
     });
   processingFlags(
     collections
       .command('update')
       .description('Change a collection; processing changes that need it start a reindex job')
-      .argument(...collectionArg)
+      .argument(...optionalCollectionArg)
       .option(...namespaceOpt)
+      .option(...collectionOpt)
       .option('--display-name <label>', 'a human label ("" clears it)')
       .addOption(new Option('--access-control <mode>', 'enforce access rules on retrieval, or not').choices(['off', 'enforced'])),
   )
     .option(...json)
-    .action(async (ref: string, opts: Opts) => {
+    .action(async (ref: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/collections.js')).runCollectionUpdate(ref, global(), opts));
     });
   collections
     .command('delete')
     .description('Delete a collection and its files (restorable during the recovery window)')
-    .argument(...collectionArg)
+    .argument(...optionalCollectionArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option(...yes)
     .option(...json)
-    .action(async (ref: string, opts: Opts) => {
+    .action(async (ref: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/collections.js')).runCollectionDelete(ref, global(), opts));
     });
   collections
     .command('reindex')
     .description('Index every file of a collection again; prints the job')
-    .argument(...collectionArg)
+    .argument(...optionalCollectionArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option('--wait', 'wait until the job ends (exit 1 unless it succeeded)')
     .option(...json)
-    .action(async (ref: string, opts: Opts) => {
+    .action(async (ref: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/collections.js')).runCollectionReindex(ref, global(), opts));
     });
 
   // ---------------------------------------------------------------- files
-  const fileArg = ['<file>', 'fil_ ID, or the file path (/docs/a.md)'] as const;
+  // Optional to commander so that `files get <file>` can leave the collection to -c or the saved default;
+  // the command says when it is missing.
+  const fileArg = ['[file]', 'fil_ ID, or the file path (/docs/a.md)'] as const;
   const files = usageErrorsExit2(program.command('files').description('Files of a collection: list, get, add, delete, reindex'));
   listing(
     files
       .command('list')
       .description('List the files of a collection, oldest first')
-      .argument(...collectionArg)
+      .argument(...optionalCollectionArg)
       .option(...namespaceOpt)
+      .option(...collectionOpt)
       .addOption(new Option('--status <status>', 'only files in this state').choices(['pending', 'indexing', 'ready', 'failed']))
       .option('--prefix <path>', 'only paths starting with this text'),
   )
     .option(...json)
-    .action(async (ref: string, opts: Opts) => {
+    .action(async (ref: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/files.js')).runFileList(ref, global(), opts));
     });
   files
     .command('get')
     .description('Show a file: status, source, metadata, error')
-    .argument(...collectionArg)
+    .usage('[options] [collection] <file>')
+    .argument(...optionalCollectionArg)
     .argument(...fileArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option(...json)
-    .action(async (ref: string, file: string, opts: Opts) => {
+    .action(async (ref: string | undefined, file: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/files.js')).runFileGet(ref, file, global(), opts));
     });
   files
     .command('add')
     .description('Add a file (or a new version of the file at that path): a local file, --text or --uri')
-    .argument(...collectionArg)
+    .usage('[options] [collection] [local-file]')
+    .argument(...optionalCollectionArg)
     .argument('[local-file]', 'a local file to upload')
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option('--text <text>', 'inline text as the content (needs --path)')
     // Not --url: that is the global flag naming the daemon, and commander reads it after the subcommand too.
     .option('--uri <uri>', 'a URI the daemon fetches (http(s), or file:// under an allowed root)')
@@ -184,29 +198,33 @@ export function registerResourceCommands(program: Command, rules: Command): void
     .option('--metadata <json>', 'metadata as a JSON object, e.g. \'{"team":"docs"}\'')
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
-    .action(async (ref: string, localFile: string | undefined, opts: Opts) => {
+    .action(async (ref: string | undefined, localFile: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/files.js')).runFileAdd(ref, localFile, global(), opts));
     });
   files
     .command('delete')
     .description('Delete a file')
-    .argument(...collectionArg)
+    .usage('[options] [collection] <file>')
+    .argument(...optionalCollectionArg)
     .argument(...fileArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option(...yes)
     .option(...json)
-    .action(async (ref: string, file: string, opts: Opts) => {
+    .action(async (ref: string | undefined, file: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/files.js')).runFileDelete(ref, file, global(), opts));
     });
   files
     .command('reindex')
     .description('Index a file again from its stored source (a new version of the same file)')
-    .argument(...collectionArg)
+    .usage('[options] [collection] <file>')
+    .argument(...optionalCollectionArg)
     .argument(...fileArg)
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option('--wait', 'wait until the file is ready or failed (exit 8 if it failed)')
     .option(...json)
-    .action(async (ref: string, file: string, opts: Opts) => {
+    .action(async (ref: string | undefined, file: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/files.js')).runFileReindex(ref, file, global(), opts));
     });
 
@@ -385,11 +403,13 @@ export function registerResourceCommands(program: Command, rules: Command): void
   // ---------------------------------------------------------------- rules batch
   usageErrorsExit2(rules.command('batch'))
     .description('Apply a JSON or YAML file of rule operations (upsert, update, delete) in one transaction')
-    .argument(...collectionArg)
-    .argument('<file>', 'the operations file ({operations: [...]} or a list; - reads stdin)')
+    .usage('[options] [collection] <file>')
+    .argument(...optionalCollectionArg)
+    .argument('[file]', 'the operations file ({operations: [...]} or a list; - reads stdin)')
     .option(...namespaceOpt)
+    .option(...collectionOpt)
     .option(...json)
-    .action(async (collection: string, file: string, opts: Opts) => {
+    .action(async (collection: string | undefined, file: string | undefined, opts: Opts) => {
       setExitCode(await (await import('../commands/rules-batch.js')).runRulesBatch(collection, file, global(), opts));
     });
 }

@@ -22,6 +22,7 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--watch', 'keep running after the first ingest and sync changes as they happen')
     .option('--no-watch', 'stop after the first ingest (the default)')
     .option('--debounce <ms>', 'with --watch: wait this long after the last change before syncing')
+    .option('--exclude <glob>', 'leave out what this .gitignore-style pattern matches, in this and every later `trove ingest` (repeatable; saved in the CLI config)', (v: string, prev: string[] = []) => [...prev, v])
     .option('-y, --yes', 'take the default of every value not given as a flag, without asking')
     .option('--json', 'print JSON lines: the set-up, then the ingest summary (or, with --watch, one line per sync)')
     .action(async (opts: InitOptions) => {

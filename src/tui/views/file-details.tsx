@@ -21,16 +21,19 @@ type Line = { text: string; tone?: 'title' | 'label' | 'dim' | 'error'; highligh
 
 /** The details as plain lines of at most `width` characters, so the view can scroll them. */
 export function detailLines(result: SearchResult, file: FileItem | null, width: number, loading: boolean): Line[] {
-  const lines: Line[] = [{ text: truncate(result.path, width), tone: 'title' }];
+  // Paths, URIs, errors and notes wrap rather than being cut: their ends (a file name, a query string)
+  // are what tells two of them apart, and a cut URI can be neither read nor copied.
+  const wrapped = (text: string, tone?: Line['tone']): Line[] => wrapText(text, width).map((line) => (tone ? { text: line, tone } : { text: line }));
+  const lines: Line[] = wrapped(result.path, 'title');
   if (file) {
     lines.push({ text: truncate(`type ${file.source.content_type} · status ${file.status} · size ${formatBytes(file.source.bytes)} · source ${file.source.type}`, width) });
     lines.push({ text: truncate(`id ${file.id} · rank ${result.rank} · score ${formatScore(result.score)}`, width), tone: 'dim' });
-    if (file.source.uri) lines.push({ text: truncate(`uri ${file.source.uri}`, width), tone: 'dim' });
-    if (file.error) lines.push({ text: truncate(`failed ${file.error.code}: ${file.error.message}`, width), tone: 'error' });
+    if (file.source.uri) lines.push(...wrapped(`uri ${file.source.uri}`, 'dim'));
+    if (file.error) lines.push(...wrapped(`failed ${file.error.code}: ${file.error.message}`, 'error'));
     const metadata = Object.entries(file.metadata ?? {});
     lines.push({ text: metadata.length === 0 ? 'metadata: none' : 'metadata:', tone: 'label' });
     for (const [key, value] of metadata) lines.push({ text: truncate(`  ${key}: ${formatValue(value)}`, width) });
-    for (const note of file.notes ?? []) lines.push({ text: truncate(`note: ${note}`, width), tone: 'dim' });
+    for (const note of file.notes ?? []) lines.push(...wrapped(`note: ${note}`, 'dim'));
   } else {
     lines.push({ text: loading ? 'Loading the file…' : 'The file could not be loaded.', tone: 'dim' });
   }
