@@ -1,4 +1,4 @@
-// "Did you mean" for namespace and collection names (src/cli/suggest.ts, wired into ApiClient).
+// "Did you mean" for namespace and collection names (src/contract/suggest.ts, wired into ApiClient).
 import t from 'tap';
 import { ApiClient, CliApiError } from '../src/cli/client.js';
 import { closest, editDistance, namesInPath, notFoundMessage } from '../src/contract/suggest.js';

@@ -123,7 +123,7 @@ export class ApiClient {
     return new CliApiError(err.code, `${err.message} ${describeKeyUsed(this.key, this.keySource)}`, err.requestId, err.status, err.retryable, err.details);
   }
 
-  /** A not_found for a namespace or collection named by the user gets "did you mean" (src/cli/suggest.ts). */
+  /** A not_found for a namespace or collection named by the user gets "did you mean" (src/contract/suggest.ts). */
   private async withSuggestion(err: unknown, path: string, suggest: boolean | undefined): Promise<unknown> {
     if (suggest === false || !(err instanceof CliApiError) || err.code !== 'not_found') return err;
     const message = await suggestForNotFound(path, async (listPath) =>

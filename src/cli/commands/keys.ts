@@ -4,7 +4,7 @@ import { checkbox as inquirerCheckbox, input as inquirerInput, select as inquire
 import type { CreateKeyInput, Key } from '../../client/index.js';
 import type { Action } from '../../contract/schemas.js';
 import { ApiClient, CliApiError, CliError, namespacePath, reportError } from '../client.js';
-import { closest, notFoundMessage } from '../suggest.js';
+import { closest, notFoundMessage } from '../../contract/suggest.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { isInteractive } from '../prompt.js';
 import { out, promptContext } from '../io.js';
