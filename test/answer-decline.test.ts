@@ -4,18 +4,11 @@
 // collection) and the relevant abstracts of twenty answerable claims (fixtures/answers/README.md).
 // A declined answer is 200 with no marker, no source and a `no_supporting_evidence` warning;
 // an answerable claim still answers with markers.
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { jsonlFixtures } from './helpers/jsonl.js';
 import { seedCollection, startFixture } from './helpers/trove.js';
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'answers');
-const jsonl = <T>(name: string): T[] =>
-  readFileSync(join(dir, name), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
+const jsonl = jsonlFixtures('answers');
 const corpus = jsonl<{ id: string; title: string; text: string }>('corpus.jsonl');
 const unanswerable = jsonl<{ id: string; text: string }>('unanswerable.jsonl');
 const answerable = jsonl<{ id: string; text: string; relevant: string[] }>('answerable.jsonl');

@@ -3,18 +3,11 @@
 // ranking quality fails here, in CI, not only in the benchmarks. The floors sit a query or two
 // below what the current ranking scores, so they catch a breakage, not noise; the full figures
 // come from ../shared/eval/beir.mjs (docs/ranking.md).
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { jsonlFixtures } from './helpers/jsonl.js';
 import { seedCollection, startFixture } from './helpers/trove.js';
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'ranking');
-const jsonl = <T>(name: string): T[] =>
-  readFileSync(join(dir, name), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
+const jsonl = jsonlFixtures('ranking');
 const corpus = jsonl<{ id: string; title: string; text: string }>('corpus.jsonl');
 const queries = jsonl<{ id: string; text: string; relevant: string[] }>('queries.jsonl');
 

@@ -22,7 +22,7 @@ import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
 import { bestJsonSnippet, bestSnippet } from './snippet.js';
-import { continuePage, KEYWORD_FIRST_DEPTH, saveFirstPage, type PageGroup, type SnapshotRequest } from './snapshot.js';
+import { continuePage, KEYWORD_FIRST_DEPTH, keywordExplanation, saveFirstPage, type PageGroup, type SnapshotRequest } from './snapshot.js';
 
 type SearchBody = z.output<typeof SearchRequest>;
 type SearchResult = z.infer<typeof SearchResponse>['results'][number];
@@ -201,24 +201,6 @@ interface RankedPassage {
   explain?: Explanation;
 }
 
-/** Keyword mode ranks by BM25 alone. */
-function keywordExplanation(bm25: number): Explanation {
-  return {
-    fusion: 'keyword',
-    bm25,
-    bm25_scaled: null,
-    cosine: null,
-    cosine_scaled: null,
-    semantic_weight: 0,
-    collection_cosine: null,
-    collection_cosine_scaled: null,
-    collection_weight: 0,
-    keyword_part: bm25,
-    semantic_part: 0,
-    collection_part: 0,
-    score: bm25,
-  };
-}
 
 /**
  * The parts rounded as the score is, so that `score` equals the result's score exactly. Raw BM25

@@ -130,7 +130,11 @@ function explanationOf(entry: Entry, mode: 'keyword' | 'semantic'): Explanation 
   const parts = entry[5];
   if (parts) return Object.fromEntries([['fusion', 'minmax'], ...EXPLANATION_PARTS.map((k, i) => [k, parts[i]])]) as Explanation;
   if (mode !== 'keyword') return undefined;
-  const bm25 = entry[2];
+  return keywordExplanation(entry[2]);
+}
+
+/** Keyword mode ranks by BM25 alone: its score is its own explanation. */
+export function keywordExplanation(bm25: number): Explanation {
   return {
     fusion: 'keyword',
     bm25,
