@@ -195,13 +195,14 @@ t.test('trove ingest, search and status against a running daemon', async (t) => 
   });
 
   await t.test('a file that fails to index makes ingest exit non-zero and is named', async (t) => {
-    await write('photo.bin', Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00, 0x10]));
+    // A PDF by its name and its first bytes, so the plan sends it, whose body no PDF reader can open.
+    await write('broken.pdf', Buffer.from('%PDF-1.7\n\x00\x01 this is not the rest of a PDF\n'));
     const run = await runCliInProcess([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes']);
     t.not(run.code, 0, 'non-zero exit');
     t.match(run.stdout, /1 added/);
-    t.match(run.stdout, /^failed \/photo\.bin: \w+/m);
+    t.match(run.stdout, /^failed \/broken\.pdf: \w+/m);
 
-    await unlink(path.join(folder, 'photo.bin'));
+    await unlink(path.join(folder, 'broken.pdf'));
     const cleaned = await runCliInProcess([...conn, 'ingest', folder, '-n', 'demo', '-c', 'notes', '--prune', '--json']);
     t.equal(cleaned.code, 0, cleaned.stderr);
     t.match(parseJson<IngestSummary>(cleaned), { removed: 1, failed: 0 });

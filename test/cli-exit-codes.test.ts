@@ -48,6 +48,10 @@ function leaves(command: Command, prefix: string[] = []): { name: string; comman
 function argsFor(name: string, command: Command, dir: string): string[] {
   const special = ARGS[name];
   const args = special ? special(dir) : command.registeredArguments.filter((a) => a.required).map(() => 'x');
+  // `[collection] <id>`-style commands take the collection from -c or the saved default: name one,
+  // so the command gets as far as the daemon.
+  if (!special && command.options.some((o) => o.long === '--collection')) args.push('--collection', 'x');
+  if (!special && command.registeredArguments.every((a) => !a.required) && command.registeredArguments.length > 1) args.push('x');
   if (!special) for (const option of command.options) if (option.mandatory) args.push(option.long!, 'x');
   if (!special && command.options.some((o) => o.long === '--yes')) args.push('--yes');
   return args;
