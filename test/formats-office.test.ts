@@ -1,6 +1,7 @@
 // Office documents, subtitles and source code: extraction from generated fixtures, through to passages.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +20,7 @@ import {
   type IngestFailureCode,
   type Passage,
 } from '../src/domain/ingest/types.js';
+import { largeDocx, largeDocxParagraph } from './helpers/bombs.js';
 import { withCpuTime } from './helpers/cpu-time.js';
 import { PATIENCE_MS } from './helpers/wait.js';
 
@@ -194,6 +196,54 @@ t.test('DOCX: headings, paragraphs and table rows as text evidence', async (t) =
 t.test('DOCX through extractDocument, by content type', async (t) => {
   const doc = await extractDocument(await fixture('handbook.docx'), DOCX, context());
   t.ok(doc.text.includes('the vacation accrual policy'));
+});
+
+// A reader that models the whole document in memory holds about 130 times the XML: 16 MiB of paragraphs
+// (a valid file of a few hundred KB) took about a gigabyte. The DOCX reader streams the XML, so the file is
+// read whole in a child process whose heap is limited to 256 MB; with the whole-document model it runs out.
+const LARGE_DOCX_HEAP_MB = 256;
+const READ_IN_CHILD = `
+const [moduleUrl, file] = process.argv.slice(1);
+const { readFileSync } = await import('node:fs');
+const { extractDocx } = await import(moduleUrl);
+const doc = await extractDocx(readFileSync(file), { ocr: false, maxPages: 2000, deadline: Date.now() + 3_600_000 });
+process.stdout.write(JSON.stringify({ characters: doc.text.length, blocks: doc.blocks.length }));
+`;
+
+function readDocxInSmallHeap(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const reader = new URL('../src/domain/ingest/formats/office-reader.js', import.meta.url).href;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`--max-old-space-size=${LARGE_DOCX_HEAP_MB}`, '--input-type=module', '-e', READ_IN_CHILD, reader, file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+t.test('DOCX: a 16 MiB document.xml is read whole, paragraph by paragraph, in a 256 MB heap', async (t) => {
+  const { bytes, paragraphs } = await largeDocx(16 * 1024 * 1024);
+  const doc = await extractDocx(bytes, context());
+  t.equal(doc.blocks.length, paragraphs, 'one block per paragraph');
+  let wrong = 0;
+  doc.blocks.forEach((block, i) => {
+    if (block.type !== 'paragraph' || doc.text.slice(block.charStart, block.charEnd) !== largeDocxParagraph(i)) wrong++;
+  });
+  t.equal(wrong, 0, 'every paragraph in order, with its text (& decoded)');
+  t.ok(doc.text.startsWith(largeDocxParagraph(0)), 'the first paragraph opens the text');
+  t.ok(doc.text.endsWith(largeDocxParagraph(paragraphs - 1)), 'the last paragraph ends it');
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-large-docx-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'large.docx');
+  await writeFile(file, bytes);
+  const child = await readDocxInSmallHeap(file);
+  t.equal(child.code, 0, `read within a ${LARGE_DOCX_HEAP_MB} MB heap${child.code === 0 ? '' : `: ${child.stderr.slice(-400)}`}`);
+  if (child.code === 0) t.same(JSON.parse(child.stdout), { characters: doc.text.length, blocks: paragraphs });
 });
 
 // ---------------------------------------------------------------------------------------------------------
