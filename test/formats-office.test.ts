@@ -20,7 +20,7 @@ import {
   type IngestFailureCode,
   type Passage,
 } from '../src/domain/ingest/types.js';
-import { largeDocx, largeDocxParagraph } from './helpers/bombs.js';
+import { buildZip, largeDocx, largeDocxParagraph } from './helpers/bombs.js';
 import { withCpuTime } from './helpers/cpu-time.js';
 import { PATIENCE_MS } from './helpers/wait.js';
 
@@ -196,6 +196,89 @@ t.test('DOCX: headings, paragraphs and table rows as text evidence', async (t) =
 t.test('DOCX through extractDocument, by content type', async (t) => {
   const doc = await extractDocument(await fixture('handbook.docx'), DOCX, context());
   t.ok(doc.text.includes('the vacation accrual policy'));
+});
+
+const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+const RELS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+
+/** A DOCX written by hand, part by part, with what Word writes for each feature. */
+function handWrittenDocx(): Buffer {
+  const run = (text: string): string => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`;
+  const para = (body: string, props = ''): string => `<w:p>${props === '' ? '' : `<w:pPr>${props}</w:pPr>`}${body}</w:p>`;
+  const cell = (body: string, props = ''): string => `<w:tc>${props === '' ? '' : `<w:tcPr>${props}</w:tcPr>`}${body}</w:tc>`;
+  const numbered = (numId: number, level: number): string => `<w:numPr><w:ilvl w:val="${level}"/><w:numId w:val="${numId}"/></w:numPr>`;
+  const body = [
+    para(run('Field Guide'), '<w:pStyle w:val="Heading1"/>'),
+    para(run('Tides'), '<w:pStyle w:val="Sub"/>'),
+    para(`${run('Line one')}<w:r><w:br/><w:t>Line two</w:t><w:tab/><w:t>after a tab</w:t></w:r>`, '<w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs>'),
+    para(`${run('Kept ')}<w:del w:id="1" w:author="a"><w:r><w:delText>removed </w:delText></w:r></w:del><w:ins w:id="2" w:author="a">${run('inserted ')}</w:ins><w:moveFrom w:id="3" w:author="a">${run('moved away ')}</w:moveFrom>${run('end.')}`),
+    para(`${run('Page one')}<w:r><w:br w:type="page"/></w:r>${run(' page two')}`),
+    para(run('Bullet one'), numbered(1, 0)),
+    para(run('Step one'), numbered(2, 0)),
+    para(run('Step two'), numbered(2, 1)),
+    para(`${run('A claim')}<w:r><w:footnoteReference w:id="2"/></w:r>${run(' with a source.')}`),
+    para(run('Joined to '), '<w:rPr><w:del w:id="4" w:author="a"/></w:rPr>'),
+    para(run('the next paragraph.')),
+    para(`<mc:AlternateContent><mc:Choice Requires="wps"><w:r><w:t>choice text</w:t></w:r></mc:Choice><mc:Fallback><w:r><w:t>fallback text</w:t></w:r></mc:Fallback></mc:AlternateContent>`),
+    para(`<w:hyperlink r:id="rId9">${run('a linked phrase')}</w:hyperlink>`),
+    '<w:tbl><w:tblPr/><w:tblGrid><w:gridCol/><w:gridCol/></w:tblGrid>',
+    `<w:tr>${cell(para(run('Site')))}${cell(para(run('Notes')))}${cell(para(run('Visits')))}</w:tr>`,
+    `<w:tr>${cell(para(run('North')), '<w:vMerge w:val="restart"/>')}${cell(para(run('rocky')) + para(run('windy')))}${cell(para(run('3')))}</w:tr>`,
+    `<w:tr>${cell(para(''), '<w:vMerge/>')}${cell(para(run('gulls')))}${cell(para(run('4')))}</w:tr>`,
+    `<w:tr>${cell(para(run('East, all of it')), '<w:gridSpan w:val="2"/>')}${cell(para(run('5')))}</w:tr>`,
+    `<w:tr><w:trPr><w:del w:id="5" w:author="a"/></w:trPr>${cell(para(run('Deleted row')))}${cell(para(run('gone')))}</w:tr>`,
+    `<w:tr>${cell(para(run('South')))}${cell(`<w:tbl><w:tr>${cell(para(run('inner a')))}${cell(para(run('inner b')))}</w:tr></w:tbl>`)}</w:tr>`,
+    '</w:tbl>',
+    para(run('After the table.')),
+    '<w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr>',
+  ].join('');
+  const numbering = `<w:numbering ${W}>
+    <w:abstractNum w:abstractNumId="10"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum>
+    <w:abstractNum w:abstractNumId="20"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt w:val="lowerLetter"/></w:lvl></w:abstractNum>
+    <w:num w:numId="1"><w:abstractNumId w:val="10"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="20"/></w:num></w:numbering>`;
+  const styles = `<w:styles ${W}><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style><w:style w:type="paragraph" w:styleId="Sub"><w:name w:val="heading 2"/></w:style></w:styles>`;
+  const footnotes = `<w:footnotes ${W}><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:id="2"><w:p><w:r><w:footnoteRef/></w:r>${run(' Survey of 2019.')}</w:p></w:footnote><w:footnote w:id="3"><w:p>${run('Never cited.')}</w:p></w:footnote></w:footnotes>`;
+  return buildZip([
+    { name: '[Content_Types].xml', data: '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>' },
+    { name: '_rels/.rels', data: `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${RELS}/officeDocument" Target="word/main.xml"/></Relationships>` },
+    { name: 'word/main.xml', data: `<?xml version="1.0" encoding="UTF-8"?><w:document ${W}><w:body>${body}</w:body></w:document>` },
+    {
+      name: 'word/_rels/main.xml.rels',
+      data: `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId2" Type="${RELS}/styles" Target="styles.xml"/><Relationship Id="rId3" Type="${RELS}/numbering" Target="numbering.xml"/><Relationship Id="rId4" Type="${RELS}/footnotes" Target="footnotes.xml"/><Relationship Id="rId9" Type="${RELS}/hyperlink" Target="https://example.com" TargetMode="External"/></Relationships>`,
+    },
+    { name: 'word/styles.xml', data: styles },
+    { name: 'word/numbering.xml', data: numbering },
+    { name: 'word/footnotes.xml', data: footnotes },
+  ]);
+}
+
+t.test('DOCX: headings by style, lists, line breaks, revisions, footnotes, merged and nested table cells', async (t) => {
+  const doc = await extractDocx(handWrittenDocx(), context());
+  const views = checkBlocks(t, doc);
+  t.same(
+    views.map((view) => [view.type, view.level, view.text]),
+    [
+      ['heading', 1, 'Field Guide'],
+      ['heading', 2, 'Tides'],
+      ['paragraph', undefined, 'Line one\nLine two after a tab'],
+      ['paragraph', undefined, 'Kept inserted end.'],
+      ['paragraph', undefined, 'Page one page two'],
+      ['paragraph', undefined, 'Bullet one'],
+      ['paragraph', undefined, 'Step one'],
+      ['paragraph', undefined, 'Step two'],
+      ['paragraph', undefined, 'A claim[1] with a source.'],
+      ['paragraph', undefined, 'Joined to the next paragraph.'],
+      ['paragraph', undefined, 'fallback text'],
+      ['paragraph', undefined, 'a linked phrase'],
+      ['row', undefined, 'Site: North; Notes: rocky windy; Visits: 3'],
+      ['row', undefined, 'Notes: gulls; Visits: 4'],
+      ['row', undefined, 'Site: East, all of it; Visits: 5'],
+      ['row', undefined, 'Site: South; Notes: inner a inner b'],
+      ['paragraph', undefined, 'After the table.'],
+      ['paragraph', undefined, 'Survey of 2019.'],
+    ],
+  );
+  t.same(doc.notes, ['1 table']);
 });
 
 // A reader that models the whole document in memory holds about 130 times the XML: 16 MiB of paragraphs

@@ -1,11 +1,12 @@
 // DOCX to HTML, read as a stream: each part is inflated from the zip chunk by chunk into a SAX parser, and
 // only the HTML (about the size of the document's text) and the style and numbering tables are kept. A
-// reader that builds a model of the whole document first (mammoth did) held about 130 times the XML:
-// 2.1 GB of memory for a valid 48 KB file with a 16 MiB word/document.xml.
+// reader that builds a model of the whole document first (mammoth) holds about 130 times the XML: 2.1 GB
+// of memory for a valid 48 KB file with a 16 MiB word/document.xml.
 //
 // The HTML has the shape mammoth's default style map gives, which ./office-reader.ts reads: h1..h6 for
 // paragraphs styled "Heading 1".."Heading 6" (and "Heading"), ul/ol with li for numbered paragraphs (bullet
-// levels are ul), p for the rest, table/tr/td for tables (nested ones too, vertically merged cells once),
+// levels are ul), p for the rest, table/tr/td for tables (nested ones too; a merged cell's text once, in its
+// first cell, and a td for every grid column it covers, so the columns keep their header),
 // footnote and endnote references as [n] with the notes in an ol at the end. Deleted and moved-away text,
 // drawings and the Choice of a markup-compatibility alternative (its Fallback is read) are left out; text
 // boxes of a paragraph follow it.
@@ -216,8 +217,10 @@ interface Frame {
   style?: string;
   numId?: string;
   ilvl?: string;
-  /** A paragraph whose mark is deleted: its content joins the next paragraph. A deleted row, or a merged cell's continuation. */
+  /** A paragraph whose mark is deleted: its content joins the next paragraph. A deleted row. A merged cell's continuation. */
   dropped?: boolean;
+  /** Cells: the grid columns it spans. */
+  span?: number;
 }
 
 interface NotesPart {
@@ -316,6 +319,11 @@ class BodyConverter {
       const value = attributes['w:val'];
       if (value === undefined || value === 'continue') frame.dropped = true;
     }
+    if (name === 'w:gridSpan' && parent === 'w:tcPr' && frame.kind === 'cell') {
+      const span = Number(attributes['w:val']);
+      // A span wider than any believable grid is damage, not a layout.
+      if (Number.isInteger(span) && span > 1) frame.span = Math.min(span, 64);
+    }
     if (parent !== 'w:r') return;
     switch (name) {
       case 'w:tab':
@@ -361,7 +369,7 @@ class BodyConverter {
         if (cell === undefined) return;
         closeList(cell);
         const row = this.stack.at(-1);
-        if (!cell.dropped && row !== undefined) row.out += `<td>${cell.out}</td>`;
+        if (row !== undefined) row.out += `<td>${cell.dropped ? '' : cell.out}</td>${'<td></td>'.repeat((cell.span ?? 1) - 1)}`;
         return;
       }
       case 'w:tr': {
