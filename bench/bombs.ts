@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
-import { buildZip, deflatedZeros, officeBomb, OFFICE_MAIN_PART, pdfWithStream, png, tiff, zlibZeros } from '../test/helpers/bombs.js';
+import { buildZip, deflatedZeros, largeDocx, officeBomb, OFFICE_MAIN_PART, pdfWithStream, png, tiff, zlibZeros } from '../test/helpers/bombs.js';
 
 const MiB = 1024 * 1024;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +42,9 @@ const BOMBS: Bomb[] = [
         Array.from({ length: 40 }, (_, i) => ({ of: 0, name: `word/part${i}.xml` })),
       ),
   },
+  // Valid files under the cap: what the reader itself holds while it reads a large document.
+  { name: 'docx: valid, 16 MiB document.xml', contentType: TYPES.DOCX, warmUp: 'handbook.docx', build: async () => (await largeDocx(16 * MiB)).bytes },
+  { name: 'docx: valid, 32 MiB document.xml', contentType: TYPES.DOCX, warmUp: 'handbook.docx', build: async () => (await largeDocx(32 * MiB)).bytes },
   { name: 'pptx: 950 MiB understated as 3 MiB', contentType: TYPES.PPTX, warmUp: 'roadmap.pptx', build: () => officeBomb('PPTX', 950 * MiB, 3 * MiB) },
   { name: 'xlsx: 950 MiB understated as 3 MiB', contentType: TYPES.XLSX, warmUp: 'budget.xlsx', build: () => officeBomb('XLSX', 950 * MiB, 3 * MiB) },
   { name: 'pdf: a 950 MiB Flate content stream', contentType: 'application/pdf', warmUp: 'report.pdf', build: async () => pdfWithStream(await deflatedZeros(950 * MiB, 'zlib')) },

@@ -1,6 +1,7 @@
 // Office documents, subtitles and source code: extraction from generated fixtures, through to passages.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +20,7 @@ import {
   type IngestFailureCode,
   type Passage,
 } from '../src/domain/ingest/types.js';
+import { buildZip, largeDocx, largeDocxParagraph } from './helpers/bombs.js';
 import { withCpuTime } from './helpers/cpu-time.js';
 import { PATIENCE_MS } from './helpers/wait.js';
 
@@ -194,6 +196,137 @@ t.test('DOCX: headings, paragraphs and table rows as text evidence', async (t) =
 t.test('DOCX through extractDocument, by content type', async (t) => {
   const doc = await extractDocument(await fixture('handbook.docx'), DOCX, context());
   t.ok(doc.text.includes('the vacation accrual policy'));
+});
+
+const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+const RELS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+
+/** A DOCX written by hand, part by part, with what Word writes for each feature. */
+function handWrittenDocx(): Buffer {
+  const run = (text: string): string => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`;
+  const para = (body: string, props = ''): string => `<w:p>${props === '' ? '' : `<w:pPr>${props}</w:pPr>`}${body}</w:p>`;
+  const cell = (body: string, props = ''): string => `<w:tc>${props === '' ? '' : `<w:tcPr>${props}</w:tcPr>`}${body}</w:tc>`;
+  const numbered = (numId: number, level: number): string => `<w:numPr><w:ilvl w:val="${level}"/><w:numId w:val="${numId}"/></w:numPr>`;
+  const body = [
+    para(run('Field Guide'), '<w:pStyle w:val="Heading1"/>'),
+    para(run('Tides'), '<w:pStyle w:val="Sub"/>'),
+    para(`${run('Line one')}<w:r><w:br/><w:t>Line two</w:t><w:tab/><w:t>after a tab</w:t></w:r>`, '<w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs>'),
+    para(`${run('Kept ')}<w:del w:id="1" w:author="a"><w:r><w:delText>removed </w:delText></w:r></w:del><w:ins w:id="2" w:author="a">${run('inserted ')}</w:ins><w:moveFrom w:id="3" w:author="a">${run('moved away ')}</w:moveFrom>${run('end.')}`),
+    para(`${run('Page one')}<w:r><w:br w:type="page"/></w:r>${run(' page two')}`),
+    para(run('Bullet one'), numbered(1, 0)),
+    para(run('Step one'), numbered(2, 0)),
+    para(run('Step two'), numbered(2, 1)),
+    para(`${run('A claim')}<w:r><w:footnoteReference w:id="2"/></w:r>${run(' with a source.')}`),
+    para(run('Joined to '), '<w:rPr><w:del w:id="4" w:author="a"/></w:rPr>'),
+    para(run('the next paragraph.')),
+    para(`<mc:AlternateContent><mc:Choice Requires="wps"><w:r><w:t>choice text</w:t></w:r></mc:Choice><mc:Fallback><w:r><w:t>fallback text</w:t></w:r></mc:Fallback></mc:AlternateContent>`),
+    para(`<w:hyperlink r:id="rId9">${run('a linked phrase')}</w:hyperlink>`),
+    '<w:tbl><w:tblPr/><w:tblGrid><w:gridCol/><w:gridCol/></w:tblGrid>',
+    `<w:tr>${cell(para(run('Site')))}${cell(para(run('Notes')))}${cell(para(run('Visits')))}</w:tr>`,
+    `<w:tr>${cell(para(run('North')), '<w:vMerge w:val="restart"/>')}${cell(para(run('rocky')) + para(run('windy')))}${cell(para(run('3')))}</w:tr>`,
+    `<w:tr>${cell(para(''), '<w:vMerge/>')}${cell(para(run('gulls')))}${cell(para(run('4')))}</w:tr>`,
+    `<w:tr>${cell(para(run('East, all of it')), '<w:gridSpan w:val="2"/>')}${cell(para(run('5')))}</w:tr>`,
+    `<w:tr><w:trPr><w:del w:id="5" w:author="a"/></w:trPr>${cell(para(run('Deleted row')))}${cell(para(run('gone')))}</w:tr>`,
+    `<w:tr>${cell(para(run('South')))}${cell(`<w:tbl><w:tr>${cell(para(run('inner a')))}${cell(para(run('inner b')))}</w:tr></w:tbl>`)}</w:tr>`,
+    '</w:tbl>',
+    para(run('After the table.')),
+    '<w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr>',
+  ].join('');
+  const numbering = `<w:numbering ${W}>
+    <w:abstractNum w:abstractNumId="10"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum>
+    <w:abstractNum w:abstractNumId="20"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt w:val="lowerLetter"/></w:lvl></w:abstractNum>
+    <w:num w:numId="1"><w:abstractNumId w:val="10"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="20"/></w:num></w:numbering>`;
+  const styles = `<w:styles ${W}><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style><w:style w:type="paragraph" w:styleId="Sub"><w:name w:val="heading 2"/></w:style></w:styles>`;
+  const footnotes = `<w:footnotes ${W}><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:id="2"><w:p><w:r><w:footnoteRef/></w:r>${run(' Survey of 2019.')}</w:p></w:footnote><w:footnote w:id="3"><w:p>${run('Never cited.')}</w:p></w:footnote></w:footnotes>`;
+  return buildZip([
+    { name: '[Content_Types].xml', data: '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>' },
+    { name: '_rels/.rels', data: `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${RELS}/officeDocument" Target="word/main.xml"/></Relationships>` },
+    { name: 'word/main.xml', data: `<?xml version="1.0" encoding="UTF-8"?><w:document ${W}><w:body>${body}</w:body></w:document>` },
+    {
+      name: 'word/_rels/main.xml.rels',
+      data: `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId2" Type="${RELS}/styles" Target="styles.xml"/><Relationship Id="rId3" Type="${RELS}/numbering" Target="numbering.xml"/><Relationship Id="rId4" Type="${RELS}/footnotes" Target="footnotes.xml"/><Relationship Id="rId9" Type="${RELS}/hyperlink" Target="https://example.com" TargetMode="External"/></Relationships>`,
+    },
+    { name: 'word/styles.xml', data: styles },
+    { name: 'word/numbering.xml', data: numbering },
+    { name: 'word/footnotes.xml', data: footnotes },
+  ]);
+}
+
+t.test('DOCX: headings by style, lists, line breaks, revisions, footnotes, merged and nested table cells', async (t) => {
+  const doc = await extractDocx(handWrittenDocx(), context());
+  const views = checkBlocks(t, doc);
+  t.same(
+    views.map((view) => [view.type, view.level, view.text]),
+    [
+      ['heading', 1, 'Field Guide'],
+      ['heading', 2, 'Tides'],
+      ['paragraph', undefined, 'Line one\nLine two after a tab'],
+      ['paragraph', undefined, 'Kept inserted end.'],
+      ['paragraph', undefined, 'Page one page two'],
+      ['paragraph', undefined, 'Bullet one'],
+      ['paragraph', undefined, 'Step one'],
+      ['paragraph', undefined, 'Step two'],
+      ['paragraph', undefined, 'A claim[1] with a source.'],
+      ['paragraph', undefined, 'Joined to the next paragraph.'],
+      ['paragraph', undefined, 'fallback text'],
+      ['paragraph', undefined, 'a linked phrase'],
+      ['row', undefined, 'Site: North; Notes: rocky windy; Visits: 3'],
+      ['row', undefined, 'Notes: gulls; Visits: 4'],
+      ['row', undefined, 'Site: East, all of it; Visits: 5'],
+      ['row', undefined, 'Site: South; Notes: inner a inner b'],
+      ['paragraph', undefined, 'After the table.'],
+      ['paragraph', undefined, 'Survey of 2019.'],
+    ],
+  );
+  t.same(doc.notes, ['1 table']);
+});
+
+// A reader that models the whole document in memory holds about 130 times the XML: 16 MiB of paragraphs
+// (a valid file of a few hundred KB) took about a gigabyte. The DOCX reader streams the XML, so the file is
+// read whole in a child process whose heap is limited to 256 MB; with the whole-document model it runs out.
+const LARGE_DOCX_HEAP_MB = 256;
+const READ_IN_CHILD = `
+const [moduleUrl, file] = process.argv.slice(1);
+const { readFileSync } = await import('node:fs');
+const { extractDocx } = await import(moduleUrl);
+const doc = await extractDocx(readFileSync(file), { ocr: false, maxPages: 2000, deadline: Date.now() + 3_600_000 });
+process.stdout.write(JSON.stringify({ characters: doc.text.length, blocks: doc.blocks.length }));
+`;
+
+function readDocxInSmallHeap(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const reader = new URL('../src/domain/ingest/formats/office-reader.js', import.meta.url).href;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`--max-old-space-size=${LARGE_DOCX_HEAP_MB}`, '--input-type=module', '-e', READ_IN_CHILD, reader, file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+t.test('DOCX: a 16 MiB document.xml is read whole, paragraph by paragraph, in a 256 MB heap', async (t) => {
+  const { bytes, paragraphs } = await largeDocx(16 * 1024 * 1024);
+  const doc = await extractDocx(bytes, context());
+  t.equal(doc.blocks.length, paragraphs, 'one block per paragraph');
+  let wrong = 0;
+  doc.blocks.forEach((block, i) => {
+    if (block.type !== 'paragraph' || doc.text.slice(block.charStart, block.charEnd) !== largeDocxParagraph(i)) wrong++;
+  });
+  t.equal(wrong, 0, 'every paragraph in order, with its text (& decoded)');
+  t.ok(doc.text.startsWith(largeDocxParagraph(0)), 'the first paragraph opens the text');
+  t.ok(doc.text.endsWith(largeDocxParagraph(paragraphs - 1)), 'the last paragraph ends it');
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'trove-large-docx-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'large.docx');
+  await writeFile(file, bytes);
+  const child = await readDocxInSmallHeap(file);
+  t.equal(child.code, 0, `read within a ${LARGE_DOCX_HEAP_MB} MB heap${child.code === 0 ? '' : `: ${child.stderr.slice(-400)}`}`);
+  if (child.code === 0) t.same(JSON.parse(child.stdout), { characters: doc.text.length, blocks: paragraphs });
 });
 
 // ---------------------------------------------------------------------------------------------------------

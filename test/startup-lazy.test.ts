@@ -1,6 +1,6 @@
 // Issue 15, "start-up that loads only what the first request needs": a daemon that has started,
 // answered /health and indexed a text file has not loaded any format library (pdf.js, tesseract.js,
-// exceljs, mammoth, jszip, utif2, @napi-rs/canvas); the first PDF and XLSX load theirs and index.
+// exceljs, jszip, utif2, @napi-rs/canvas); the first PDF and XLSX load theirs and index.
 // The daemon runs in a child process with a module-load hook (node:module register) that records
 // every module URL either of its threads loads, so the check does not depend on timing.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,7 @@ import t from 'tap';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const formats = join(root, 'fixtures', 'formats');
-const HEAVY = ['tesseract.js', 'unpdf', 'exceljs', 'mammoth', 'jszip', 'utif2', '@napi-rs/canvas', 'csv-parse', 'htmlparser2', 'webvtt-parser'];
+const HEAVY = ['tesseract.js', 'unpdf', 'exceljs', 'jszip', 'utif2', '@napi-rs/canvas', 'csv-parse', 'htmlparser2', 'webvtt-parser'];
 const key = 'startup-lazy-cluster-key-0123456789';
 
 const dir = mkdtempSync(join(tmpdir(), 'trove-startup-lazy-'));

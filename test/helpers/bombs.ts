@@ -31,6 +31,8 @@ export interface ZipEntrySpec {
   declaredSize?: number;
   /** The true uncompressed size, for `data` given compressed. */
   size?: number;
+  /** The CRC-32 of the uncompressed data, for `data` given compressed (0 when omitted). */
+  crc?: number;
 }
 
 /**
@@ -48,7 +50,7 @@ export function buildZip(entries: readonly ZipEntrySpec[], repeat: readonly { of
     const compressed = text !== undefined ? deflateRawSync(text) : (entry.data as Buffer);
     const size = text?.length ?? entry.size ?? 0;
     const declared = entry.declaredSize ?? size;
-    const crc = text !== undefined ? crc32(text) : 0;
+    const crc = text !== undefined ? crc32(text) : (entry.crc ?? 0);
     const header = Buffer.alloc(30);
     header.writeUInt32LE(0x04034b50, 0);
     header.writeUInt16LE(20, 4);
@@ -93,6 +95,58 @@ export async function officeBomb(format: keyof typeof OFFICE_MAIN_PART, size: nu
   const entry: ZipEntrySpec = { name: OFFICE_MAIN_PART[format], data: await deflatedZeros(size), size };
   if (declaredSize !== undefined) entry.declaredSize = declaredSize;
   return buildZip([{ name: '[Content_Types].xml', data: '<?xml version="1.0"?><Types/>' }, entry]);
+}
+
+/** The text of paragraph `index` (0-based) of largeDocx: distinct, so a lost or repeated paragraph shows. */
+export const largeDocxParagraph = (index: number): string => `Paragraph ${index + 1} of the large document, about the harbour & the pier.`;
+
+/**
+ * A valid DOCX whose word/document.xml is `size` bytes (at least) of paragraphs, deflated as a stream: small
+ * when compressed, but a reader that builds a model of the whole XML holds many times its size.
+ * Returns the file and how many paragraphs it holds.
+ */
+export async function largeDocx(size: number): Promise<{ bytes: Buffer; paragraphs: number }> {
+  const deflater = createDeflateRaw({ level: 9 });
+  const chunks: Buffer[] = [];
+  deflater.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve, reject) => {
+    deflater.on('end', resolve);
+    deflater.on('error', reject);
+  });
+  let crc = 0;
+  let written = 0;
+  const write = async (text: string): Promise<void> => {
+    const bytes = Buffer.from(text);
+    crc = crc32(bytes, crc);
+    written += bytes.length;
+    if (!deflater.write(bytes)) await new Promise((resolve) => deflater.once('drain', resolve));
+  };
+  await write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>');
+  let paragraphs = 0;
+  while (written < size) {
+    let batch = '';
+    for (let i = 0; i < 1000; i++, paragraphs++) {
+      const text = largeDocxParagraph(paragraphs).replace('&', '&amp;');
+      batch += `<w:p><w:pPr><w:pStyle w:val="Normal"/></w:pPr><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+    }
+    await write(batch);
+  }
+  await write('</w:body></w:document>');
+  deflater.end();
+  await done;
+  const document: ZipEntrySpec = { name: OFFICE_MAIN_PART.DOCX, data: Buffer.concat(chunks), size: written, crc };
+  const bytes = buildZip([
+    {
+      name: '[Content_Types].xml',
+      data: '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+    },
+    {
+      name: '_rels/.rels',
+      data: '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+    },
+    document,
+  ]);
+  return { bytes, paragraphs };
 }
 
 /** A one-page PDF whose content stream is `stream` (zlib data), with its /Length direct or indirect. */

@@ -11,6 +11,7 @@ import { createInflate, createInflateRaw, inflateRawSync, inflateSync, type Infl
 import { INDEXING_LIMITS } from '../limits.js';
 import { lazyImport } from './lazy.js';
 import { IngestFailure } from './types.js';
+import { centralDirectory, entryData } from './zip.js';
 
 /** zlib's output chunk: how far past the cap an inflate can get before it is stopped. */
 export const INFLATE_CHUNK_BYTES = 64 * 1024;
@@ -232,87 +233,6 @@ async function checkZip(bytes: Buffer, budget: InflateBudget): Promise<void> {
       );
     }
   }
-}
-
-interface ZipEntry {
-  name: string;
-  method: number;
-  compressedSize: number;
-  uncompressedSize: number;
-  localHeader: number;
-}
-
-/** Entries of the zip's central directory (zip64 aware), or undefined when it cannot be found intact. */
-function centralDirectory(bytes: Buffer): ZipEntry[] | undefined {
-  const lowest = Math.max(0, bytes.length - 22 - 0xffff);
-  let end = -1;
-  for (let i = bytes.length - 22; i >= lowest; i--) {
-    if (bytes.readUInt32LE(i) === 0x06054b50) {
-      end = i;
-      break;
-    }
-  }
-  if (end < 0) return undefined;
-  let count = bytes.readUInt16LE(end + 10);
-  let offset = bytes.readUInt32LE(end + 16);
-  if (count === 0xffff || offset === 0xffffffff) {
-    const locator = end - 20;
-    if (locator < 0 || bytes.readUInt32LE(locator) !== 0x07064b50) return undefined;
-    const record = Number(bytes.readBigUInt64LE(locator + 8));
-    if (!Number.isSafeInteger(record) || record + 56 > bytes.length || bytes.readUInt32LE(record) !== 0x06064b50) return undefined;
-    count = Number(bytes.readBigUInt64LE(record + 32));
-    offset = Number(bytes.readBigUInt64LE(record + 48));
-  }
-  const entries: ZipEntry[] = [];
-  let position = offset;
-  for (let i = 0; i < count; i++) {
-    if (!Number.isSafeInteger(position) || position + 46 > bytes.length || bytes.readUInt32LE(position) !== 0x02014b50) return undefined;
-    const nameLength = bytes.readUInt16LE(position + 28);
-    const extraLength = bytes.readUInt16LE(position + 30);
-    const commentLength = bytes.readUInt16LE(position + 32);
-    if (position + 46 + nameLength + extraLength > bytes.length) return undefined;
-    const entry: ZipEntry = {
-      name: bytes.toString('utf8', position + 46, position + 46 + nameLength),
-      method: bytes.readUInt16LE(position + 10),
-      compressedSize: bytes.readUInt32LE(position + 20),
-      uncompressedSize: bytes.readUInt32LE(position + 24),
-      localHeader: bytes.readUInt32LE(position + 42),
-    };
-    applyZip64Sizes(entry, bytes.subarray(position + 46 + nameLength, position + 46 + nameLength + extraLength));
-    entries.push(entry);
-    position += 46 + nameLength + extraLength + commentLength;
-  }
-  return entries;
-}
-
-/** Sizes and offsets of 0xffffffff are in the zip64 extra field (id 1), in this order, when present. */
-function applyZip64Sizes(entry: ZipEntry, extra: Buffer): void {
-  for (let at = 0; at + 4 <= extra.length; ) {
-    const id = extra.readUInt16LE(at);
-    const size = extra.readUInt16LE(at + 2);
-    if (id === 0x0001) {
-      let field = at + 4;
-      const next = (): number | undefined => {
-        if (field + 8 > at + 4 + size || field + 8 > extra.length) return undefined;
-        const value = Number(extra.readBigUInt64LE(field));
-        field += 8;
-        return value;
-      };
-      if (entry.uncompressedSize === 0xffffffff) entry.uncompressedSize = next() ?? entry.uncompressedSize;
-      if (entry.compressedSize === 0xffffffff) entry.compressedSize = next() ?? entry.compressedSize;
-      if (entry.localHeader === 0xffffffff) entry.localHeader = next() ?? entry.localHeader;
-      return;
-    }
-    at += 4 + size;
-  }
-}
-
-/** The entry's compressed bytes, found through its local header as zip readers find them. */
-function entryData(bytes: Buffer, entry: ZipEntry): Buffer | undefined {
-  const header = entry.localHeader;
-  if (!Number.isSafeInteger(header) || header + 30 > bytes.length || bytes.readUInt32LE(header) !== 0x04034b50) return undefined;
-  const start = header + 30 + bytes.readUInt16LE(header + 26) + bytes.readUInt16LE(header + 28);
-  return bytes.subarray(start, Math.min(bytes.length, start + entry.compressedSize));
 }
 
 // ---------------------------------------------------------------------------------------------------------

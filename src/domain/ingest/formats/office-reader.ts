@@ -1,18 +1,18 @@
-// DOCX (mammoth → HTML → the HTML extractor), PPTX (read directly with jszip, one page per slide) and XLSX (exceljs,
+// DOCX (read as a stream to HTML by ./docx-reader.ts → the HTML extractor), PPTX (read directly with jszip, one page per slide) and XLSX (exceljs,
 // one row block per spreadsheet row, labelled with the header row like the CSV extractor).
 import { Parser as HtmlParser } from 'htmlparser2';
 import { extractHtml } from './html.js';
 import { lazyImport } from '../lazy.js';
+import { centralDirectory, resolvePartName, type ZipEntry } from '../zip.js';
+import { docxToHtml } from './docx-reader.js';
 import { type Block, type ExtractContext, type ExtractedDocument, IngestFailure, type SourceLocation } from '../types.js';
 
 type OfficeFormat = 'DOCX' | 'PPTX' | 'XLSX';
 
 // The libraries are loaded on first use: together they take about half a second to import, which every
 // process importing the extractors (the CLI, the daemon before its first Office file) would otherwise pay.
-const mammothModule = lazyImport(() => import('mammoth'));
 const jsZipModule = lazyImport(() => import('jszip'));
 const excelModule = lazyImport(() => import('exceljs'));
-const loadMammoth = async () => (await mammothModule()).default;
 const loadJsZip = async () => (await jsZipModule()).default;
 const loadExcel = async () => (await excelModule()).default;
 
@@ -27,7 +27,7 @@ const SLIDE_PART = /^ppt\/slides\/slide\d+\.xml$/i;
 
 /** Zip archives with more entries than this are not believable Office files. */
 const MAX_ZIP_ENTRIES = 10_000;
-// mammoth and exceljs inflate the whole package in memory: ../extract.ts has measured what it expands to
+// jszip and exceljs inflate the whole package in memory: ../extract.ts has measured what it expands to
 // (../decompression.ts) before these readers get it.
 
 // ---------------------------------------------------------------------------------------------------------
@@ -125,10 +125,10 @@ const OLE_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe
 const ENCRYPTION_STREAMS = [Buffer.from('EncryptionInfo', 'utf16le'), Buffer.from('EncryptedPackage', 'utf16le')];
 
 /**
- * The names in the zip's central directory. Throws `extraction_failed` for password-protected files (an
+ * The entries of the zip's central directory. Throws `extraction_failed` for password-protected files (an
  * OLE container holding an encrypted package), legacy binary Office files, and truncated or damaged zips.
  */
-function zipEntryNames(bytes: Buffer, format: OfficeFormat): string[] {
+function zipEntries(bytes: Buffer, format: OfficeFormat): ZipEntry[] {
   if (bytes.length >= OLE_SIGNATURE.length && bytes.subarray(0, OLE_SIGNATURE.length).equals(OLE_SIGNATURE)) {
     if (ENCRYPTION_STREAMS.some((name) => bytes.includes(name))) {
       throw new IngestFailure('extraction_failed', `The ${format} file is encrypted (password-protected); it cannot be read without the password.`);
@@ -141,63 +141,22 @@ function zipEntryNames(bytes: Buffer, format: OfficeFormat): string[] {
   if (bytes.length < 22 || bytes.readUInt32LE(0) !== 0x04034b50) {
     throw new IngestFailure('extraction_failed', `The ${format} file is corrupt: it is not a zip archive (${format} files are zip packages).`);
   }
-  const directory = readCentralDirectory(bytes);
-  if (directory === undefined) {
+  const entries = centralDirectory(bytes);
+  if (entries === undefined) {
     throw new IngestFailure(
       'extraction_failed',
       `The ${format} file is corrupt or truncated: its zip archive has no readable central directory (the end of the file is missing or damaged).`,
     );
   }
-  const { names } = directory;
-  if (names.length > MAX_ZIP_ENTRIES) {
-    throw new IngestFailure('extraction_failed', `The ${format} file's zip archive has ${names.length} entries; more than ${MAX_ZIP_ENTRIES} is not a believable ${format} file.`);
+  if (entries.length > MAX_ZIP_ENTRIES) {
+    throw new IngestFailure('extraction_failed', `The ${format} file's zip archive has ${entries.length} entries; more than ${MAX_ZIP_ENTRIES} is not a believable ${format} file.`);
   }
   // Word writes word/document.xml; a few producers use another name, declared in [Content_Types].xml.
   const main = MAIN_PART[format];
-  if (!names.some((name) => name.toLowerCase() === main || (format === 'DOCX' && /^word\/[^/]+\.xml$/i.test(name)))) {
+  if (!entries.some(({ name }) => name.toLowerCase() === main || (format === 'DOCX' && /^word\/[^/]+\.xml$/i.test(name)))) {
     throw new IngestFailure('extraction_failed', `The file is a zip archive but not ${format === 'XLSX' ? 'an' : 'a'} ${format} file: it has no ${main} part.`);
   }
-  return names;
-}
-
-/** Entry names from the zip central directory (zip64 aware), or undefined when it cannot be found intact. */
-function readCentralDirectory(bytes: Buffer): { names: string[] } | undefined {
-  const END_SIGNATURE = 0x06054b50;
-  const lowest = Math.max(0, bytes.length - 22 - 0xffff);
-  let end = -1;
-  for (let i = bytes.length - 22; i >= lowest; i--) {
-    if (bytes.readUInt32LE(i) === END_SIGNATURE) {
-      end = i;
-      break;
-    }
-  }
-  if (end < 0) return undefined;
-  let count = bytes.readUInt16LE(end + 10);
-  let size = bytes.readUInt32LE(end + 12);
-  let offset = bytes.readUInt32LE(end + 16);
-  if (count === 0xffff || size === 0xffffffff || offset === 0xffffffff) {
-    // Zip64: the locator sits just before the end record and points at the zip64 end record.
-    const locator = end - 20;
-    if (locator < 0 || bytes.readUInt32LE(locator) !== 0x07064b50) return undefined;
-    const record = Number(bytes.readBigUInt64LE(locator + 8));
-    if (!Number.isSafeInteger(record) || record + 56 > bytes.length || bytes.readUInt32LE(record) !== 0x06064b50) return undefined;
-    count = Number(bytes.readBigUInt64LE(record + 32));
-    size = Number(bytes.readBigUInt64LE(record + 40));
-    offset = Number(bytes.readBigUInt64LE(record + 48));
-  }
-  if (!Number.isSafeInteger(offset + size) || offset + size > bytes.length) return undefined;
-  const names: string[] = [];
-  let position = offset;
-  for (let i = 0; i < count && names.length <= MAX_ZIP_ENTRIES; i++) {
-    if (position + 46 > bytes.length || bytes.readUInt32LE(position) !== 0x02014b50) return undefined;
-    const nameLength = bytes.readUInt16LE(position + 28);
-    const extraLength = bytes.readUInt16LE(position + 30);
-    const commentLength = bytes.readUInt16LE(position + 32);
-    if (position + 46 + nameLength > bytes.length) return undefined;
-    names.push(bytes.toString('utf8', position + 46, position + 46 + nameLength));
-    position += 46 + nameLength + extraLength + commentLength;
-  }
-  return { names };
+  return entries;
 }
 
 /** A library's failure on bytes that passed the container checks: still a damaged file, said plainly. */
@@ -234,21 +193,11 @@ async function beforeDeadline<T>(work: Promise<T>, ctx: ExtractContext, format: 
 // DOCX
 
 export async function extractDocx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
-  zipEntryNames(bytes, 'DOCX');
+  const entries = zipEntries(bytes, 'DOCX');
   checkDeadline(ctx, 'DOCX');
   let html: string;
   try {
-    const mammoth = await loadMammoth();
-    const result = await beforeDeadline(
-      mammoth.convertToHtml(
-        { buffer: bytes },
-        // Images carry no text; dropping them keeps base64 data out of the HTML.
-        { convertImage: mammoth.images.imgElement(async () => ({ src: '' })), externalFileAccess: false },
-      ),
-      ctx,
-      'DOCX',
-    );
-    html = result.value;
+    html = await docxToHtml(bytes, entries, () => checkDeadline(ctx, 'DOCX'));
   } catch (error) {
     throw libraryFailure('DOCX', error);
   }
@@ -335,7 +284,7 @@ function htmlWithTables(html: string): ExtractedDocument {
 // PPTX
 
 export async function extractPptx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
-  const names = zipEntryNames(bytes, 'PPTX');
+  const names = zipEntries(bytes, 'PPTX').map(({ name }) => name);
   const slideParts = names.filter((name) => SLIDE_PART.test(name)).length;
   if (slideParts > ctx.maxPages) {
     throw new IngestFailure('too_large', `The presentation has ${slideParts} slides; the limit is ${ctx.maxPages}.`);
@@ -460,16 +409,6 @@ function relationships(xml: string | undefined, sourcePart: string): Map<string,
   );
   parser.end(xml);
   return rels;
-}
-
-function resolvePartName(base: string, target: string): string {
-  const parts = (target.startsWith('/') ? target.slice(1) : base + target).split('/');
-  const resolved: string[] = [];
-  for (const part of parts) {
-    if (part === '..') resolved.pop();
-    else if (part !== '.' && part !== '') resolved.push(part);
-  }
-  return resolved.join('/');
 }
 
 /**
@@ -604,7 +543,7 @@ function tidySlideText(text: string): string {
 const ROWS_PER_DEADLINE_CHECK = 2_000;
 
 export async function extractXlsx(bytes: Buffer, ctx: ExtractContext): Promise<ExtractedDocument> {
-  zipEntryNames(bytes, 'XLSX');
+  zipEntries(bytes, 'XLSX');
   checkDeadline(ctx, 'XLSX');
   let workbook: import('exceljs').Workbook;
   try {

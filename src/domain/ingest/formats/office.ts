@@ -2,7 +2,7 @@
 import { lazyImport } from '../lazy.js';
 import type { BinaryFormat } from './format.js';
 
-// mammoth, jszip and exceljs load with the first Office file, not at start-up.
+// jszip and exceljs load with the first Office file, not at start-up.
 const reader = lazyImport(() => import('./office-reader.js'));
 
 /** Office files are zip packages; see BinaryFormat's `magic.container`. */
