@@ -132,7 +132,7 @@ t.test('trove init in-process, against a real daemon', async (t) => {
     t.equal(col.status, 200, 'the collection was created');
     t.equal(col.body.processing.semantic, false, 'with semantic search off, as answered');
     t.same(await filePaths('team', 'my-notes'), ['/sub/deep.md:ready', '/top.md:ready'], 'the folder was ingested');
-    t.same(await readConfig(), { namespace: 'team', collection: 'my-notes', folder: cwd }, 'the defaults were saved');
+    t.same(await readConfig(), { namespace: 'team', collection: 'my-notes', folder: cwd, url: daemon.url }, 'the defaults were saved, with the daemon they belong to');
     t.match(stdout, /namespace team: created\ncollection team\/my-notes: created \(semantic search off\)\n/);
     t.match(stdout, /team\/my-notes: 2 added/);
   });
@@ -149,7 +149,7 @@ t.test('trove init in-process, against a real daemon', async (t) => {
     );
     t.equal((await api<CollectionBody>('/namespaces/team/collections/second')).body.processing.semantic, true);
     t.same(await filePaths('team', 'second'), ['/deep.md:ready'], 'a relative folder answer is read from the current directory');
-    t.same(await readConfig(), { namespace: 'team', collection: 'second', folder: path.join(cwd, 'sub'), editor: 'vim' });
+    t.same(await readConfig(), { namespace: 'team', collection: 'second', folder: path.join(cwd, 'sub'), editor: 'vim', url: daemon.url });
   });
 
   await t.test('with every flag it never prompts, and an existing collection gets the semantic choice', async (t) => {
@@ -235,7 +235,7 @@ t.test('trove init from the built CLI, without a terminal', async (t) => {
     const col = (await res.json()) as CollectionBody;
     t.equal(col.processing.semantic, false);
     t.equal(col.file_counts.ready, 1);
-    t.same(JSON.parse(await readFile(path.join(configHome, 'cli.json'), 'utf8')), { namespace: 'e2e', collection: 'docs', folder });
+    t.same(JSON.parse(await readFile(path.join(configHome, 'cli.json'), 'utf8')), { namespace: 'e2e', collection: 'docs', folder, url: daemon.url });
   });
 
   await t.test('a needed flag missing: exit 2, naming it', async (t) => {
