@@ -204,12 +204,14 @@ interface RankedPassage {
 
 /**
  * The parts rounded as the score is, so that `score` equals the result's score exactly. Raw BM25
- * and cosine keep six significant digits instead: BM25 on a small collection is about 1e-6, which
- * six decimals would flatten to a single digit.
+ * and cosine keep six decimals or six significant digits, whichever says more: BM25 runs from ~10
+ * down to ~1e-6 (a term in every passage of a million has an IDF of 5e-7), where six decimals alone
+ * would flatten it to a digit and six significant digits alone would round a keyword score of 12.3
+ * away from the score it is.
  */
 function roundExplanation(e: Explanation): Explanation {
   const r = (x: number | null) => (x === null ? null : roundScore(x));
-  const significant = (x: number | null) => (x === null ? null : Number(x.toPrecision(6)));
+  const significant = (x: number | null) => (x === null ? null : Math.abs(x) >= 1 ? roundScore(x) : Number(x.toPrecision(6)));
   return {
     ...e,
     bm25: significant(e.bm25),
