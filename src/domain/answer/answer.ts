@@ -16,7 +16,7 @@ import { followUpQuery, GenerationError } from './generator.js';
 import { findMarkers, finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
 import { questionSupport, questionTerms, type Support } from './support.js';
-import { passageTermCounts } from '../../store/term-counts.js';
+import { keywordPostings, liveFiles } from '../../store/keyword-postings.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
 type Response = z.infer<typeof AnswerResponse>;
@@ -127,9 +127,16 @@ export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: 
   // The first query is the question as retrieval read it: with the words a follow-up borrows and a query image's reading.
   const terms = questionTerms(queries[0] ?? body.query, []);
   const words = [...terms.words];
+  // The same postings and statistics the keyword stage ranks by (cached per index state and file list).
   const scope = retrievalScope(s.db, col.rid, readerFor(col, body.principals), null);
-  const counts = passageTermCounts(s.db, col.rid, words.map(([, word]) => word), scope.readableFiles);
-  const support = questionSupport(terms, sources, { passages: counts.passages, frequencies: new Map(words.map(([term], i) => [term, counts.counts[i]!])) });
+  const counted = keywordPostings(s.db, {
+    collectionRid: col.rid,
+    collectionId: col.id,
+    phrases: words.map(([, word]) => `"${word.replaceAll('"', '""')}"`),
+    files: scope.readableFiles ?? liveFiles(s.db, col.rid),
+  });
+  const frequencies = new Map(words.map(([term], i) => [term, counted.phrases[i]!.passages.length]));
+  const support = questionSupport(terms, sources, { passages: counted.passages.rids.length, frequencies });
   return { queries, sources, sourceMap, passagesConsidered, retrievalMs: performance.now() - started, support };
 }
 
