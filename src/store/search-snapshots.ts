@@ -29,14 +29,24 @@ export interface SnapshotBounds {
  */
 export function insertSearchSnapshot(db: Db, row: SearchSnapshotRow, now: number, bounds: SnapshotBounds): void {
   deleteExpiredSearchSnapshots(db, now);
-  stmt(
-    db,
-    `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, bytes, entries, entry_count, complete, expires_at)
-     VALUES (@id, @collection_rid, @binding, @page_one, @bytes, @entries, @entry_count, @complete, @expires_at)`,
-  ).run({ ...row, bytes: row.entries.length });
-  stmt(db, 'DELETE FROM search_snapshots WHERE rid <= (SELECT max(rid) FROM search_snapshots) - ?').run(bounds.rows);
-  keepWithinBytes(db, bounds.bytes);
+  const rid = Number(
+    stmt(
+      db,
+      `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, bytes, entries, entry_count, complete, expires_at)
+       VALUES (@id, @collection_rid, @binding, @page_one, @bytes, @entries, @entry_count, @complete, @expires_at)`,
+    ).run({ ...row, bytes: row.entries.length }).lastInsertRowid,
+  );
+  stmt(db, 'DELETE FROM search_snapshots WHERE rid <= ? - ?').run(rid, bounds.rows);
+  // Summing the bytes reads every row (5,000 at the bound): once per BYTES_CHECK_EVERY snapshots,
+  // or for a large one, is enough, since a first page keeps 5-25 kB and the budget is 64 MiB.
+  if (rid % BYTES_CHECK_EVERY === 0 || row.entries.length * BYTES_CHECK_EVERY > bounds.bytes / 4) keepWithinBytes(db, bounds.bytes);
 }
+
+/**
+ * How often an insert checks the byte budget. Between checks the table may pass it by at most
+ * BYTES_CHECK_EVERY small first pages (each under a 4·BYTES_CHECK_EVERY-th of the budget: 1 MiB).
+ */
+const BYTES_CHECK_EVERY = 16;
 
 /** Past the byte budget, the oldest snapshots go until the rest fit (the newest always stays). */
 function keepWithinBytes(db: Db, budget: number): void {
@@ -86,16 +96,19 @@ export function deleteExpiredSearchSnapshots(db: Db, now: number): number {
 
 /**
  * Of these files, those of the collection that are live and ready (what a search may still show),
- * each with the version its passages were cut from.
+ * each with when it last changed (epoch ms): indexing a new version sets it.
  */
-export function liveReadyFileVersions(db: Db, collectionRid: number, fileRids: readonly number[]): Map<number, string | null> {
+export function liveReadyFileUpdates(db: Db, collectionRid: number, fileRids: readonly number[]): Map<number, number> {
   if (fileRids.length === 0) return new Map();
-  const rows = stmt(
+  const rows = rowsByRid<{ rid: number; collection_rid: number; status: string; deleted_at: string | null; updated_at: string }>(
     db,
-    `SELECT f.rid AS rid, f.indexed_version_id AS version FROM files f
-      WHERE f.rid IN (SELECT value FROM json_each(?)) AND f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL`,
-  ).all(JSON.stringify(fileRids), collectionRid) as { rid: number; version: string | null }[];
-  return new Map(rows.map((r) => [r.rid, r.version]));
+    'files',
+    fileRids,
+    'rid, collection_rid, status, deleted_at, updated_at',
+  );
+  const out = new Map<number, number>();
+  for (const r of rows) if (r.collection_rid === collectionRid && r.status === 'ready' && r.deleted_at === null) out.set(r.rid, Date.parse(r.updated_at));
+  return out;
 }
 
 /** Which of these passages exist, and the file each belongs to. */

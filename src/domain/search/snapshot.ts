@@ -6,8 +6,8 @@
 // since, no longer ready, or no longer readable by the request's principals (or selected by its
 // filter) is left out and the page fills from the next entries; an edited file keeps its place and
 // shows its current evidence. docs/decisions.md, "Search cursors", says what happens past the kept depth.
-import { randomBytes } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
+import { randomHex } from '../../contract/ids.js';
 import type { SearchResponse } from '../../contract/schemas.js';
 import type { CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid } from '../../store/files.js';
@@ -17,7 +17,7 @@ import {
   insertSearchSnapshot,
   keepSearchSnapshotUntil,
   keywordPassagesOfFile,
-  liveReadyFileVersions,
+  liveReadyFileUpdates,
   passageFiles,
   passageRidsOfFile,
   type SearchSnapshotRow,
@@ -27,7 +27,6 @@ import type { z } from 'zod';
 import type { RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
 import { invalidCursor, SEARCH_CURSOR_TTL_MS, signSearchCursor, type SearchPosition } from '../cursors.js';
-import { fnv1a } from '../fnv.js';
 import { BODY_WEIGHT, HEADING_WEIGHT } from './bm25.js';
 
 type Explanation = NonNullable<z.infer<typeof SearchResponse>['results'][number]['explain']>;
@@ -47,9 +46,10 @@ export interface PageOne {
   stages: Stage[];
 }
 
-/** As kept: with the time of the first page, which files added since are measured against. */
+/** As kept: with the time of the first page, which files added or changed since are measured against. */
 interface KeptPageOne extends PageOne {
   at: number;
+  encoding?: number;
 }
 
 /** Entries a snapshot keeps at most: past them, a continuation is refused (docs/decisions.md). */
@@ -89,9 +89,13 @@ export interface SnapshotRequest {
 
 /**
  * Entry encoding, compact since a snapshot holds up to MAX_SNAPSHOT_ENTRIES of them:
- * [file rid, passage rids, score, matched_by bits (1 keyword, 2 semantic), version hash, explanation parts?]
+ * [file rid, passage rids, score, matched_by bits (1 keyword, 2 semantic), explanation parts?]
+ * A file changed since the first page is told by its update time when a page is served: reading
+ * each listed file's version when the first page is saved cost a fifth of a keyword search.
  */
-type Entry = [number, number[], number, number, number, (number | null)[]?];
+type Entry = [number, number[], number, number, (number | null)[]?];
+/** Snapshots kept in an earlier entry encoding are not read: their cursors have expired. */
+const ENCODING = 2;
 
 const EXPLANATION_PARTS = [
   'bm25',
@@ -108,16 +112,14 @@ const EXPLANATION_PARTS = [
   'score',
 ] as const satisfies readonly (keyof Explanation)[];
 
-function encodeGroup(g: PageGroup, versions: Map<number, string | null>): Entry {
+function encodeGroup(g: PageGroup): Entry {
   const bits = (g.matchedBy.includes('keyword') ? 1 : 0) | (g.matchedBy.includes('semantic') ? 2 : 0);
   const e = g.passages[0]?.explain;
-  const entry: Entry = [g.fileRid, g.passages.map((p) => p.passageRid), g.score, bits, versionHash(versions.get(g.fileRid))];
+  const entry: Entry = [g.fileRid, g.passages.map((p) => p.passageRid), g.score, bits];
   // Keyword explanations are the score itself (rebuilt when served); only fused ones are kept.
   if (e && e.fusion === 'minmax') entry.push(EXPLANATION_PARTS.map((k) => e[k]));
   return entry;
 }
-
-const versionHash = (version: string | null | undefined) => (version ? fnv1a(version) : 0);
 
 function matchedBy(bits: number): Stage[] {
   const out: Stage[] = [];
@@ -127,7 +129,7 @@ function matchedBy(bits: number): Stage[] {
 }
 
 function explanationOf(entry: Entry, mode: 'keyword' | 'semantic'): Explanation | undefined {
-  const parts = entry[5];
+  const parts = entry[4];
   if (parts) return Object.fromEntries([['fusion', 'minmax'], ...EXPLANATION_PARTS.map((k, i) => [k, parts[i]])]) as Explanation;
   if (mode !== 'keyword') return undefined;
   return keywordExplanation(entry[2]);
@@ -154,26 +156,26 @@ export function keywordExplanation(bm25: number): Explanation {
 
 /**
  * After a first page of `limit` out of `groups` (ranked to `wanted`): keeps the ranking and returns
- * the cursor to the next page, or null when there is none.
+ * the cursor to the next page, or null when there is none. `rankedAt` is when the ranking was read:
+ * files created or updated after it are the ones later pages treat as added or changed since.
  */
-export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: PageGroup[], wanted: number, pageOne: PageOne, now = Date.now()): Promise<string | null> {
+export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: PageGroup[], wanted: number, pageOne: PageOne, rankedAt = Date.now()): Promise<string | null> {
   if (groups.length <= req.limit) return null;
   const kept = groups.slice(0, MAX_SNAPSHOT_ENTRIES);
-  const versions = liveReadyFileVersions(s.db, req.col.rid, [...new Set(kept.map((g) => g.fileRid))]);
-  const entries = kept.map((g) => encodeGroup(g, versions));
-  const id = randomBytes(16).toString('base64url');
-  const expiresAt = now + SEARCH_CURSOR_TTL_MS;
+  const entries = kept.map(encodeGroup);
+  const id = randomHex(16);
+  const expiresAt = rankedAt + SEARCH_CURSOR_TTL_MS;
   const row: SearchSnapshotRow = {
     id,
     collection_rid: req.col.rid,
     binding: req.binding,
-    page_one: JSON.stringify({ ...pageOne, at: now } satisfies KeptPageOne),
+    page_one: JSON.stringify({ ...pageOne, at: rankedAt, encoding: ENCODING } satisfies KeptPageOne),
     entries: JSON.stringify(entries),
     entry_count: entries.length,
     complete: groups.length < wanted && kept.length === groups.length ? 1 : 0,
     expires_at: expiresAt,
   };
-  await s.write(() => insertSearchSnapshot(s.db, row, now, SNAPSHOT_BOUNDS));
+  await s.write(() => insertSearchSnapshot(s.db, row, rankedAt, SNAPSHOT_BOUNDS));
   return signSearchCursor(s.cursorSecret, req.binding, { snapshot: id, entry: req.limit, shown: req.limit }, expiresAt);
 }
 
@@ -189,10 +191,12 @@ export interface LaterPage {
 export async function continuePage(s: Services, req: SnapshotRequest, at: SearchPosition, now = Date.now()): Promise<LaterPage> {
   let row = getSearchSnapshot(s.db, at.snapshot, now);
   if (!row) throw invalidCursor('has expired');
+  const kept = JSON.parse(row.page_one) as KeptPageOne;
+  if (kept.encoding !== ENCODING) throw invalidCursor('has expired');
   if (row.collection_rid !== req.col.rid || row.binding !== req.binding) throw invalidCursor('belongs to another request or key');
   let entries = JSON.parse(row.entries) as Entry[];
   let complete = row.complete === 1;
-  const served = new Served(s, req);
+  const served = new Served(s, req, kept.at);
   const groups: PageGroup[] = [];
   let next = at.entry;
   while (groups.length < req.limit) {
@@ -207,8 +211,7 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
     for (const g of await served.resolve(batch, next, entries)) groups.push(g);
     next += batch.length;
   }
-  const { index_generation, stages } = JSON.parse(row.page_one) as KeptPageOne;
-  const pageOne = { index_generation, stages };
+  const pageOne = { index_generation: kept.index_generation, stages: kept.stages };
   const more = next < entries.length || !complete;
   let cursor: string | null = null;
   if (more) {
@@ -252,8 +255,7 @@ async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow,
       wanted *= 2;
       continue;
     }
-    const versions = liveReadyFileVersions(s.db, req.col.rid, [...new Set(tail.map((g) => g.fileRid))]);
-    const longer = [...entries, ...tail.map((g) => encodeGroup(g, versions))];
+    const longer = [...entries, ...tail.map(encodeGroup)];
     const json = JSON.stringify(longer);
     if (await s.write(() => extendSearchSnapshot(s.db, row.id, entries.length, { json, count: longer.length, complete }, SNAPSHOT_BOUNDS.bytes))) {
       return { row: { ...row, entries: json, entry_count: longer.length, complete: complete ? 1 : 0 }, entries: longer };
@@ -277,6 +279,8 @@ class Served {
   constructor(
     private readonly s: Services,
     private readonly req: SnapshotRequest,
+    /** When the first page was ranked: a file updated since shows its current evidence. */
+    private readonly since: number,
   ) {
     // The request's principals and filter, as they are now: what the first page could read may be
     // hidden since. `selected` lists ready, live files only; without it, the store checks that.
@@ -285,7 +289,7 @@ class Served {
   }
 
   async resolve(batch: Entry[], from: number, entries: Entry[]): Promise<PageGroup[]> {
-    const files = liveReadyFileVersions(this.s.db, this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
+    const files = liveReadyFileUpdates(this.s.db, this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
     const showable = batch.filter((e) => files.has(e[0]) && (this.readable === null || this.readable.has(e[0])));
     const stored = passageFiles(
       this.s.db,
@@ -294,7 +298,7 @@ class Served {
     const out: PageGroup[] = [];
     for (const entry of showable) {
       const [fileRid, passageRids, score, bits] = entry;
-      const unchanged = versionHash(files.get(fileRid)) === entry[4] && passageRids.every((rid) => stored.get(rid) === fileRid);
+      const unchanged = files.get(fileRid)! <= this.since && passageRids.every((rid) => stored.get(rid) === fileRid);
       let passages: number[];
       if (unchanged) passages = passageRids;
       else if (this.req.unit === 'file') passages = (await this.currentEvidence(fileRid)).slice(0, this.req.evidencePerFile);
