@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import * as z from 'zod';
 import { TroveError } from '../src/contract/errors.js';
-import { FilterClauseSchema, compileFilter, validateFilter, type FilterClause, type FilterOp, type FilterScalar } from '../src/domain/search/filter.js';
+import { FilterClauseSchema, validateFilter, type FilterClause, type FilterOp, type FilterScalar } from '../src/contract/filter.js';
+import { compileFilter } from '../src/store/filter-sql.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 

@@ -1,7 +1,8 @@
-// The store's boundary (issue 15, item 6): only src/store speaks SQL. The layers above hold a store
-// handle (Db) with nothing to query and call store functions, so a second engine (PostgreSQL is
-// planned) can stand behind the same functions. This reads the sources: a layer above that imports
-// better-sqlite3, sqlite-vec, the store's SQLite accessors or its statement cache fails here.
+// The store's boundary: only src/store speaks SQL. The layers above hold a store handle (Db) with
+// nothing to query and call store functions, passing rules as data (a filter clause, principals), so
+// a second engine (PostgreSQL is planned) can stand behind the same functions. This reads the
+// sources: a layer above that imports better-sqlite3, sqlite-vec, the store's SQLite accessors or its
+// statement cache, or holds SQL text, fails here.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,11 @@ const FORBIDDEN: { pattern: RegExp; why: string }[] = [
   { pattern: /from ['"][./]*store\/statements\.js['"]/, why: "imports the store's statement cache" },
   { pattern: /import[^;]*\b(sqlite|SqliteDb)\b[^;]*from ['"][./]*store\/db\.js['"]/, why: "imports the store's SQLite accessor" },
   { pattern: /from ['"][./]*store\/sqlite\.js['"]/, why: "imports the store's SQLite accessor" },
+  // SQL text: an engine compiles what the layers above pass as data (a filter clause, principals).
+  { pattern: /\bSELECT\b[^;]*?\bFROM\b/, why: 'holds SQL text (SELECT … FROM)' },
+  { pattern: /\b(?:INSERT INTO|DELETE FROM|CREATE (?:TABLE|INDEX|VIRTUAL TABLE))\b/, why: 'holds SQL text' },
+  { pattern: /\bUPDATE\s+[a-z_]+\s+SET\b/, why: 'holds SQL text (UPDATE … SET)' },
+  { pattern: /\bjson_each\s*\(/, why: "holds SQL text (SQLite's json_each)" },
 ];
 
 t.test('no layer above the store reaches SQLite', async (t) => {
@@ -48,7 +54,12 @@ t.test('the checks catch what they are meant to', async (t) => {
     "import { sqlite, type Db } from '../store/db.js';",
     "import type { SqliteDb } from '../../store/db.js';",
     "import { type Db } from '../store/sqlite.js';",
+    "const sql = `SELECT f.rid AS rid FROM files f WHERE ${where}`;",
+    "return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params };",
+    "db.exec('DELETE FROM search_snapshots');",
+    "`UPDATE files SET status = ? WHERE rid = ?`",
   ];
   for (const sample of samples) t.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)), sample);
   t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/db.js';")), 'the store handle itself is allowed');
+  t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test('// Select the files the reader may read from the list, then update the settings.')), 'prose is allowed');
 });

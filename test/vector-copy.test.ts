@@ -11,6 +11,7 @@ import { resolveFileSettings } from '../daemon/config.js';
 import { migrate, openDatabase, type Db } from '../src/store/db.js';
 import { Int8Scanner } from '../src/store/simd-scan.js';
 import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/vectors.js';
+import { selectFiles, type FileSelection } from '../src/store/search.js';
 import { runCli } from './helpers/cli.js';
 import { startFixture, seedCollection } from './helpers/trove.js';
 
@@ -68,8 +69,10 @@ function syntheticDb(t: { teardown(fn: () => void): void }, collections: number,
   return { db, rids };
 }
 
-const allShards = (db: Db, collectionRid: number, query: Float32Array, limit: number, filter: { sql: string; params: unknown[] } | null = null) =>
-  Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid, query, filter, limit, shard }))
+const GROUP_ONE = { field: 'metadata.group', op: 'eq', value: 1 } as const;
+
+const allShards = (db: Db, collectionRid: number, query: Float32Array, limit: number, selection: FileSelection | null = null) =>
+  Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid, query, selection, limit, shard }))
     .flat()
     .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
     .slice(0, limit);
@@ -91,7 +94,7 @@ t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where i
   // Enough rows that a wide window (limit 200: 800 rows a shard) takes the histogram path.
   const { vectors, queries } = nearDuplicates(7, 3000);
   const { db } = syntheticDb(t, 1, () => vectors);
-  const filter = { sql: "json_extract(f.metadata, '$.group') = ?", params: [1] };
+  const filter = selectFiles(db, 1, { filter: GROUP_ONE, principals: null });
   const ask = (q: Float32Array) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100), allShards(db, 1, q, 200, filter)];
   const viaTable = queries.map(ask);
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, 1, shard, BUDGET);
@@ -206,9 +209,9 @@ t.test('in-memory copy vs the table scan, and staleness', async (t) => {
   t.teardown(() => db.close());
   const embedder = await f.rt.services.embedding.get();
   const queries = await embedder.embed(['lava from a volcano', 'string music', 'space launch', 'baking bread']);
-  const filter = { sql: "json_extract(f.metadata, '$.group') = ?", params: [1] };
+  const filter = selectFiles(db, col.rid, { filter: GROUP_ONE, principals: null });
   const run = (query: Float32Array, withFilter: boolean) =>
-    Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid: col.rid, query, filter: withFilter ? filter : null, limit: 15, shard })).flat();
+    Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid: col.rid, query, selection: withFilter ? filter : null, limit: 15, shard })).flat();
 
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(hasCurrentVectorCopy(db, col.rid, shard), 'no copy before the first refresh');
   const viaTable = queries.map((q) => [run(q!, false), run(q!, true)]);

@@ -9,7 +9,7 @@ import { createNamespace, deleteNamespace, listVisibleNamespaces, presentNamespa
 import { presentCollection, presentFile, presentJob } from '../domain/present.js';
 import { resolveFile } from '../domain/resolve.js';
 import { search } from '../domain/search/search.js';
-import { FilterClauseSchema } from '../domain/search/filter.js';
+import { FilterClauseSchema } from '../contract/filter.js';
 import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
 import { downloadHeaders } from './downloads.js';

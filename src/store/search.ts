@@ -1,23 +1,40 @@
+import type { FilterClause } from '../contract/filter.js';
+import { visibleToPrincipalsSql } from './access-rules.js';
 import type { Db } from './db.js';
+import { compileFilter } from './filter-sql.js';
 import { stmt } from './statements.js';
 
-export interface SqlFragment {
-  sql: string;
-  params: unknown[];
-  /** Share of the collection's ready files the fragment keeps (0..1), when known: sizes the first window. */
-  selectivity?: number;
-  /** The files the fragment selects, when it is a list of them (selectedFilesFragment). */
-  fileRids?: readonly number[];
+/**
+ * The files one retrieval may draw from, as data both stages take: what the request's filter selects
+ * and its principals may read, among the collection's ready files.
+ */
+export interface FileSelection {
+  /** The selected files. */
+  fileRids: readonly number[];
+  /** Share of the collection's ready files selected (0..1): sizes the first candidate window. */
+  selectivity: number;
+}
+
+/** What narrows a selection: a validated filter clause, the principals of an enforced reader, or both. */
+export interface SelectionRule {
+  filter: FilterClause | null;
+  /** The principals whose readable files are kept; null keeps every file. */
+  principals: readonly string[] | null;
 }
 
 /**
- * The first candidate window: big enough that, at the filter's selectivity, `limit` rows survive.
- * Without a filter only passages of files not ready drop out, which is rare: a small margin, since
+ * The first candidate window: big enough that, at the selection's selectivity, `limit` rows survive.
+ * Without a selection only passages of files not ready drop out, which is rare: a small margin, since
  * every windowed row is joined afterwards and a short window only costs a second, wider try.
  */
-export function firstWindow(limit: number, filter: SqlFragment | null, floor: number): number {
-  if (!filter) return Math.max(floor, Math.ceil(limit * 1.1));
-  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(filter.selectivity ?? 1, 1e-6)));
+export function firstWindow(limit: number, selection: FileSelection | null, floor: number): number {
+  if (!selection) return Math.max(floor, Math.ceil(limit * 1.1));
+  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(selection.selectivity, 1e-6)));
+}
+
+/** A selection as a predicate over a files table aliased `f`, for the queries of both stages. */
+export function selectionSql(selection: FileSelection): { sql: string; params: unknown[] } {
+  return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(selection.fileRids)] };
 }
 
 export interface PassageHit {
@@ -27,15 +44,25 @@ export interface PassageHit {
 }
 
 /**
- * The ready files of a collection that a filter selects, as a fragment both retrieval stages can
- * join cheaply: evaluating metadata predicates once per file beats once per matching passage.
+ * The ready files of a collection that a rule selects, listed once so that both retrieval stages
+ * join a list: evaluating metadata predicates once per file beats once per matching passage.
  */
-export function selectedFilesFragment(db: Db, collectionRid: number, filter: SqlFragment): SqlFragment {
-  const rows = stmt(db, `SELECT f.rid AS rid FROM files f WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND (${filter.sql})`).all(
-    collectionRid,
-    ...filter.params,
-  ) as { rid: number }[];
+export function selectFiles(db: Db, collectionRid: number, rule: SelectionRule): FileSelection {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (rule.principals) {
+    where.push(visibleToPrincipalsSql());
+    params.push(JSON.stringify(rule.principals));
+  }
+  if (rule.filter) {
+    const compiled = compileFilter(rule.filter, 'f');
+    where.push(compiled.sql);
+    params.push(...compiled.params);
+  }
+  const rows = stmt(
+    db,
+    `SELECT f.rid AS rid FROM files f WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL${where.map((w) => ` AND (${w})`).join('')}`,
+  ).all(collectionRid, ...params) as { rid: number }[];
   const ready = (stmt(db, 'SELECT files_ready AS n FROM collections WHERE rid = ?').get(collectionRid) as { n: number } | undefined)?.n ?? 0;
-  const fileRids = rows.map((r) => r.rid);
-  return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(fileRids)], selectivity: ready === 0 ? 0 : rows.length / ready, fileRids };
+  return { fileRids: rows.map((r) => r.rid), selectivity: ready === 0 ? 0 : rows.length / ready };
 }

@@ -7,7 +7,7 @@
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
 import { sqlite, type Db } from './sqlite.js';
 import { vectorTableName } from './migrations.js';
-import { firstWindow, type SqlFragment } from './search.js';
+import { firstWindow, selectionSql, type FileSelection } from './search.js';
 import { Int8Scanner } from './simd-scan.js';
 import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
 
@@ -105,10 +105,11 @@ export interface DenseHit {
  * the table is scanned exactly, filter first. Either way the ranking is the float32 one, and
  * filtering never happens after the cut.
  */
-export function denseHits(db: Db, opts: { collectionRid: number; query: Float32Array; filter: SqlFragment | null; limit: number; shard: number }): DenseHit[] {
+export function denseHits(db: Db, opts: { collectionRid: number; query: Float32Array; selection: FileSelection | null; limit: number; shard: number }): DenseHit[] {
   if (!hasVectorTable(db, opts.collectionRid)) return [];
-  const where = opts.filter ? `AND (${opts.filter.sql})` : '';
-  const filterParams = opts.filter?.params ?? [];
+  const narrowed = opts.selection && selectionSql(opts.selection);
+  const where = narrowed ? `AND (${narrowed.sql})` : '';
+  const filterParams = narrowed?.params ?? [];
   const q = blob(opts.query);
   const cached = currentCopy(db, opts.collectionRid, opts.shard);
   if (!cached || cached.scanner.dimensions !== opts.query.length) {
@@ -139,7 +140,7 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
     for (const r of rows) if (r.d !== null) exact.set(r.pid, hitOf(r));
   };
   // `inside`: rows to score exactly; `outside`: the best int8 score of any other row.
-  let k = Math.min(n, firstWindow(opts.limit, opts.filter, Math.max(opts.limit * 4, 64)));
+  let k = Math.min(n, firstWindow(opts.limit, opts.selection, Math.max(opts.limit * 4, 64)));
   let { inside, outside } = topWindow(scores, k);
   for (;;) {
     score(inside);

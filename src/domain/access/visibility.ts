@@ -5,11 +5,12 @@
 import { createHash } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
 import type { Collection } from '../../contract/schemas.js';
-import { visibleFileCounts, visibleReadyFiles, visibleToPrincipalsSql } from '../../store/access-rules.js';
+import type { FilterClause } from '../../contract/filter.js';
+import { visibleFileCounts, visibleReadyFiles } from '../../store/access-rules.js';
 import { fileCounts, type CollectionRow, type FileCounts } from '../../store/collections.js';
 import type { Db } from '../../store/db.js';
 import { untilWrite } from '../../store/read-cache.js';
-import { selectedFilesFragment, type SqlFragment } from '../../store/search.js';
+import { selectFiles, type FileSelection } from '../../store/search.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
@@ -32,8 +33,8 @@ export function readerFor(col: CollectionRow, principals: string[] | null | unde
 
 /** What one retrieval may draw from. */
 export interface RetrievalScope {
-  /** What the filter selects and the reader may read, as one fragment both stages join; null when nothing narrows the collection. */
-  selected: SqlFragment | null;
+  /** What the filter selects and the reader may read, as one list both stages join; null when nothing narrows the collection. */
+  selected: FileSelection | null;
   /**
    * The ready files the reader may read, filter aside: an enforced search's BM25 statistics count
    * these and nothing else (store/keyword-postings.ts). Null when the reader is everyone.
@@ -41,15 +42,13 @@ export interface RetrievalScope {
   readableFiles: readonly number[] | null;
 }
 
-export function retrievalScope(db: Db, collectionRid: number, reader: Reader, filter: SqlFragment | null): RetrievalScope {
-  if (reader.kind === 'everyone') return { selected: filter ? selectedFilesFragment(db, collectionRid, filter) : null, readableFiles: null };
-  const principals = JSON.stringify(reader.principals);
-  const visible: SqlFragment = { sql: visibleToPrincipalsSql(), params: [principals] };
+export function retrievalScope(db: Db, collectionRid: number, reader: Reader, filter: FilterClause | null): RetrievalScope {
+  if (reader.kind === 'everyone') return { selected: filter ? selectFiles(db, collectionRid, { filter, principals: null }) : null, readableFiles: null };
+  const { principals } = reader;
   // The same for every query of this reader until something is written.
-  const readable = untilWrite(db, `readable:${collectionRid}:${principals}`, () => selectedFilesFragment(db, collectionRid, visible));
-  if (!filter) return { selected: readable, readableFiles: readable.fileRids ?? [] };
-  const both: SqlFragment = { sql: `(${visible.sql}) AND (${filter.sql})`, params: [...visible.params, ...filter.params] };
-  return { selected: selectedFilesFragment(db, collectionRid, both), readableFiles: readable.fileRids ?? [] };
+  const readable = untilWrite(db, `readable:${collectionRid}:${JSON.stringify(principals)}`, () => selectFiles(db, collectionRid, { filter: null, principals }));
+  if (!filter) return { selected: readable, readableFiles: readable.fileRids };
+  return { selected: selectFiles(db, collectionRid, { filter, principals }), readableFiles: readable.fileRids };
 }
 
 /** File counts as the reader may know them: an enforced collection counts only files the principals read. */

@@ -9,7 +9,7 @@ import type { CollectionRow } from '../../store/collections.js';
 import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { search } from '../search/search.js';
-import { validateFilter } from '../search/filter.js';
+import { validateFilter } from '../../contract/filter.js';
 import { readerFor, readerView, retrievalScope } from '../access/visibility.js';
 import type { AnswerSource, Generator } from './generator.js';
 import { followUpQuery, GenerationError } from './generator.js';

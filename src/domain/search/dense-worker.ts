@@ -3,13 +3,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/db.js';
 import { denseHits, refreshVectorCopy, type DenseHit } from '../../store/vectors.js';
-import type { SqlFragment } from '../../store/search.js';
+import type { FileSelection } from '../../store/search.js';
 
 export interface DenseRequest {
   id: number;
   collectionRid: number;
   query: Float32Array;
-  filter: SqlFragment | null;
+  selection: FileSelection | null;
   limit: number;
   shard: number;
 }

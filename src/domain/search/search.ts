@@ -14,7 +14,7 @@ import { similarities, type DenseHit } from '../../store/vectors.js';
 import type { Services } from '../context.js';
 import { readSearchCursor, requestBinding } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
-import { compileFilter, validateFilter } from './filter.js';
+import { validateFilter } from '../../contract/filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
 import { keywordRanking, type KeywordRanking } from './keyword-ranking.js';
@@ -51,7 +51,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     throw new TroveError('invalid_request', `Semantic search is disabled for this collection (processing.semantic is false)${advice}.`);
   }
   const reader = readerFor(col, body.principals);
-  const filter = body.filter === undefined || body.filter === null ? null : compileFilter(validateFilter(body.filter));
+  const filter = body.filter === undefined || body.filter === null ? null : validateFilter(body.filter);
 
   // `explain` only adds fields, never changes the ranking: a cursor stays good with or without it.
   const binding = requestBinding([key.id, 'search', col.id, { ...body, cursor: null, explain: undefined }]);
@@ -270,11 +270,9 @@ async function hybridCandidates(s: Services, col: CollectionRow, request: Hybrid
   // The dense scan runs on its helper thread while the keyword stage runs here. When keywords find
   // too little, the dense stage fills the page, so a filtered search still returns `limit` results
   // when that many files match.
-  // The helper thread needs the fragment only, not the list of files it was built from.
-  const filter = scope.selected && { sql: scope.selected.sql, params: scope.selected.params };
   const denseFor = (depth: number): Promise<DenseHit[]> =>
     usable
-      ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, filter, limit: depth }).catch((err: unknown) => {
+      ? s.denseSearch({ collectionRid: col.rid, query: queryVector!, selection: scope.selected, limit: depth }).catch((err: unknown) => {
           throw new TroveError('temporarily_unavailable', `The vector scan failed: ${(err as Error).message}`, { reason: 'dense_scan_failed' });
         })
       : Promise.resolve([]);
