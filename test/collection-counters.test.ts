@@ -1,5 +1,6 @@
 // A collection's file counts are counters (migration v11), kept by every change of a file's status or
 // deletion instead of counted over its files. After any mix of changes they must equal the count:
+import type { Processing } from '../src/contract/schemas.js';
 // one write path that forgot its counter would show here.
 import t from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
@@ -39,7 +40,7 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
   const { ns, cols } = db.transaction(() => {
     const ns = insertNamespace(db, { id: 'ns_c', name: 'c', display_name: null, created_at: now(), updated_at: now() });
     const cols = ['a', 'b', 'c'].map((name) =>
-      insertCollection(db, { id: `col_${name}`, namespace_rid: ns.rid, name, display_name: null, processing: '{}', access_control: 'off', embedding_model: null, created_at: now(), updated_at: now() }),
+      insertCollection(db, { id: `col_${name}`, namespace_rid: ns.rid, name, display_name: null, processing: {} as Processing, access_control: 'off', embedding_model: null, created_at: now(), updated_at: now() }),
     );
     return { ns, cols };
   })();

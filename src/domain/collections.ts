@@ -33,7 +33,7 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
       namespace_rid: ns.rid,
       name: body.name,
       display_name: body.display_name ?? null,
-      processing: JSON.stringify(processing),
+      processing,
       access_control: body.access_control,
       // Recorded when the first vectors are written (src/domain/ingest/pipeline.ts).
       embedding_model: null,
@@ -71,7 +71,7 @@ export async function patchCollection(
   body: z.output<typeof UpdateCollectionRequest>,
 ): Promise<{ collection: Collection; job: JobRow | null }> {
   const result = await s.write(() => {
-    const before = JSON.parse(col.processing) as Processing;
+    const before = col.processing;
     const processing = body.processing === undefined ? before : mergedProcessing(before, body.processing);
     const needsReindex =
       (processing.chunk_tokens ?? null) !== (before.chunk_tokens ?? null) ||
@@ -83,7 +83,7 @@ export async function patchCollection(
       col.rid,
       {
         display_name: body.display_name === undefined ? col.display_name : body.display_name,
-        processing: JSON.stringify(processing),
+        processing,
         access_control: body.access_control ?? col.access_control,
       },
       nowIso(),

@@ -1,5 +1,5 @@
 // Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
-import type { Collection, FileResource, Job, Namespace, Processing } from '../contract/schemas.js';
+import type { Collection, FileResource, Job, Namespace } from '../contract/schemas.js';
 import type { Db } from '../store/db.js';
 import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/collections.js';
 import { getRulesByRid } from '../store/access-rules.js';
@@ -50,7 +50,7 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
     name: col.name,
     display_name: col.display_name,
     status: collectionStatus(col, counts),
-    processing: JSON.parse(col.processing) as Processing,
+    processing: { ...col.processing },
     access_control: col.access_control,
     index_generation: indexGeneration(col, counts),
     file_counts: counts,

@@ -1,15 +1,17 @@
+import type { Processing } from '../contract/schemas.js';
 import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
+/** A collection as the store returns it: `processing` parsed once, here. */
 export interface CollectionRow {
   rid: number;
   id: string;
   namespace_rid: number;
   name: string;
   display_name: string | null;
-  processing: string;
+  processing: Processing;
   access_control: 'off' | 'enforced';
   generation: number;
   embedding_model: string | null;
@@ -18,37 +20,46 @@ export interface CollectionRow {
   deleted_at: string | null;
 }
 
+/** The row as stored: `processing` is JSON text. */
+type StoredCollection = Omit<CollectionRow, 'processing'> & { processing: string };
+
+function collectionOf(stored: StoredCollection): CollectionRow;
+function collectionOf(stored: StoredCollection | undefined): CollectionRow | undefined;
+function collectionOf(stored: StoredCollection | undefined): CollectionRow | undefined {
+  return stored && { ...stored, processing: JSON.parse(stored.processing) as Processing };
+}
+
 export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'deleted_at' | 'generation'>): CollectionRow {
-  const created = stmt(
-    db,
-    `INSERT INTO collections (id, namespace_rid, name, display_name, processing, access_control, embedding_model, created_at, updated_at)
-     VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
-  ).get(row) as CollectionRow;
+  const created = collectionOf(
+    stmt(
+      db,
+      `INSERT INTO collections (id, namespace_rid, name, display_name, processing, access_control, embedding_model, created_at, updated_at)
+       VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
+    ).get({ ...row, processing: JSON.stringify(row.processing) }) as StoredCollection,
+  );
   sqlite(db).exec(createFtsTableSql(created.rid));
   appendEvent(db, 'collection.updated', created.rid);
   return created;
 }
 
 export function findCollection(db: Db, namespaceRid: number, ref: string): CollectionRow | undefined {
-  return stmt(db, 'SELECT * FROM collections WHERE namespace_rid = @ns AND (id = @ref OR name = @ref) AND deleted_at IS NULL').get({ ns: namespaceRid, ref }) as CollectionRow | undefined;
+  return collectionOf(stmt(db, 'SELECT * FROM collections WHERE namespace_rid = @ns AND (id = @ref OR name = @ref) AND deleted_at IS NULL').get({ ns: namespaceRid, ref }) as StoredCollection | undefined);
 }
 
 export function getCollectionByRid(db: Db, rid: number): CollectionRow | undefined {
-  return stmt(db, 'SELECT * FROM collections WHERE rid = ?').get(rid) as CollectionRow | undefined;
+  return collectionOf(stmt(db, 'SELECT * FROM collections WHERE rid = ?').get(rid) as StoredCollection | undefined);
 }
 
 export function listCollections(db: Db, opts: { namespaceRid: number; afterRid: number; limit: number; onlyNames?: readonly string[] | undefined }): CollectionRow[] {
   if (opts.onlyNames) {
-    return stmt(
+    return (stmt(
       db,
       `SELECT * FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL AND rid > ? AND name IN (SELECT value FROM json_each(?)) ORDER BY rid LIMIT ?`,
-    ).all(opts.namespaceRid, opts.afterRid, JSON.stringify(opts.onlyNames), opts.limit) as CollectionRow[];
+    ).all(opts.namespaceRid, opts.afterRid, JSON.stringify(opts.onlyNames), opts.limit) as StoredCollection[]).map((c) => collectionOf(c));
   }
-  return stmt(db, 'SELECT * FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?').all(
-    opts.namespaceRid,
-    opts.afterRid,
-    opts.limit,
-  ) as CollectionRow[];
+  return (
+    stmt(db, 'SELECT * FROM collections WHERE namespace_rid = ? AND deleted_at IS NULL AND rid > ? ORDER BY rid LIMIT ?').all(opts.namespaceRid, opts.afterRid, opts.limit) as StoredCollection[]
+  ).map((c) => collectionOf(c));
 }
 
 export function liveCollectionRids(db: Db, namespaceRid: number): number[] {
@@ -56,16 +67,17 @@ export function liveCollectionRids(db: Db, namespaceRid: number): number[] {
 }
 
 /** Reports the change (collection.updated) when a field its resource shows changed. */
-export function updateCollection(db: Db, rid: number, fields: { display_name: string | null; processing: string; access_control: string }, now: string): CollectionRow {
-  const before = getCollectionByRid(db, rid);
-  const updated = stmt(db, 'UPDATE collections SET display_name = ?, processing = ?, access_control = ?, updated_at = ? WHERE rid = ? RETURNING *').get(
+export function updateCollection(db: Db, rid: number, fields: { display_name: string | null; processing: Processing; access_control: string }, now: string): CollectionRow {
+  const before = stmt(db, 'SELECT display_name, processing, access_control FROM collections WHERE rid = ?').get(rid) as Pick<StoredCollection, 'display_name' | 'processing' | 'access_control'> | undefined;
+  const stored = stmt(db, 'UPDATE collections SET display_name = ?, processing = ?, access_control = ?, updated_at = ? WHERE rid = ? RETURNING *').get(
     fields.display_name,
-    fields.processing,
+    JSON.stringify(fields.processing),
     fields.access_control,
     now,
     rid,
-  ) as CollectionRow;
-  if (before && (before.display_name !== updated.display_name || before.processing !== updated.processing || before.access_control !== updated.access_control)) {
+  ) as StoredCollection;
+  const updated = collectionOf(stored);
+  if (before && (before.display_name !== stored.display_name || before.processing !== stored.processing || before.access_control !== stored.access_control)) {
     appendEvent(db, 'collection.updated', rid);
   }
   return updated;
@@ -129,15 +141,17 @@ export function setEmbeddingModel(db: Db, rid: number, model: string | null): vo
 
 /** The most recently deleted collection of a namespace with this ID or name. */
 export function findDeletedCollection(db: Db, namespaceRid: number, ref: string): CollectionRow | undefined {
-  return stmt(db, 'SELECT * FROM collections WHERE namespace_rid = @ns AND (id = @ref OR name = @ref) AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1').get({ ns: namespaceRid, ref }) as
-    | CollectionRow
-    | undefined;
+  return collectionOf(
+    stmt(db, 'SELECT * FROM collections WHERE namespace_rid = @ns AND (id = @ref OR name = @ref) AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1').get({ ns: namespaceRid, ref }) as
+      | StoredCollection
+      | undefined,
+  );
 }
 
 /** Its files were never touched by the deletion, so its counters hold as they were. */
 export function restoreCollection(db: Db, rid: number, now: string): CollectionRow {
   const before = getCollectionByRid(db, rid);
-  const restored = stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as CollectionRow;
+  const restored = collectionOf(stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE rid = ? RETURNING *').get(now, rid) as StoredCollection);
   if (before && before.deleted_at !== null) appendEvent(db, 'collection.updated', rid);
   return restored;
 }

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
-import type { AnswerRequest, AnswerResponse, Processing } from '../../contract/schemas.js';
+import type { AnswerRequest, AnswerResponse } from '../../contract/schemas.js';
 import type { CollectionRow } from '../../store/collections.js';
 import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
@@ -83,7 +83,7 @@ export function planQueries(body: AnswerBody, imageText: string | null): string[
 /** Runs the retrieval queries as the reader (filter and principals apply inside each), fusing files across queries. */
 export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: CollectionRow, body: AnswerBody, queries: string[], requestId: string): Promise<PreparedEvidence> {
   const started = performance.now();
-  const processing = JSON.parse(col.processing) as Processing;
+  const processing = col.processing;
   const depth = MODE_DEPTH[body.mode];
   const fused = new Map<string, { fileId: string; path: string; score: number; evidence: Evidence[]; fusion: number }>();
   let passagesConsidered = 0;

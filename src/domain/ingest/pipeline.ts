@@ -203,7 +203,7 @@ async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version:
 }
 
 function processingOf(col: CollectionRow): Processing {
-  return JSON.parse(col.processing) as Processing;
+  return col.processing;
 }
 
 type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexed, { ok: true }>; topic?: Buffer | undefined };

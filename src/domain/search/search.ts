@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError, type WarningCode } from '../../contract/errors.js';
-import type { Processing, SearchRequest, SearchResponse } from '../../contract/schemas.js';
+import type { SearchRequest, SearchResponse } from '../../contract/schemas.js';
 import type { CollectionRow } from '../../store/collections.js';
 import { getFileCardsByRid, type FileCard } from '../../store/files.js';
 import { getPassages, type PassageRow } from '../../store/passages.js';
@@ -43,7 +43,7 @@ export interface SearchOptions {
 
 export async function search(s: Services, key: AuthenticatedKey, col: CollectionRow, body: SearchBody, requestId: string, options: SearchOptions = {}): Promise<z.infer<typeof SearchResponse>> {
   const started = performance.now();
-  const processing = JSON.parse(col.processing) as Processing;
+  const processing = col.processing;
   if (body.mode === 'keyword' && !processing.keyword) throw new TroveError('invalid_request', "Keyword search is disabled for this collection (processing.keyword is false).");
   if (body.mode === 'semantic' && !processing.semantic) {
     // Advice only when it helps: with keyword off as well, mode 'keyword' fails too.
