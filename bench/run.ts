@@ -8,6 +8,7 @@
 //   npm run bench -- --only load         search and /health latency, idle and under a second SciFact ingest
 //   npm run bench -- --only enforced     search p50 on an enforced collection (readers of all / half) vs an open one
 //   npm run bench -- --only cursors      a first keyword page with its cursor's snapshot vs one page only
+//   npm run bench -- --only collections [--collections N]  the cost of a collection as their number grows
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -28,17 +29,18 @@ import { benchIngestLoad } from './ingest-load.js';
 import { benchEnforcedSearch } from './enforced-search.js';
 import { benchBombs } from './bombs.js';
 import { benchSearchCursors } from './search-cursors.js';
+import { benchCollections } from './collections.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const defaults = {
   data: resolve(root, '..', 'shared', 'data', 'scifact'),
   eval: resolve(root, '..', 'shared', 'eval', 'beir.mjs'),
 };
-const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] [--runs N]
+const usage = `Usage: npm run bench -- [--only NAME] [--data DIR] [--eval FILE] [--runs N] [--collections N]
 
 Prints performance figures as JSON lines (never run by npm test).
 
-  --only NAME   one bench: startup | chunk | beir | search | formats | bombs | fixture | semantic-scale | ingest | load | enforced | cursors
+  --only NAME   one bench: startup | chunk | beir | search | formats | bombs | fixture | semantic-scale | ingest | load | enforced | cursors | collections
                 (bombs: peak RSS over idle while each decompression bomb is read and refused, one child process each)
                 (search: keyword p50/p95 and response bytes at limit 10 and 100 vs a node:http + FTS5 floor)
                 (ingest: the data set, one POST per doc from 16 clients, to all ready: a keyword-only and a
@@ -46,6 +48,8 @@ Prints performance figures as JSON lines (never run by npm test).
                  transaction per doc into FTS5; medians over --runs, default 3 here, and the ratios)
                 (load: one daemon; keyword search p50/p95 and /health p99/max idle, then while a second
                  ingest of the data set runs to all ready; the load/idle p95 ratio)
+                (collections: blocks of 500 collections of two files to ready; per block one more
+                 create, a new collection's first file to ready, search p50, start at every 1,000)
                 (default: startup, chunk and beir)
   --data DIR    a BEIR data set with corpus.jsonl, queries.jsonl, qrels/ (chunk, beir, search, semantic-scale, ingest, load)
                 default ${defaults.data}${existsSync(join(defaults.data, 'corpus.jsonl')) ? '' : ' (MISSING: no corpus.jsonl there)'}
@@ -55,10 +59,11 @@ Prints performance figures as JSON lines (never run by npm test).
   --runs N      repetitions for startup and fixture (default 10) and ingest (default 3); startup prints the median
                 spawn → first answered /health of trove and of a bare node:http + SQLite floor
                 (bench/floor-startup.mjs), and their ratio
+  --collections N  how many collections the collections bench makes (default 4000; the target is read at 10000)
   -h, --help    this text
 `;
-const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'bombs', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced', 'cursors'];
-let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; help?: boolean | undefined } };
+const BENCHES = ['startup', 'chunk', 'beir', 'search', 'formats', 'bombs', 'fixture', 'semantic-scale', 'ingest', 'load', 'enforced', 'cursors', 'collections'];
+let parsed: { values: { only?: string | undefined; data?: string | undefined; eval?: string | undefined; runs?: string | undefined; collections?: string | undefined; help?: boolean | undefined } };
 try {
   parsed = parseArgs({
     options: {
@@ -66,6 +71,7 @@ try {
       data: { type: 'string', default: defaults.data },
       eval: { type: 'string', default: defaults.eval },
       runs: { type: 'string' }, // default 10, or 3 for ingest: see below
+      collections: { type: 'string', default: '4000' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -450,4 +456,5 @@ if (only === 'search') await benchSearchFloor({ data: args.data!, startDaemon, q
 if (only === 'ingest') await benchIngestFloor({ data: args.data!, startDaemon, floorScript: join(root, 'bench', 'floor-ingest.mjs'), runs: runsGiven ? Number(args.runs) : 3 });
 if (only === 'load') await benchIngestLoad({ data: args.data!, startDaemon });
 if (only === 'enforced') await benchEnforcedSearch({ data: args.data!, startDaemon });
+if (only === 'collections') await benchCollections({ startDaemon, trove: join(root, 'bin', 'trove'), collections: Number(args.collections) });
 if (only === 'cursors') await benchSearchCursors({ data: args.data!, queries: Number(args.runs) > 10 ? Number(args.runs) : undefined });
