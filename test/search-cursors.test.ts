@@ -194,6 +194,7 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   t.equal((await search(base, { ...body, cursor })).status, 200, 'the cursor works before it expires');
   const db = f.rt.db;
   const count = () => (db.prepare('SELECT count(*) AS n FROM search_snapshots').get() as { n: number }).n;
+  await f.rt.services.write(() => undefined);
   const held = count();
   t.ok(held >= 1, 'the first page kept a snapshot');
   // Forty minutes on, as the store sees it.
@@ -202,8 +203,10 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   t.equal(late.status, 400);
   t.equal(late.body.error?.code, 'invalid_cursor', 'an expired snapshot is invalid_cursor');
 
-  // The next search that keeps a snapshot removes the expired ones.
+  // The next search that keeps a snapshot removes the expired ones (once its write has committed:
+  // writes commit in order, so a later one's promise says so).
   t.ok((await search(base, { ...body, query: 'kiwi orchard' })).body.next_cursor);
+  await f.rt.services.write(() => undefined);
   t.equal(count(), 1, 'expired snapshots were removed; only the new one is left');
 
   // Past the row cap, or the byte budget, the oldest go.
@@ -236,4 +239,41 @@ t.test('a cursor is refused for another request or collection', async (t) => {
     t.equal(r.body.error?.code, 'invalid_cursor', what);
   }
   t.equal((await search(base, { ...body, cursor: cursor.slice(0, -2) + 'xx' })).body.error?.code, 'invalid_cursor', 'a tampered cursor');
+});
+
+t.test('a next page waits for a snapshot still being committed, and a fresh cursor for one another daemon commits late', async (t) => {
+  const base = await fill('late', 'docs', { processing: { semantic: false } });
+  const body = { query: 'kiwi', mode: 'keyword', limit: 3 };
+  const expected = (await search(base, { ...body, limit: 6 })).body.results.slice(3).map((r) => r.path);
+
+  // Asked at once: the first page's answer may come before its snapshot commits.
+  const first = await search(base, body);
+  const soon = await search(base, { ...body, cursor: first.body.next_cursor });
+  t.equal(soon.status, 200, 'the page asked at once is served');
+  t.same(soon.body.results.map((r) => r.path), expected, 'from the first page\'s ranking');
+
+  // As another daemon sees it: the row is not there yet and commits 300 ms after the page is asked.
+  const again = await search(base, body);
+  await f.rt.services.write(() => undefined);
+  const db = f.rt.db;
+  const rows = db.prepare('SELECT * FROM search_snapshots').all() as Record<string, unknown>[];
+  await f.rt.services.write(() => db.prepare('DELETE FROM search_snapshots').run());
+  const asked = search(base, { ...body, cursor: again.body.next_cursor });
+  await new Promise((r) => setTimeout(r, 300));
+  await f.rt.services.write(() => {
+    for (const row of rows) db.prepare(`INSERT INTO search_snapshots (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row));
+  });
+  const late = await asked;
+  t.equal(late.status, 200, 'the page waited for the snapshot');
+  t.same(late.body.results.map((r) => r.path), expected);
+
+  // One that never comes: invalid_cursor once the wait is over.
+  const lost = await search(base, body);
+  await f.rt.services.write(() => undefined);
+  await f.rt.services.write(() => db.prepare('DELETE FROM search_snapshots').run());
+  const started = Date.now();
+  const refused = await search(base, { ...body, cursor: lost.body.next_cursor });
+  t.equal(refused.status, 400);
+  t.equal(refused.body.error?.code, 'invalid_cursor');
+  t.ok(Date.now() - started >= 1000, 'after waiting for it');
 });

@@ -39,6 +39,8 @@ export interface SearchPosition {
   snapshot: string;
   entry: number;
   shown: number;
+  /** When the cursor expires (epoch ms), as signed in it; set by readSearchCursor. */
+  expiresAt?: number;
 }
 
 export function signSearchCursor(secret: Buffer, binding: string, at: SearchPosition, expiresAt: number): string {
@@ -50,7 +52,7 @@ export function signSearchCursor(secret: Buffer, binding: string, at: SearchPosi
 export function readSearchCursor(secret: Buffer, cursor: string, binding: string, now = Date.now()): SearchPosition {
   const payload = verifiedPayload(secret, cursor, binding, now) as Partial<SearchCursorPayload>;
   if (typeof payload.s !== 'string' || !Number.isSafeInteger(payload.r) || payload.r! < 0) throw invalidCursor('is not valid');
-  return { snapshot: payload.s, entry: payload.p!, shown: payload.r! };
+  return { snapshot: payload.s, entry: payload.p!, shown: payload.r!, expiresAt: payload.e };
 }
 
 interface SearchCursorPayload extends CursorPayload {

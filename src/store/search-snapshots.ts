@@ -60,6 +60,11 @@ function keepWithinBytes(db: Db, budget: number): void {
   ).run(budget);
 }
 
+/** Whether a snapshot row exists at all, expired or not. */
+export function searchSnapshotExists(db: Db, id: string): boolean {
+  return stmt(db, 'SELECT 1 FROM search_snapshots WHERE id = ?').get(id) !== undefined;
+}
+
 /** A snapshot that has not expired, or undefined. */
 export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapshotRow | undefined {
   return stmt(db, 'SELECT id, collection_rid, binding, page_one, entries, entry_count, complete, expires_at FROM search_snapshots WHERE id = ? AND expires_at >= ?').get(id, now) as

@@ -16,6 +16,7 @@ import {
   getSearchSnapshot,
   insertSearchSnapshot,
   keepSearchSnapshotUntil,
+  searchSnapshotExists,
   keywordPassagesOfFile,
   liveReadyFileUpdates,
   passageFiles,
@@ -66,6 +67,15 @@ export const SNAPSHOT_BOUNDS = { rows: 5000, bytes: 64 * 1024 * 1024 };
  * deeper window only joins more rows.
  */
 export const KEYWORD_FIRST_DEPTH = 100;
+/**
+ * First pages whose snapshot this process is still writing. The first page answers before its
+ * snapshot commits (writing it cost a tenth of a keyword search, and more while the indexing worker
+ * holds the write token); a next page that comes sooner waits for it here.
+ */
+const savingSnapshots = new Map<string, Promise<unknown>>();
+/** How long a next page waits for a snapshot that another daemon may still be committing. */
+export const SNAPSHOT_ARRIVAL_MS = 5000;
+const SNAPSHOT_POLL_MS = 25;
 /** How far past the kept entries a continuation ranks again when it needs more of them. */
 const EXTENSION_STEP = 100;
 
@@ -175,7 +185,10 @@ export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: P
     complete: groups.length < wanted && kept.length === groups.length ? 1 : 0,
     expires_at: expiresAt,
   };
-  await s.write(() => insertSearchSnapshot(s.db, row, rankedAt, SNAPSHOT_BOUNDS));
+  const saved = s.write(() => insertSearchSnapshot(s.db, row, rankedAt, SNAPSHOT_BOUNDS));
+  savingSnapshots.set(id, saved);
+  // A snapshot that failed to commit (a full disk) makes its cursor invalid_cursor; the page stands.
+  saved.catch(() => undefined).finally(() => savingSnapshots.delete(id));
   return signSearchCursor(s.cursorSecret, req.binding, { snapshot: id, entry: req.limit, shown: req.limit }, expiresAt);
 }
 
@@ -189,7 +202,7 @@ export interface LaterPage {
 
 /** A later page: the snapshot's next entries that may still be shown, as they are now. */
 export async function continuePage(s: Services, req: SnapshotRequest, at: SearchPosition, now = Date.now()): Promise<LaterPage> {
-  let row = getSearchSnapshot(s.db, at.snapshot, now);
+  let row = await keptSnapshot(s, at, now);
   if (!row) throw invalidCursor('has expired');
   const kept = JSON.parse(row.page_one) as KeptPageOne;
   if (kept.encoding !== ENCODING) throw invalidCursor('has expired');
@@ -220,6 +233,23 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
     cursor = signSearchCursor(s.cursorSecret, req.binding, { snapshot: row.id, entry: next, shown: at.shown + groups.length }, expiresAt);
   }
   return { groups, firstRank: at.shown + 1, next: cursor, pageOne };
+}
+
+/**
+ * The snapshot a cursor names: once this process has written it, or, for a fresh cursor whose
+ * snapshot is not there at all, once the daemon that served the first page has committed it.
+ */
+async function keptSnapshot(s: Services, at: SearchPosition, now: number): Promise<SearchSnapshotRow | undefined> {
+  const row = getSearchSnapshot(s.db, at.snapshot, now);
+  if (row) return row;
+  const saving = savingSnapshots.get(at.snapshot);
+  if (saving) {
+    await saving.catch(() => undefined);
+    return getSearchSnapshot(s.db, at.snapshot, Date.now());
+  }
+  const issued = (at.expiresAt ?? 0) - SEARCH_CURSOR_TTL_MS;
+  while (!searchSnapshotExists(s.db, at.snapshot) && Date.now() - issued < SNAPSHOT_ARRIVAL_MS) await new Promise((r) => setTimeout(r, SNAPSHOT_POLL_MS));
+  return getSearchSnapshot(s.db, at.snapshot, Date.now());
 }
 
 /**
