@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { migrate, openDatabase } from '../src/store/db.js';
 import { insertFileVersion } from '../src/store/files.js';
-import { getPassages, replacePassageRows, type NewPassage } from '../src/store/passages.js';
+import { deletePassages, getPassages, replacePassageRows, type NewPassage } from '../src/store/passages.js';
 import { createFtsTableSql } from '../src/store/migrations.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
@@ -55,6 +55,22 @@ t.test('store: verbatim slices are kept as offsets, the rest as text, and all re
   const [plain] = db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 9, passages: passages.slice(0, 1) }]))();
   t.equal((db.prepare('SELECT text FROM passages WHERE rid = ?').get(plain![0]) as { text: string }).text, passages[0]!.text, 'without a source the text is stored');
   t.equal(getPassages(db, plain!)[0]!.text, passages[0]!.text);
+});
+
+t.test('store: a passage rid is never given twice, even after the passages holding the largest rids are replaced or deleted', async (t) => {
+  const db = scratchDb(t);
+  db.exec(createFtsTableSql(5));
+  const texts = ['one', 'two', 'three'].map((w, i) => passage(i, w, 0));
+  const seen = new Set<number>();
+  const fresh = (rids: number[], what: string) => {
+    t.ok(rids.every((rid) => !seen.has(rid)), `${what}: new rids ${rids.join(', ')}`);
+    for (const rid of rids) seen.add(rid);
+  };
+  fresh(db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 1, passages: texts }, { fileRid: 2, passages: texts }]))().flat(), 'two files');
+  // File 2 holds the largest rids: replacing its passages must not give them back to it.
+  fresh(db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 2, passages: texts.slice(0, 2) }]))().flat(), 'file 2 replaced');
+  db.transaction(() => deletePassages(db, 5, 2))();
+  fresh(db.transaction(() => replacePassageRows(db, 5, [{ fileRid: 2, passages: texts }]))().flat(), 'file 2 deleted, then indexed again');
 });
 
 t.test('search evidence, a new version and a reindex read the right source', async (t) => {

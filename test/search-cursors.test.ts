@@ -109,6 +109,17 @@ for (const unit of ['file', 'passage'] as const) {
     t.equal(shown.score, edited.score, 'and its score');
     t.match(shown.evidence[0]?.text, /papaya/, 'with its current evidence');
   });
+
+  t.test(`${unit} results: a file whose metadata changed between pages shows the evidence page 1 ranked`, async (t) => {
+    const base = await fill('meta', unit, { processing: { semantic: false } });
+    const body = { query: 'kiwi', mode: 'keyword', limit: 3, result_unit: unit };
+    const before = (await search(base, { ...body, limit: 100 })).body.results;
+    const { all } = await pagesAround(base, body, async () => {
+      const patched = await f.call('PATCH', `${base}/files/${await fileIdOf(base, before[4]!.path)}`, { metadata: { reviewed: true } });
+      t.equal(patched.status, 200);
+    });
+    t.same(ids(all, unit), ids(before, unit), 'the same results with the same evidence');
+  });
 }
 
 t.test('past the entries page 1 kept, later pages go on without repeats and without files added since', async (t) => {

@@ -27,7 +27,8 @@ const FORBIDDEN: { pattern: RegExp; why: string }[] = [
   { pattern: /from ['"][./]*store\/sqlite\.js['"]/, why: "imports the store's SQLite accessor" },
   // SQL text: an engine compiles what the layers above pass as data (a filter clause, principals).
   { pattern: /\bSELECT\b[^;]*?\bFROM\b/, why: 'holds SQL text (SELECT … FROM)' },
-  { pattern: /\b(?:INSERT INTO|DELETE FROM|CREATE (?:TABLE|INDEX|VIRTUAL TABLE))\b/, why: 'holds SQL text' },
+  { pattern: /\b(?:INSERT(?:\s+OR\s+[A-Z]+)?\s+INTO|REPLACE\s+INTO|DELETE\s+FROM|(?:CREATE|DROP|ALTER)\s+(?:TABLE|INDEX|VIRTUAL TABLE|TRIGGER|VIEW))\b/, why: 'holds SQL text' },
+  { pattern: /\bPRAGMA\s+[a-z_]+/, why: 'holds SQL text (PRAGMA)' },
   { pattern: /\bUPDATE\s+[a-z_]+\s+SET\b/, why: 'holds SQL text (UPDATE … SET)' },
   { pattern: /\bjson_each\s*\(/, why: "holds SQL text (SQLite's json_each)" },
 ];
@@ -58,6 +59,9 @@ t.test('the checks catch what they are meant to', async (t) => {
     "return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params };",
     "db.exec('DELETE FROM search_snapshots');",
     "`UPDATE files SET status = ? WHERE rid = ?`",
+    "'INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)'",
+    "db.exec('DROP TABLE fts_3')",
+    "db.pragma('PRAGMA journal_mode = WAL')",
   ];
   for (const sample of samples) t.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)), sample);
   t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/db.js';")), 'the store handle itself is allowed');

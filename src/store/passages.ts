@@ -37,9 +37,10 @@ export function replacePassageRows(db: Db, collectionRid: number, files: { fileR
   for (const f of files) deletePassages(db, collectionRid, f.fileRid);
   const insertPassage = stmt(
     db,
-    'INSERT INTO passages (file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location, source_version_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid',
+    'INSERT INTO passages (rid, file_rid, ordinal, evidence_kind, heading, text, char_start, char_end, location, source_version_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  return files.map((f) => {
+  let next = nextPassageRid(db);
+  const rids = files.map((f) => {
     // A passage that is exactly its offsets' slice of the inline source it was cut from is stored
     // as those offsets: the source is kept anyway (downloads, reindexing), and the text twice was
     // ~400 bytes a passage at 1M passages (issue 15). Any other passage (extraction changed the
@@ -47,9 +48,26 @@ export function replacePassageRows(db: Db, collectionRid: number, files: { fileR
     const versionRid = f.source ? (stmt(db, 'SELECT rowid AS rid FROM file_versions WHERE id = ?').get(f.source.versionId) as { rid: number } | undefined)?.rid : undefined;
     return f.passages.map((p) => {
       const fromSource = versionRid !== undefined && p.text.length > 0 && f.source!.text.slice(p.char_start, p.char_end) === p.text;
-      return (insertPassage.get(f.fileRid, p.ordinal, p.evidence_kind, p.heading, fromSource ? '' : p.text, p.char_start, p.char_end, p.location, fromSource ? versionRid : null) as { rid: number }).rid;
+      const rid = next++;
+      insertPassage.run(rid, f.fileRid, p.ordinal, p.evidence_kind, p.heading, fromSource ? '' : p.text, p.char_start, p.char_end, p.location, fromSource ? versionRid : null);
+      return rid;
     });
   });
+  stmt(db, `INSERT INTO meta (key, value) VALUES ('${PASSAGE_HIGH_WATER}', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(next - 1));
+  return rids;
+}
+
+/**
+ * Passage rids are never used twice: SQLite gives a new row the largest rid plus one, so a file
+ * re-indexed after its passages held the largest rids got the same rids back for other text, and
+ * a search page kept from before (src/domain/search/snapshot.ts) could not tell its evidence had
+ * changed. The largest rid ever given is kept in `meta`.
+ */
+const PASSAGE_HIGH_WATER = 'passages_high_water';
+
+function nextPassageRid(db: Db): number {
+  const row = stmt(db, `SELECT max(coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '${PASSAGE_HIGH_WATER}'), 0), coalesce((SELECT max(rid) FROM passages), 0)) AS n`).get() as { n: number };
+  return row.n + 1;
 }
 
 /** The passages' text into the collection's FTS5 table: the last write of its transaction (see replacePassageRows). */

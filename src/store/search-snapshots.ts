@@ -99,21 +99,11 @@ export function deleteExpiredSearchSnapshots(db: Db, now: number): number {
   return stmt(db, 'DELETE FROM search_snapshots WHERE expires_at < ?').run(now).changes;
 }
 
-/**
- * Of these files, those of the collection that are live and ready (what a search may still show),
- * each with when it last changed (epoch ms): indexing a new version sets it.
- */
-export function liveReadyFileUpdates(db: Db, collectionRid: number, fileRids: readonly number[]): Map<number, number> {
-  if (fileRids.length === 0) return new Map();
-  const rows = rowsByRid<{ rid: number; collection_rid: number; status: string; deleted_at: string | null; updated_at: string }>(
-    db,
-    'files',
-    fileRids,
-    'rid, collection_rid, status, deleted_at, updated_at',
-  );
-  const out = new Map<number, number>();
-  for (const r of rows) if (r.collection_rid === collectionRid && r.status === 'ready' && r.deleted_at === null) out.set(r.rid, Date.parse(r.updated_at));
-  return out;
+/** Of these files, those of the collection that are live and ready: what a search may still show. */
+export function liveReadyFiles(db: Db, collectionRid: number, fileRids: readonly number[]): Set<number> {
+  if (fileRids.length === 0) return new Set();
+  const rows = rowsByRid<{ rid: number; collection_rid: number; status: string; deleted_at: string | null }>(db, 'files', fileRids, 'rid, collection_rid, status, deleted_at');
+  return new Set(rows.filter((r) => r.collection_rid === collectionRid && r.status === 'ready' && r.deleted_at === null).map((r) => r.rid));
 }
 
 /** Which of these passages exist, and the file each belongs to. */

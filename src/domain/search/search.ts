@@ -159,7 +159,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     const wanted = paged && body.mode === 'keyword' ? Math.max(body.limit, KEYWORD_FIRST_DEPTH) + 1 : body.limit + 1;
     // A later page may ask for explain: a snapshot keeps the parts of every fused score (a keyword
     // score is its own explanation).
-    // Files changed or added after this instant are told apart on later pages (snapshot.ts).
+    // Files added after this instant stay out of later pages (snapshot.ts).
     const rankedAt = Date.now();
     const groups = await rankTo(wanted, explain || (paged && body.mode !== 'keyword'), stages);
     if (body.mode === 'keyword' && match === null) return respond([], null, 0);

@@ -18,7 +18,7 @@ import {
   keepSearchSnapshotUntil,
   searchSnapshotExists,
   keywordPassagesOfFile,
-  liveReadyFileUpdates,
+  liveReadyFiles,
   passageFiles,
   passageRidsOfFile,
   type SearchSnapshotRow,
@@ -68,11 +68,13 @@ export const SNAPSHOT_BOUNDS = { rows: 5000, bytes: 64 * 1024 * 1024 };
  */
 export const KEYWORD_FIRST_DEPTH = 100;
 /**
- * First pages whose snapshot this process is still writing. The first page answers before its
- * snapshot commits (writing it cost a tenth of a keyword search, and more while the indexing worker
- * holds the write token); a next page that comes sooner waits for it here.
+ * First pages whose snapshot this store is still writing, by store. The first page answers before
+ * its snapshot commits (writing it cost a tenth of a keyword search, and more while the indexing
+ * worker holds the write token); a next page that comes sooner waits for it here.
  */
-const savingSnapshots = new Map<string, Promise<unknown>>();
+const savingSnapshots = new WeakMap<object, Map<string, Promise<unknown>>>();
+/** Past this many snapshots waiting to commit, a first page waits for its own: the queue stays bounded. */
+const MAX_SAVING = 64;
 /** How long a next page waits for a snapshot that another daemon may still be committing. */
 export const SNAPSHOT_ARRIVAL_MS = 5000;
 const SNAPSHOT_POLL_MS = 25;
@@ -100,8 +102,10 @@ export interface SnapshotRequest {
 /**
  * Entry encoding, compact since a snapshot holds up to MAX_SNAPSHOT_ENTRIES of them:
  * [file rid, passage rids, score, matched_by bits (1 keyword, 2 semantic), explanation parts?]
- * A file changed since the first page is told by its update time when a page is served: reading
- * each listed file's version when the first page is saved cost a fifth of a keyword search.
+ * A file whose content changed since has other passages: passage rids are never used twice
+ * (src/store/passages.ts), so an entry whose passages all still belong to its file is unchanged,
+ * whatever else (metadata, path) changed. Reading each listed file's version when the first page
+ * was saved instead cost a fifth of a keyword search.
  */
 type Entry = [number, number[], number, number, (number | null)[]?];
 /** Snapshots kept in an earlier entry encoding are not read: their cursors have expired. */
@@ -167,14 +171,15 @@ export function keywordExplanation(bm25: number): Explanation {
 /**
  * After a first page of `limit` out of `groups` (ranked to `wanted`): keeps the ranking and returns
  * the cursor to the next page, or null when there is none. `rankedAt` is when the ranking was read:
- * files created or updated after it are the ones later pages treat as added or changed since.
+ * files created after it are the ones later pages treat as added since.
  */
 export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: PageGroup[], wanted: number, pageOne: PageOne, rankedAt = Date.now()): Promise<string | null> {
   if (groups.length <= req.limit) return null;
   const kept = groups.slice(0, MAX_SNAPSHOT_ENTRIES);
   const entries = kept.map(encodeGroup);
   const id = randomHex(16);
-  const expiresAt = rankedAt + SEARCH_CURSOR_TTL_MS;
+  // From now, not from rankedAt: a next page on another daemon waits for the snapshot a while after the cursor was made.
+  const expiresAt = Date.now() + SEARCH_CURSOR_TTL_MS;
   const row: SearchSnapshotRow = {
     id,
     collection_rid: req.col.rid,
@@ -186,9 +191,13 @@ export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: P
     expires_at: expiresAt,
   };
   const saved = s.write(() => insertSearchSnapshot(s.db, row, rankedAt, SNAPSHOT_BOUNDS));
-  savingSnapshots.set(id, saved);
+  let saving = savingSnapshots.get(s.db);
+  if (!saving) savingSnapshots.set(s.db, (saving = new Map()));
+  const pending = saving;
+  pending.set(id, saved);
   // A snapshot that failed to commit (a full disk) makes its cursor invalid_cursor; the page stands.
-  saved.catch(() => undefined).finally(() => savingSnapshots.delete(id));
+  saved.catch(() => undefined).finally(() => pending.delete(id));
+  if (pending.size > MAX_SAVING) await saved.catch(() => undefined);
   return signSearchCursor(s.cursorSecret, req.binding, { snapshot: id, entry: req.limit, shown: req.limit }, expiresAt);
 }
 
@@ -209,7 +218,7 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
   if (row.collection_rid !== req.col.rid || row.binding !== req.binding) throw invalidCursor('belongs to another request or key');
   let entries = JSON.parse(row.entries) as Entry[];
   let complete = row.complete === 1;
-  const served = new Served(s, req, kept.at);
+  const served = new Served(s, req);
   const groups: PageGroup[] = [];
   let next = at.entry;
   while (groups.length < req.limit) {
@@ -242,13 +251,16 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
 async function keptSnapshot(s: Services, at: SearchPosition, now: number): Promise<SearchSnapshotRow | undefined> {
   const row = getSearchSnapshot(s.db, at.snapshot, now);
   if (row) return row;
-  const saving = savingSnapshots.get(at.snapshot);
+  const saving = savingSnapshots.get(s.db)?.get(at.snapshot);
   if (saving) {
     await saving.catch(() => undefined);
     return getSearchSnapshot(s.db, at.snapshot, Date.now());
   }
   const issued = (at.expiresAt ?? 0) - SEARCH_CURSOR_TTL_MS;
-  while (!searchSnapshotExists(s.db, at.snapshot) && Date.now() - issued < SNAPSHOT_ARRIVAL_MS) await new Promise((r) => setTimeout(r, SNAPSHOT_POLL_MS));
+  while (!s.shutdown.aborted && !searchSnapshotExists(s.db, at.snapshot) && Date.now() - issued < SNAPSHOT_ARRIVAL_MS) {
+    await new Promise((r) => setTimeout(r, SNAPSHOT_POLL_MS));
+  }
+  if (s.shutdown.aborted) return undefined;
   return getSearchSnapshot(s.db, at.snapshot, Date.now());
 }
 
@@ -309,8 +321,6 @@ class Served {
   constructor(
     private readonly s: Services,
     private readonly req: SnapshotRequest,
-    /** When the first page was ranked: a file updated since shows its current evidence. */
-    private readonly since: number,
   ) {
     // The request's principals and filter, as they are now: what the first page could read may be
     // hidden since. `selected` lists ready, live files only; without it, the store checks that.
@@ -319,7 +329,7 @@ class Served {
   }
 
   async resolve(batch: Entry[], from: number, entries: Entry[]): Promise<PageGroup[]> {
-    const files = liveReadyFileUpdates(this.s.db, this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
+    const files = liveReadyFiles(this.s.db, this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
     const showable = batch.filter((e) => files.has(e[0]) && (this.readable === null || this.readable.has(e[0])));
     const stored = passageFiles(
       this.s.db,
@@ -328,7 +338,7 @@ class Served {
     const out: PageGroup[] = [];
     for (const entry of showable) {
       const [fileRid, passageRids, score, bits] = entry;
-      const unchanged = files.get(fileRid)! <= this.since && passageRids.every((rid) => stored.get(rid) === fileRid);
+      const unchanged = passageRids.every((rid) => stored.get(rid) === fileRid);
       let passages: number[];
       if (unchanged) passages = passageRids;
       else if (this.req.unit === 'file') passages = (await this.currentEvidence(fileRid)).slice(0, this.req.evidencePerFile);
