@@ -3,6 +3,7 @@
 // between pages neither repeats nor skips a result, and later pages report the first page's
 // index_generation. Cursors expire with their snapshot, which is then removed.
 import t from 'tap';
+import { untilWrite } from '../src/store/read-cache.js';
 import { insertSearchSnapshot, type SearchSnapshotRow } from '../src/store/search-snapshots.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
@@ -287,4 +288,21 @@ t.test('a next page waits for a snapshot still being committed, and a fresh curs
   t.equal(refused.status, 400);
   t.equal(refused.body.error?.code, 'invalid_cursor');
   t.ok(Date.now() - started >= 1000, 'after waiting for it');
+});
+
+t.test('keeping a snapshot leaves the reads cached until a write in place; other writes clear them', async (t) => {
+  const base = await fill('cache', 'docs', { processing: { semantic: false } });
+  const db = f.rt.db;
+  let computed = 0;
+  const read = () => untilWrite(db, 'test:cache', () => ++computed);
+  read();
+  t.equal(read(), 1, 'cached');
+  // A first page keeps its snapshot, a later page extends its life, the sweep deletes expired ones.
+  const first = await search(base, { query: 'kiwi', mode: 'keyword', limit: 3 });
+  t.ok(first.body.next_cursor);
+  t.equal((await search(base, { query: 'kiwi', mode: 'keyword', limit: 3, cursor: first.body.next_cursor })).status, 200);
+  await f.rt.services.write(() => undefined);
+  t.equal(read(), 1, 'still cached after the snapshot writes');
+  await addInline(f, base, '/new.txt', 'kiwi');
+  t.equal(read(), 2, 'computed again after a file was added');
 });

@@ -3,7 +3,10 @@
 // SciFact search's time, `npm run bench -- --only enforced`), with the same answer for each query
 // of a reader while nothing is written. SQLite tells cheaply whether anything was: data_version
 // moves when another connection commits (the indexing worker's), total_changes() when this one
-// writes (the daemon's Writer). Any write clears every entry: correct first, cheap only when idle.
+// writes (the daemon's Writer). Any write clears every entry: correct first, cheap only when idle;
+// except the writes no cached read looks at (search snapshots: a first page keeps one, and its
+// write clearing the live file list cost every keyword search a pass over its collection's files).
+
 import type { Db } from './db.js';
 import { sqlite } from './sqlite.js';
 import { stmt } from './statements.js';
@@ -12,12 +15,30 @@ import { stmt } from './statements.js';
 const MAX_ENTRIES = 32;
 const caches = new WeakMap<Db, { token: string; entries: Map<string, unknown> }>();
 
+/** Row changes this connection made in tables no cached read looks at. */
+const unseenChanges = new WeakMap<Db, number>();
+
+const totalChanges = (db: Db) => (stmt(db, 'SELECT total_changes() AS n').get() as { n: number }).n;
+
+/**
+ * Runs a change to tables that no `untilWrite` computation reads (search snapshots): it leaves
+ * every cached value in place.
+ */
+export function unseenByCaches<T>(db: Db, change: () => T): T {
+  const before = totalChanges(db);
+  try {
+    return change();
+  } finally {
+    unseenChanges.set(db, (unseenChanges.get(db) ?? 0) + totalChanges(db) - before);
+  }
+}
+
 /** `compute()`'s value, reused for the same key while the database is unchanged. */
 export function untilWrite<T>(db: Db, key: string, compute: () => T): T {
   // Inside a transaction a read may see writes not yet committed, and total_changes() does not go
   // back when they are rolled back: such a value is never kept.
   if (sqlite(db).inTransaction) return compute();
-  const token = `${sqlite(db).pragma('data_version', { simple: true }) as number}:${(stmt(db, 'SELECT total_changes() AS n').get() as { n: number }).n}`;
+  const token = `${sqlite(db).pragma('data_version', { simple: true }) as number}:${totalChanges(db) - (unseenChanges.get(db) ?? 0)}`;
   let cache = caches.get(db);
   if (!cache || cache.token !== token) caches.set(db, (cache = { token, entries: new Map() }));
   if (cache.entries.has(key)) return cache.entries.get(key) as T;

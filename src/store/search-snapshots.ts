@@ -1,7 +1,9 @@
 // Search snapshots: the ranking a search's first page saw, kept for its later pages (migration 21).
 // Rows expire with the cursors that name them and are bounded in number; see docs/decisions.md.
+// Their writes leave the reads cached until a write (read-cache.ts) in place: no cached read looks at them.
 import type { Db } from './db.js';
 import { ftsTableName } from './migrations.js';
+import { unseenByCaches } from './read-cache.js';
 import { rowsByRid, stmt } from './statements.js';
 
 export interface SearchSnapshotRow {
@@ -28,7 +30,11 @@ export interface SnapshotBounds {
  * bounded however many searches run and whether or not the sweeper has run.
  */
 export function insertSearchSnapshot(db: Db, row: SearchSnapshotRow, now: number, bounds: SnapshotBounds): void {
-  deleteExpiredSearchSnapshots(db, now);
+  unseenByCaches(db, () => insertSnapshotRow(db, row, now, bounds));
+}
+
+function insertSnapshotRow(db: Db, row: SearchSnapshotRow, now: number, bounds: SnapshotBounds): void {
+  deleteExpiredRows(db, now);
   const rid = Number(
     stmt(
       db,
@@ -77,6 +83,10 @@ export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapsh
  * (its count is no longer `expectedCount`): false then, and the caller reads it again.
  */
 export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
+  return unseenByCaches(db, () => extendSnapshotRow(db, id, expectedCount, entries, bytesBudget));
+}
+
+function extendSnapshotRow(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
   const done =
     stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
       entries.json,
@@ -92,10 +102,14 @@ export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, 
 
 /** A snapshot lives as long as the last cursor that names it. */
 export function keepSearchSnapshotUntil(db: Db, id: string, expiresAt: number): void {
-  stmt(db, 'UPDATE search_snapshots SET expires_at = max(expires_at, ?) WHERE id = ?').run(expiresAt, id);
+  unseenByCaches(db, () => stmt(db, 'UPDATE search_snapshots SET expires_at = max(expires_at, ?) WHERE id = ?').run(expiresAt, id));
 }
 
 export function deleteExpiredSearchSnapshots(db: Db, now: number): number {
+  return unseenByCaches(db, () => deleteExpiredRows(db, now));
+}
+
+function deleteExpiredRows(db: Db, now: number): number {
   return stmt(db, 'DELETE FROM search_snapshots WHERE expires_at < ?').run(now).changes;
 }
 
