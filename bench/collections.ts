@@ -37,10 +37,10 @@ export async function benchCollections(opts: { startDaemon: StartDaemon; trove: 
   };
   const base = '/namespaces/bench/collections';
   const text = (n: number, i: number) => `Collection ${n}, note ${i}: the quarterly report on orchard yields and irrigation, kiwi and apple rows.`;
-  /** A collection with two files; resolves when both were accepted. */
-  const fill = async (name: string) => {
-    await call('POST', base, { name });
-    for (const i of [1, 2]) await call('POST', `${base}/${name}/files`, { path: `/note-${i}.txt`, source: { type: 'inline', text: text(Number(name.slice(1)) || 0, i) } });
+  /** Collection `c<n>` with two files; resolves when both were accepted. */
+  const fill = async (n: number) => {
+    await call('POST', base, { name: `c${n}` });
+    for (const i of [1, 2]) await call('POST', `${base}/c${n}/files`, { path: `/note-${i}.txt`, source: { type: 'inline', text: text(n, i) } });
   };
   const ready = async (name: string) => {
     for (;;) {
@@ -60,7 +60,7 @@ export async function benchCollections(opts: { startDaemon: StartDaemon; trove: 
       let next = made;
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
-          while (next < target) await fill(`c${next++}`);
+          while (next < target) await fill(next++);
         }),
       );
       await ready(`c${target - 1}`);

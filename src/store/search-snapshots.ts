@@ -83,21 +83,19 @@ export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapsh
  * (its count is no longer `expectedCount`): false then, and the caller reads it again.
  */
 export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
-  return unseenByCaches(db, () => extendSnapshotRow(db, id, expectedCount, entries, bytesBudget));
-}
-
-function extendSnapshotRow(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
-  const done =
-    stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
-      entries.json,
-      entries.json.length,
-      entries.count,
-      entries.complete ? 1 : 0,
-      id,
-      expectedCount,
-    ).changes === 1;
-  if (done) keepWithinBytes(db, bytesBudget);
-  return done;
+  return unseenByCaches(db, () => {
+    const done =
+      stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
+        entries.json,
+        entries.json.length,
+        entries.count,
+        entries.complete ? 1 : 0,
+        id,
+        expectedCount,
+      ).changes === 1;
+    if (done) keepWithinBytes(db, bytesBudget);
+    return done;
+  });
 }
 
 /** A snapshot lives as long as the last cursor that names it. */
