@@ -6,16 +6,29 @@
 // repository (`--out`; node_modules resolves from there as from dist/), seeded with a copy of this
 // build, as a developer's dist/ is when they rebuild.
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { copyFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROOT, runNode } from './helpers/cli.js';
+import { ROOT } from './helpers/cli.js';
 
 t.setTimeout(20 * 60_000);
 
 /** The build this test runs from (dist/, or a helper's own out dir). */
 const CURRENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MODEL = 'glove-sg-100d.v1.bin';
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 t.test('a CLI started while the build runs always finds a whole build; the model is carried over, not rebuilt', async (t) => {
   // .build-*/ is ignored by git; inside the repository so that node_modules resolves.
@@ -33,11 +46,11 @@ t.test('a CLI started while the build runs always finds a whole build; the model
   const stampBefore = JSON.parse(readFileSync(path.join(out, '.build-stamp'), 'utf8')).started_at as string;
   const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-  const cli = () => runNode([path.join(pkg, 'bin', 'trove'), '--version']);
+  const cli = () => run([path.join(pkg, 'bin', 'trove'), '--version']);
   t.equal((await cli()).stdout.trim(), version, 'the seeded build runs');
 
   let building = true;
-  const build = runNode([path.join(ROOT, 'scripts', 'build.mjs'), '--shipped', '--out', out]).finally(() => (building = false));
+  const build = run([path.join(ROOT, 'scripts', 'build.mjs'), '--shipped', '--out', out]).finally(() => (building = false));
   const runs: { code: number | null; stdout: string; stderr: string }[] = [];
   while (building) runs.push(await cli());
   const built = await build;
