@@ -19,9 +19,9 @@ import { extractDocument, extractTextDocument } from '../src/domain/ingest/extra
 import { detectContentType } from '../src/domain/ingest/detect.js';
 import { shutdownOcr } from '../src/domain/ingest/formats/ocr.js';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { openDatabase } from '../src/store/db.js';
-import { footprint } from '../src/store/footprint.js';
-import { keywordIndexSegments } from '../src/store/passages.js';
+import { openDatabase } from '../src/store/sqlite/db.js';
+import { footprint } from '../src/store/sqlite/footprint.js';
+import { keywordIndexSegments } from '../src/store/sqlite/passages.js';
 import { tmpdir } from 'node:os';
 import { benchSearchFloor } from './search-floor.js';
 import { benchIngestFloor } from './ingest-floor.js';

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { openRuntime } from '../daemon/runtime.js';
 import { authenticate } from '../src/domain/keys.js';
 import { search } from '../src/domain/search/search.js';
-import { findCollection } from '../src/store/collections.js';
-import { findNamespace } from '../src/store/namespaces.js';
+import { findCollection } from '../src/store/sqlite/collections.js';
+import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import { jsonl, pct, round, type Doc } from './ingest-floor.js';
 
 const KEY = 'bench-cursors-cluster-key-0123456789';

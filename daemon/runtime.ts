@@ -38,11 +38,11 @@ import { withMcp } from '../src/mcp/http.js';
 import { packageVersion } from '../src/contract/version.js';
 import { FileRoots } from '../src/domain/file-roots.js';
 import type { Logger } from '../src/http/router.js';
-import { openDatabase, type SqliteDb } from '../src/store/db.js';
-import { requeueInterruptedWork } from '../src/store/jobs.js';
-import { getOrCreateSecret } from '../src/store/meta.js';
-import { WriteGate } from '../src/store/write-gate.js';
-import { Writer } from '../src/store/writer.js';
+import { openDatabase, type SqliteDb } from '../src/store/sqlite/db.js';
+import { requeueInterruptedWork } from '../src/store/sqlite/jobs.js';
+import { getOrCreateSecret } from '../src/store/sqlite/meta.js';
+import { WriteGate } from '../src/store/sqlite/write-gate.js';
+import { Writer } from '../src/store/sqlite/writer.js';
 
 export { defaultDataDir };
 
@@ -87,7 +87,7 @@ export interface Runtime {
   /** The file:// roots: the start-up ones and those the operator grants while it runs. */
   roots: FileRoots;
   startedAt: Date;
-  /** The data dir's write token, shared with the indexing worker (src/store/write-gate.ts). */
+  /** The data dir's write token, shared with the indexing worker (src/store/sqlite/write-gate.ts). */
   writeGate: WriteGate;
   setPublicBaseUrl(url: string): void;
   /**

@@ -16,8 +16,8 @@ import { createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey } from '../src/domain/keys.js';
 import { contentTypeFromPath } from '../src/contract/content-types.js';
 import type { App } from '../src/http/app.js';
-import { findKeyByName } from '../src/store/keys.js';
-import { findNamespace } from '../src/store/namespaces.js';
+import { findKeyByName } from '../src/store/sqlite/keys.js';
+import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import type { Runtime } from './runtime.js';
 
 /** A seed that passed every check that needs no daemon, with what its errors should point at. */

@@ -17,7 +17,7 @@ import { ID_PREFIXES, newId, nowIso } from '../src/contract/ids.js';
 import { hashSecret, mintSecret } from '../src/domain/keys.js';
 import type { RouteDef } from '../src/http/router.js';
 import { dataPlaneRoutes } from '../src/http/routes.js';
-import { insertKey } from '../src/store/keys.js';
+import { insertKey } from '../src/store/sqlite/keys.js';
 import { addInline, CLUSTER_KEY, seedCollection, startFixture, type Call } from './helpers/trove.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];

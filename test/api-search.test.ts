@@ -5,7 +5,7 @@ import { newId, nowIso } from '../src/contract/ids.js';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { hashSecret } from '../src/domain/keys.js';
 import { bestJsonSnippet, MAX_EVIDENCE_CHARS } from '../src/domain/search/snippet.js';
-import { insertKey } from '../src/store/keys.js';
+import { insertKey } from '../src/store/sqlite/keys.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { loadBuiltinEmbedder } from '../src/domain/embed/builtin.js';
-import { vectorTableName } from '../src/store/migrations.js';
+import { vectorTableName } from '../src/store/sqlite/migrations.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
 

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { conceptCorpus, conceptVector, embeddingServer, scrambledVector, type ConceptCorpus } from './helpers/concept-corpus.js';
-import { sqlite } from '../src/store/sqlite.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const corpus = conceptCorpus(90, { decoy: true });

@@ -4,13 +4,13 @@ import type { Processing } from '../src/contract/schemas.js';
 // one write path that forgot its counter would show here.
 import t from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
-import { fileCounts, insertCollection, markCollectionDeleted, restoreCollection, type FileCounts } from '../src/store/collections.js';
-import { migrate, openDatabase, type SqliteDb } from '../src/store/db.js';
-import { insertFile, markFileDeleted, markFileIndexed, replaceFileSource, resetInterruptedFiles, setFileStatus, type FileRow } from '../src/store/files.js';
-import { requeueCollectionFiles } from '../src/store/jobs.js';
-import { MIGRATIONS } from '../src/store/migrations.js';
-import { insertNamespace, markNamespaceDeleted } from '../src/store/namespaces.js';
-import { purgeCollection, undeleteNamespace } from '../src/store/purge.js';
+import { fileCounts, insertCollection, markCollectionDeleted, restoreCollection, type FileCounts } from '../src/store/sqlite/collections.js';
+import { migrate, openDatabase, type SqliteDb } from '../src/store/sqlite/db.js';
+import { insertFile, markFileDeleted, markFileIndexed, replaceFileSource, resetInterruptedFiles, setFileStatus, type FileRow } from '../src/store/sqlite/files.js';
+import { requeueCollectionFiles } from '../src/store/sqlite/jobs.js';
+import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
+import { insertNamespace, markNamespaceDeleted } from '../src/store/sqlite/namespaces.js';
+import { purgeCollection, undeleteNamespace } from '../src/store/sqlite/purge.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
 function counted(db: SqliteDb, collectionRid: number): FileCounts {

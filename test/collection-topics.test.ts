@@ -5,10 +5,10 @@ import type { z } from 'zod';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { join } from 'node:path';
 import { dueForTraining, FIRST_TRAINING_FILES, SETTLED_TRAINING_FILES, staysSettled, trainAndRefold, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
-import { databaseFile } from '../src/store/db.js';
+import { databaseFile } from '../src/store/sqlite/db.js';
 import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
-import { collectionModelVersion, getCollectionModel } from '../src/store/collection-models.js';
-import { sqlite } from '../src/store/sqlite.js';
+import { collectionModelVersion, getCollectionModel } from '../src/store/sqlite/collection-models.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -190,8 +190,8 @@ t.test('a reindex learns the model afresh', async (t) => {
 });
 
 t.test("a purged collection's rid coming back never meets the old model's version", async (t) => {
-  const { openDatabase } = await import('../src/store/db.js');
-  const { putCollectionModel } = await import('../src/store/collection-models.js');
+  const { openDatabase } = await import('../src/store/sqlite/db.js');
+  const { putCollectionModel } = await import('../src/store/sqlite/collection-models.js');
   const db = openDatabase(':memory:', { migrate: true });
   t.teardown(() => db.close());
   const now = '2026-01-01T00:00:00.000Z';

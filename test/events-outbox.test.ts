@@ -5,13 +5,13 @@
 // implementation (ids and timestamps normalized); TROVE_WRITE_GOLDEN=1 records it again. One
 // change since, on purpose: an indexing transaction bumps its collection's generation once, after
 // its files and jobs (it was once per file), so that `collection.updated` now follows `job.updated`.
-// And a file event's data is the file as GET shows it (src/store/file-resource.ts): no `error: null`.
+// And a file event's data is the file as GET shows it (src/store/sqlite/file-resource.ts): no `error: null`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { restoreWorkspace } from '../src/domain/restore.js';
-import type { EventRow } from '../src/store/events.js';
-import { claimJobs, requeueInterruptedJobs } from '../src/store/jobs.js';
-import { resetInterruptedFiles, setFileStatus } from '../src/store/files.js';
+import type { EventRow } from '../src/store/sqlite/events.js';
+import { claimJobs, requeueInterruptedJobs } from '../src/store/sqlite/jobs.js';
+import { resetInterruptedFiles, setFileStatus } from '../src/store/sqlite/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const GOLDEN = new URL('../../test/golden/events-outbox.json', import.meta.url);

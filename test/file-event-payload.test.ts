@@ -5,8 +5,8 @@
 // stored data on). For file.deleted, the state compared is the GET just before the delete, with
 // the status and time the delete gave it.
 import t, { type Test } from 'tap';
-import { claimJobs } from '../src/store/jobs.js';
-import { markFileIndexed, setFileStatus } from '../src/store/files.js';
+import { claimJobs } from '../src/store/sqlite/jobs.js';
+import { markFileIndexed, setFileStatus } from '../src/store/sqlite/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 /** The events after `after` (an event ID) about one file, oldest first, through GET /events. */

@@ -6,9 +6,9 @@ import t from 'tap';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../src/store/db.js';
-import { createFtsTableSql, ftsTableName } from '../src/store/migrations.js';
-import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/passages.js';
+import { openDatabase } from '../src/store/sqlite/db.js';
+import { createFtsTableSql, ftsTableName } from '../src/store/sqlite/migrations.js';
+import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/sqlite/passages.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 

@@ -1,14 +1,14 @@
-// The keyword ranking (store/keyword-postings.ts feeding domain/search/bm25.ts) against BM25 computed
+// The keyword ranking (store/sqlite/keyword-postings.ts feeding domain/search/bm25.ts) against BM25 computed
 // from scratch on one index: 900 passages of random words from a small vocabulary (so scores tie),
 // headings and bodies, repeated and shared-stem query words, a Han phrase of bigrams; for a reader
 // of everything, of half the files, and after deletes.
 import t, { type Test } from 'tap';
 import { buildMatchPhrases } from '../src/domain/search/query-text.js';
 import { keywordIndexText } from '../src/contract/cjk.js';
-import { openDatabase } from '../src/store/db.js';
-import { createFtsTableSql } from '../src/store/migrations.js';
+import { openDatabase } from '../src/store/sqlite/db.js';
+import { createFtsTableSql } from '../src/store/sqlite/migrations.js';
 import { keywordRanking } from '../src/domain/search/keyword-ranking.js';
-import { liveFiles } from '../src/store/keyword-postings.js';
+import { liveFiles } from '../src/store/sqlite/keyword-postings.js';
 import { bm25FromScratch, livePassages, relativeError } from './helpers/bm25.js';
 
 const db = openDatabase(':memory:', { migrate: true });

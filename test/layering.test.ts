@@ -107,13 +107,13 @@ t.test('no layer imports a higher one', async (t) => {
 
 t.test('the check catches what it is for', async (t) => {
   const edge = (from: string, spec: string, text = `import { x } from '${spec}';`) => importsOf(from, text);
-  t.same(violations(edge('src/store/files.ts', '../domain/files.js')).length, 1, 'the store importing the domain');
-  t.same(violations(edge('src/rpc/router.ts', '../store/events.js')).length, 1, 'a transport calling the store');
-  t.same(violations(edge('src/rpc/router.ts', '../store/events.js', "import type { EventRow } from '../store/events.js';")), [], 'a transport naming a store type');
-  t.same(violations(edge('src/rpc/router.ts', '../store/events.js', "import { type EventRow, type Db } from '../store/events.js';")), [], 'inline type names too');
-  t.same(violations(edge('src/rpc/router.ts', '../store/events.js', "import { type EventRow, eventsAfter } from '../store/events.js';")).length, 1, 'but not a value beside them');
+  t.same(violations(edge('src/store/sqlite/files.ts', '../../domain/files.js')).length, 1, 'the store importing the domain');
+  t.same(violations(edge('src/rpc/router.ts', '../store/sqlite/events.js')).length, 1, 'a transport calling the store');
+  t.same(violations(edge('src/rpc/router.ts', '../store/sqlite/events.js', "import type { EventRow } from '../store/sqlite/events.js';")), [], 'a transport naming a store type');
+  t.same(violations(edge('src/rpc/router.ts', '../store/sqlite/events.js', "import { type EventRow, type Db } from '../store/sqlite/events.js';")), [], 'inline type names too');
+  t.same(violations(edge('src/rpc/router.ts', '../store/sqlite/events.js', "import { type EventRow, eventsAfter } from '../store/sqlite/events.js';")).length, 1, 'but not a value beside them');
   t.same(violations(edge('src/cli/commands/rules.ts', '../../domain/access/rules.js')).length, 1, 'the CLI importing the domain');
   t.same(violations(edge('src/tui/highlight.ts', '../domain/search/query-text.js', "const m = await import('../domain/search/query-text.js');")).length, 1, 'a dynamic import too');
-  t.same(violations(edge('src/contract/errors.ts', '../store/db.js', "export { x } from '../store/db.js';")).length, 1, 'a re-export too');
-  t.same(violations(edge('daemon/runtime.ts', '../src/store/db.js')), [], 'the composition root may import anything');
+  t.same(violations(edge('src/contract/errors.ts', '../store/sqlite/db.js', "export { x } from '../store/sqlite/db.js';")).length, 1, 'a re-export too');
+  t.same(violations(edge('daemon/runtime.ts', '../src/store/sqlite/db.js')), [], 'the composition root may import anything');
 });

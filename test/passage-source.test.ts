@@ -5,10 +5,10 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate, openDatabase } from '../src/store/db.js';
-import { insertFileVersion } from '../src/store/files.js';
-import { deletePassages, getPassages, replacePassageRows, type NewPassage } from '../src/store/passages.js';
-import { createFtsTableSql } from '../src/store/migrations.js';
+import { migrate, openDatabase } from '../src/store/sqlite/db.js';
+import { insertFileVersion } from '../src/store/sqlite/files.js';
+import { deletePassages, getPassages, replacePassageRows, type NewPassage } from '../src/store/sqlite/passages.js';
+import { createFtsTableSql } from '../src/store/sqlite/migrations.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
 

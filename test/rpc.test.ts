@@ -485,7 +485,7 @@ t.test('the operator channel can be turned off; the HTTP API does not need it', 
 });
 
 t.test('FileRoots: a grant that is also a start-up root is listed once and outlives the flag', async (t) => {
-  const { openDatabase } = await import('../src/store/db.js');
+  const { openDatabase } = await import('../src/store/sqlite/db.js');
   const { FileRoots } = await import('../src/domain/file-roots.js');
   const dir = mkdtempSync(join(tmpdir(), 'trove-rpc-roots-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

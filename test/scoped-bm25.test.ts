@@ -1,10 +1,10 @@
-// BM25 over what the reader may read (store/keyword-postings.ts, domain/search/bm25.ts): statistics
+// BM25 over what the reader may read (store/sqlite/keyword-postings.ts, domain/search/bm25.ts): statistics
 // counted over the reader's passages, so a reader who may read every file gets the open
 // collection's scores, a filter narrows results without moving scores, and the collection
 // model (learnt from every file) stays out of an enforced reader's ranking.
 import t from 'tap';
-import { purgeCollection } from '../src/store/purge.js';
-import { sqlite } from '../src/store/sqlite.js';
+import { purgeCollection } from '../src/store/sqlite/purge.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Call, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;

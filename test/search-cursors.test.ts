@@ -3,8 +3,8 @@
 // between pages neither repeats nor skips a result, and later pages report the first page's
 // index_generation. Cursors expire with their snapshot, which is then removed.
 import t from 'tap';
-import { untilWrite } from '../src/store/read-cache.js';
-import { insertSearchSnapshot, type SearchSnapshotRow } from '../src/store/search-snapshots.js';
+import { untilWrite } from '../src/store/sqlite/read-cache.js';
+import { insertSearchSnapshot, type SearchSnapshotRow } from '../src/store/sqlite/search-snapshots.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 type Result = { file_id: string; path: string; rank: number; score: number; evidence: { text: string }[]; explain?: { fusion: string; score: number } };

@@ -2,7 +2,7 @@
 // a small page must be exactly the head of a large one, deep pages through cursors must match it
 // too, and passages of files that are not ready must be skipped.
 import t from 'tap';
-import { setFileStatus } from '../src/store/files.js';
+import { setFileStatus } from '../src/store/sqlite/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;

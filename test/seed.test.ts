@@ -17,8 +17,8 @@ import type { SeedObject } from '../src/contract/seed.js';
 import { TroveError } from '../src/contract/errors.js';
 import { createKey, createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, estimatedSecretBits } from '../src/domain/keys.js';
-import { findKeyByName } from '../src/store/keys.js';
-import { findNamespace } from '../src/store/namespaces.js';
+import { findKeyByName } from '../src/store/sqlite/keys.js';
+import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import { BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];

@@ -4,10 +4,10 @@
 import t, { type Test } from 'tap';
 import { collectionModelOf, MAX_HELD_TOPICS, topicScores } from '../src/domain/search/collection-topics.js';
 import { encodeTopic } from '../src/domain/search/collection-model.js';
-import { putFileTopics } from '../src/store/collection-models.js';
-import { vectorTableName } from '../src/store/migrations.js';
-import { sqlite } from '../src/store/sqlite.js';
-import { similarities } from '../src/store/vectors.js';
+import { putFileTopics } from '../src/store/sqlite/collection-models.js';
+import { vectorTableName } from '../src/store/sqlite/migrations.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
+import { similarities } from '../src/store/sqlite/vectors.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
 t.test('cosines of passages by rid: every block of the list, the same values as one query over them all', async (t) => {

@@ -13,9 +13,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { openDatabase, type SqliteDb } from '../src/store/db.js';
-import { WriteGate } from '../src/store/write-gate.js';
-import { Writer } from '../src/store/writer.js';
+import { openDatabase, type SqliteDb } from '../src/store/sqlite/db.js';
+import { WriteGate } from '../src/store/sqlite/write-gate.js';
+import { Writer } from '../src/store/sqlite/writer.js';
 import { addInline, seedCollection, startFixture, type Call } from './helpers/trove.js';
 
 /** Caps the database at the pages it has now: from here on a write that needs a new page fails with SQLITE_FULL. */

@@ -22,9 +22,9 @@ function sources(dir: string): string[] {
 const FORBIDDEN: { pattern: RegExp; why: string }[] = [
   { pattern: /from ['"]better-sqlite3['"]/, why: 'imports better-sqlite3' },
   { pattern: /from ['"]sqlite-vec['"]/, why: 'imports sqlite-vec' },
-  { pattern: /from ['"][./]*store\/statements\.js['"]/, why: "imports the store's statement cache" },
-  { pattern: /import[^;]*\b(sqlite|SqliteDb)\b[^;]*from ['"][./]*store\/db\.js['"]/, why: "imports the store's SQLite accessor" },
-  { pattern: /from ['"][./]*store\/sqlite\.js['"]/, why: "imports the store's SQLite accessor" },
+  { pattern: /from ['"][./]*store\/(?:sqlite\/)?statements\.js['"]/, why: "imports the store's statement cache" },
+  { pattern: /import[^;]*\b(sqlite|SqliteDb)\b[^;]*from ['"][./]*store\/(?:sqlite\/)?db\.js['"]/, why: "imports the store's SQLite accessor" },
+  { pattern: /from ['"][./]*store\/(?:sqlite\/)?sqlite\.js['"]/, why: "imports the store's SQLite accessor" },
   // SQL text: an engine compiles what the layers above pass as data (a filter clause, principals).
   { pattern: /\bSELECT\b[^;]*?\bFROM\b/, why: 'holds SQL text (SELECT … FROM)' },
   { pattern: /\b(?:INSERT(?:\s+OR\s+[A-Z]+)?\s+INTO|REPLACE\s+INTO|DELETE\s+FROM|(?:CREATE|DROP|ALTER)\s+(?:TABLE|INDEX|VIRTUAL TABLE|TRIGGER|VIEW))\b/, why: 'holds SQL text' },
@@ -51,10 +51,10 @@ t.test('the checks catch what they are meant to', async (t) => {
   const samples = [
     "import Database from 'better-sqlite3';",
     "import * as vec from 'sqlite-vec';",
-    "import { stmt } from '../../store/statements.js';",
-    "import { sqlite, type Db } from '../store/db.js';",
-    "import type { SqliteDb } from '../../store/db.js';",
-    "import { type Db } from '../store/sqlite.js';",
+    "import { stmt } from '../../store/sqlite/statements.js';",
+    "import { sqlite, type Db } from '../store/sqlite/db.js';",
+    "import type { SqliteDb } from '../../store/sqlite/db.js';",
+    "import { type Db } from '../store/sqlite/sqlite.js';",
     "const sql = `SELECT f.rid AS rid FROM files f WHERE ${where}`;",
     "return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params };",
     "db.exec('DELETE FROM search_snapshots');",
@@ -64,6 +64,6 @@ t.test('the checks catch what they are meant to', async (t) => {
     "db.pragma('PRAGMA journal_mode = WAL')",
   ];
   for (const sample of samples) t.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)), sample);
-  t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/db.js';")), 'the store handle itself is allowed');
+  t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test("import type { Db } from '../store/sqlite/db.js';")), 'the store handle itself is allowed');
   t.notOk(FORBIDDEN.some(({ pattern }) => pattern.test('// Select the files the reader may read from the list, then update the settings.')), 'prose is allowed');
 });

@@ -6,10 +6,10 @@ import { runDeleteFileJob, runIndexJobs } from '../src/domain/ingest/pipeline.js
 import { modelTerms, modelText } from '../src/domain/search/collection-model.js';
 import { trainAndRefold } from '../src/domain/search/collection-topics.js';
 import { TrainingWords, trainingWordsOf } from '../src/domain/search/training-words.js';
-import { getCollectionModel } from '../src/store/collection-models.js';
-import { passagesOfFiles } from '../src/store/passages.js';
-import { databaseFile } from '../src/store/db.js';
-import { sqlite } from '../src/store/sqlite.js';
+import { getCollectionModel } from '../src/store/sqlite/collection-models.js';
+import { passagesOfFiles } from '../src/store/sqlite/passages.js';
+import { databaseFile } from '../src/store/sqlite/db.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { claim, inProcessWorker } from './helpers/indexing.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 

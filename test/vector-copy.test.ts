@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseVectorMemory, resolveVectorMemory } from '../src/domain/search/vector-memory.js';
 import { resolveFileSettings } from '../daemon/config.js';
-import { migrate, openDatabase, type Db } from '../src/store/db.js';
-import { Int8Scanner } from '../src/store/simd-scan.js';
-import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/vectors.js';
-import { selectFiles, type FileSelection } from '../src/store/search.js';
+import { migrate, openDatabase, type Db } from '../src/store/sqlite/db.js';
+import { Int8Scanner } from '../src/store/sqlite/simd-scan.js';
+import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/sqlite/vectors.js';
+import { selectFiles, type FileSelection } from '../src/store/sqlite/search.js';
 import { runCli } from './helpers/cli.js';
 import { startFixture, seedCollection } from './helpers/trove.js';
 

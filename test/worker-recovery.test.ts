@@ -4,10 +4,10 @@
 // job that was interrupted before runs alone, and one that keeps killing the worker fails.
 import t, { type Test } from 'tap';
 import { MAX_WORKER_DEATHS, recoverFromWorkerDeath, runIndexJobs, type IndexingWorker } from '../src/domain/ingest/pipeline.js';
-import { getCollectionModel } from '../src/store/collection-models.js';
-import { requeueInterruptedJobs } from '../src/store/jobs.js';
+import { getCollectionModel } from '../src/store/sqlite/collection-models.js';
+import { requeueInterruptedJobs } from '../src/store/sqlite/jobs.js';
 import { claim, inProcessWorker } from './helpers/indexing.js';
-import { sqlite } from '../src/store/sqlite.js';
+import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { nowIso } from '../src/contract/ids.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 

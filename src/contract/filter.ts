@@ -1,6 +1,6 @@
 // Filter clauses of search, answer and research (retrieval-api.md "Filter clause" and "Limits"):
 // validation into a clause tree with precise invalid_filter errors. Each storage engine compiles
-// the tree into its own query (the SQLite engine's: src/store/filter-sql.ts).
+// the tree into its own query (the SQLite engine's: src/store/sqlite/filter-sql.ts).
 
 import * as z from 'zod';
 import { TroveError } from './errors.js';

@@ -19,7 +19,7 @@ export function ancestorFolders(path: string): string[] {
   return out;
 }
 
-/** The rule targets that can govern `path` (see src/store/access-rules.ts targetKey). */
+/** The rule targets that can govern `path` (see src/store/sqlite/access-rules.ts targetKey). */
 export function candidateTargets(path: string): string[] {
   return [...ancestorFolders(path).map((f) => `d${f}`), `f${path}`];
 }

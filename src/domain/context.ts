@@ -1,8 +1,8 @@
 import { TroveError } from '../contract/errors.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/sqlite/db.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
-import type { DenseHit } from '../store/vectors.js';
+import type { DenseHit } from '../store/sqlite/vectors.js';
 import type { Generator } from './answer/generator.js';
 import type { GenerationConfig } from './answer/config.js';
 import type { WebhookConfig } from './webhooks/config.js';
@@ -13,7 +13,7 @@ export interface Services {
   db: Db;
   /**
    * Runs a synchronous change in a write transaction once this thread holds the data dir's write
-   * token (src/store/writer.ts); resolves after COMMIT. Never blocks the event loop on SQLite's lock.
+   * token (src/store/sqlite/writer.ts); resolves after COMMIT. Never blocks the event loop on SQLite's lock.
    */
   write<T>(change: () => T): Promise<T>;
   dataDir: string;

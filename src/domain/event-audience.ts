@@ -9,15 +9,15 @@
 // A webhook sees what the key that created it may see (its creator's current scope, even after
 // that key is revoked: a webhook survives its creator, workspace-api.md); a personal webhook of the
 // operator sees everything in its workspace.
-import { findCollection } from '../store/collections.js';
-import type { EventAudience } from '../store/events.js';
-import { getKeyById } from '../store/keys.js';
-import { findNamespaceById } from '../store/namespaces.js';
-import type { WebhookRow } from '../store/webhooks.js';
+import { findCollection } from '../store/sqlite/collections.js';
+import type { EventAudience } from '../store/sqlite/events.js';
+import { getKeyById } from '../store/sqlite/keys.js';
+import { findNamespaceById } from '../store/sqlite/namespaces.js';
+import type { WebhookRow } from '../store/sqlite/webhooks.js';
 import type { Services } from './context.js';
 import { hasAction, type StoredScope } from './keys.js';
 
-export type { EventAudience } from '../store/events.js';
+export type { EventAudience } from '../store/sqlite/events.js';
 
 /** The operator (the local user) and cluster keys see every event. */
 export const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: null, resources: true, research: 'all' };

@@ -3,11 +3,11 @@
 // collection keys are refused (403) by the route. Events are kept 30 days.
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
-import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/events.js';
+import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/sqlite/events.js';
 import type { Services } from './context.js';
 import { audienceOfKey } from './event-audience.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
-import { getKeyById } from '../store/keys.js';
+import { getKeyById } from '../store/sqlite/keys.js';
 import type { AuthenticatedKey, StoredScope } from './keys.js';
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;

@@ -6,8 +6,8 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
-import type { Db } from '../store/db.js';
-import { grantedFileRoots, saveGrantedFileRoots, type GrantedRoot } from '../store/operator.js';
+import type { Db } from '../store/sqlite/db.js';
+import { grantedFileRoots, saveGrantedFileRoots, type GrantedRoot } from '../store/sqlite/operator.js';
 
 export interface RootEntry {
   path: string;

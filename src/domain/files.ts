@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
-import { getCollectionByRid, type CollectionRow } from '../store/collections.js';
+import { getCollectionByRid, type CollectionRow } from '../store/sqlite/collections.js';
 import {
   findLiveFileByPath,
   getFileByRid,
@@ -17,11 +17,11 @@ import {
   updateFileMetadata,
   type FileRow,
   type SourceFields,
-} from '../store/files.js';
-import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/jobs.js';
-import type { NamespaceRow } from '../store/namespaces.js';
+} from '../store/sqlite/files.js';
+import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/sqlite/jobs.js';
+import type { NamespaceRow } from '../store/sqlite/namespaces.js';
 import { commitBlob, discardBlob, readBlob, receiveBlob, removeBlob } from './blobs.js';
-import { blobInUse } from '../store/purge.js';
+import { blobInUse } from '../store/sqlite/purge.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';

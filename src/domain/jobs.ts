@@ -1,10 +1,10 @@
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
-import type { Db } from '../store/db.js';
-import { finishJob, getJob, insertJob, type JobRow, type NewJob } from '../store/jobs.js';
-import { getCollectionByRid, type CollectionRow } from '../store/collections.js';
-import { getNamespaceByRid, type NamespaceRow } from '../store/namespaces.js';
-import { setFileStatus, getFileByRid } from '../store/files.js';
+import type { Db } from '../store/sqlite/db.js';
+import { finishJob, getJob, insertJob, type JobRow, type NewJob } from '../store/sqlite/jobs.js';
+import { getCollectionByRid, type CollectionRow } from '../store/sqlite/collections.js';
+import { getNamespaceByRid, type NamespaceRow } from '../store/sqlite/namespaces.js';
+import { setFileStatus, getFileByRid } from '../store/sqlite/files.js';
 import type { Services } from './context.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 

@@ -4,10 +4,10 @@ import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
 import { KEY_SECRET_SHAPE, keyPrefixOf } from '../contract/key-secret.js';
 import { newId, nowIso } from '../contract/ids.js';
-import type { Db } from '../store/db.js';
-import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, touchKeyUse, type KeyRow } from '../store/keys.js';
-import type { NamespaceRow } from '../store/namespaces.js';
-import type { CollectionRow } from '../store/collections.js';
+import type { Db } from '../store/sqlite/db.js';
+import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, touchKeyUse, type KeyRow } from '../store/sqlite/keys.js';
+import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { CollectionRow } from '../store/sqlite/collections.js';
 
 /** A key as stored: namespace scopes refer to the namespace's immutable ID. */
 export type StoredScope =

@@ -4,9 +4,9 @@
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
 import type { Namespace } from '../contract/schemas.js';
-import { eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/events.js';
-import { findNamespace } from '../store/namespaces.js';
-import { clusterCounts as countCluster } from '../store/operator.js';
+import { eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/sqlite/events.js';
+import { findNamespace } from '../store/sqlite/namespaces.js';
+import { clusterCounts as countCluster } from '../store/sqlite/operator.js';
 import type { Services } from './context.js';
 import { EVERYTHING } from './event-audience.js';
 import { presentNamespace } from './present.js';

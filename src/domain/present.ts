@@ -1,12 +1,12 @@
 // Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
 import type { Collection, FileResource, Job, Namespace } from '../contract/schemas.js';
-import type { Db } from '../store/db.js';
-import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/collections.js';
-import { getRulesByRid } from '../store/access-rules.js';
-import { fileResource } from '../store/file-resource.js';
-import type { FileRow } from '../store/files.js';
-import type { JobRow } from '../store/jobs.js';
-import { namespaceUsage, type NamespaceRow } from '../store/namespaces.js';
+import type { Db } from '../store/sqlite/db.js';
+import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/sqlite/collections.js';
+import { getRulesByRid } from '../store/sqlite/access-rules.js';
+import { fileResource } from '../store/sqlite/file-resource.js';
+import type { FileRow } from '../store/sqlite/files.js';
+import type { JobRow } from '../store/sqlite/jobs.js';
+import { namespaceUsage, type NamespaceRow } from '../store/sqlite/namespaces.js';
 
 /**
  * `onlyCollections`: the collections the caller may see (a collection key's), by name; usage then
@@ -60,7 +60,7 @@ export function presentCollection(db: Db, col: CollectionRow, namespaceName: str
 }
 
 /**
- * Files as the contract shows them (src/store/file-resource.ts, the one serializer of a file).
+ * Files as the contract shows them (src/store/sqlite/file-resource.ts, the one serializer of a file).
  * `governing_rule` is present only in collections that enforce access rules, and only when a rule
  * governs the file (retrieval-api.md, File). `known`: collection rows the caller read in the same
  * transaction as the files, not read again.

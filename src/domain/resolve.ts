@@ -1,10 +1,10 @@
 // Looking up the resources named in a URL, as the key may see them: absent and out-of-scope are the
 // same 404 (retrieval-api.md, Authentication 3).
 import { TroveError } from '../contract/errors.js';
-import type { Db } from '../store/db.js';
-import { findCollection, type CollectionRow } from '../store/collections.js';
-import { findLiveFileById, findLiveFileByPath, type FileRow } from '../store/files.js';
-import { findNamespace, type NamespaceRow } from '../store/namespaces.js';
+import type { Db } from '../store/sqlite/db.js';
+import { findCollection, type CollectionRow } from '../store/sqlite/collections.js';
+import { findLiveFileById, findLiveFileByPath, type FileRow } from '../store/sqlite/files.js';
+import { findNamespace, type NamespaceRow } from '../store/sqlite/namespaces.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 import { hasPrefix } from '../contract/ids.js';
 import { filePathProblem } from '../contract/paths.js';

@@ -5,16 +5,16 @@
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
-import { deleteExpiredSearchSnapshots } from '../store/search-snapshots.js';
-import { findCollection, restoreCollection, findDeletedCollection } from '../store/collections.js';
-import { requeueCollectionFiles } from '../store/jobs.js';
-import type { NamespaceRow } from '../store/namespaces.js';
+import { deleteExpiredSearchSnapshots } from '../store/sqlite/search-snapshots.js';
+import { findCollection, restoreCollection, findDeletedCollection } from '../store/sqlite/collections.js';
+import { requeueCollectionFiles } from '../store/sqlite/jobs.js';
+import type { NamespaceRow } from '../store/sqlite/namespaces.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
 import { rmSync } from 'node:fs';
 import { blobPath } from './blobs.js';
-import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNamespace, liveNamespaceNamed, namespacesDeletedBefore, purgeCollection, purgeNamespace, undeleteNamespace } from '../store/purge.js';
+import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNamespace, liveNamespaceNamed, namespacesDeletedBefore, purgeCollection, purgeNamespace, undeleteNamespace } from '../store/sqlite/purge.js';
 
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -10,8 +10,8 @@ import { describedSentence, describeIssues } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { authenticate, authorize, noteKeyUse, type AuthenticatedKey, type Permission } from '../domain/keys.js';
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
-import type { CollectionRow } from '../store/collections.js';
-import type { NamespaceRow } from '../store/namespaces.js';
+import type { CollectionRow } from '../store/sqlite/collections.js';
+import type { NamespaceRow } from '../store/sqlite/namespaces.js';
 import { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
 
 export interface AppRequest {

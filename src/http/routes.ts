@@ -14,7 +14,7 @@ import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
 import { downloadHeaders } from './downloads.js';
 import { route, yieldToReads, type RouteDef } from './router.js';
-import type { JobRow } from '../store/jobs.js';
+import type { JobRow } from '../store/sqlite/jobs.js';
 import { Readable } from 'node:stream';
 import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
 import { createKey, listAdministeredKeys, presentCaller, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';

@@ -24,7 +24,7 @@ import { restoreBucket } from '../domain/restore.js';
 import { patchWorkspaceKey } from '../domain/workspace-keys.js';
 import { authenticate } from '../domain/keys.js';
 import { TroveError } from '../contract/errors.js';
-import type { WebhookRow } from '../store/webhooks.js';
+import type { WebhookRow } from '../store/sqlite/webhooks.js';
 
 // `namespace` is the parameter the router resolves (404 outside the key's scope) before authorizing.
 const BASE = '/v1/workspaces/{namespace}/webhooks';

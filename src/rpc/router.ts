@@ -30,7 +30,7 @@ export interface OperatorDeps {
   log: OperatorLog;
   /** The daemon's environment, where TROVE_* overrides of config.json live. */
   env?: NodeJS.ProcessEnv;
-  /** How often the event stream looks at the outbox (written with each change, src/store/events.ts). */
+  /** How often the event stream looks at the outbox (written with each change, src/store/sqlite/events.ts). */
   eventPollMs?: number;
 }
 

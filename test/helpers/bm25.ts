@@ -5,10 +5,10 @@
 import Database from 'better-sqlite3';
 import { keywordIndexText } from '../../src/contract/cjk.js';
 import { buildMatchPhrases } from '../../src/domain/search/query-text.js';
-import type { Db } from '../../src/store/db.js';
-import { FTS_TOKENIZE } from '../../src/store/migrations.js';
-import { getPassages } from '../../src/store/passages.js';
-import { sqlite } from '../../src/store/sqlite.js';
+import type { Db } from '../../src/store/sqlite/db.js';
+import { FTS_TOKENIZE } from '../../src/store/sqlite/migrations.js';
+import { getPassages } from '../../src/store/sqlite/passages.js';
+import { sqlite } from '../../src/store/sqlite/sqlite.js';
 
 const K1 = 1.2;
 const B = 0.75;

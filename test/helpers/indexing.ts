@@ -2,10 +2,10 @@
 // own): claim jobs as the worker would, then run them through src/domain/ingest/pipeline.ts.
 import { nowIso } from '../../src/contract/ids.js';
 import { markIndexing, type IndexingWorker } from '../../src/domain/ingest/pipeline.js';
-import { claimJobs } from '../../src/store/jobs.js';
-import { sqlite } from '../../src/store/sqlite.js';
-import type { WriteFn } from '../../src/store/writer.js';
-import { Writer } from '../../src/store/writer.js';
+import { claimJobs } from '../../src/store/sqlite/jobs.js';
+import { sqlite } from '../../src/store/sqlite/sqlite.js';
+import type { WriteFn } from '../../src/store/sqlite/writer.js';
+import { Writer } from '../../src/store/sqlite/writer.js';
 import type { Fixture } from './trove.js';
 
 /** Claims up to `limit` queued jobs and marks their files `indexing`, in one transaction. */

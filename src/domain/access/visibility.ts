@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
 import type { Collection } from '../../contract/schemas.js';
 import type { FilterClause } from '../../contract/filter.js';
-import { visibleFileCounts, visibleReadyFiles } from '../../store/access-rules.js';
-import { fileCounts, type CollectionRow, type FileCounts } from '../../store/collections.js';
-import type { Db } from '../../store/db.js';
-import { untilWrite } from '../../store/read-cache.js';
-import { selectFiles, type FileSelection } from '../../store/search.js';
+import { visibleFileCounts, visibleReadyFiles } from '../../store/sqlite/access-rules.js';
+import { fileCounts, type CollectionRow, type FileCounts } from '../../store/sqlite/collections.js';
+import type { Db } from '../../store/sqlite/db.js';
+import { untilWrite } from '../../store/sqlite/read-cache.js';
+import { selectFiles, type FileSelection } from '../../store/sqlite/search.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
@@ -37,7 +37,7 @@ export interface RetrievalScope {
   selected: FileSelection | null;
   /**
    * The ready files the reader may read, filter aside: an enforced search's BM25 statistics count
-   * these and nothing else (store/keyword-postings.ts). Null when the reader is everyone.
+   * these and nothing else (store/sqlite/keyword-postings.ts). Null when the reader is everyone.
    */
   readableFiles: readonly number[] | null;
 }

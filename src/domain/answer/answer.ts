@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { AnswerRequest, AnswerResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/collections.js';
+import type { CollectionRow } from '../../store/sqlite/collections.js';
 import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { search } from '../search/search.js';
@@ -16,7 +16,7 @@ import { followUpQuery, GenerationError } from './generator.js';
 import { findMarkers, finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
 import { questionSupport, questionTerms, type Support } from './support.js';
-import { keywordPostings, liveFiles } from '../../store/keyword-postings.js';
+import { keywordPostings, liveFiles } from '../../store/sqlite/keyword-postings.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
 type Response = z.infer<typeof AnswerResponse>;

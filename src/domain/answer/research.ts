@@ -7,8 +7,8 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { ResearchRunSchema } from '../../contract/schemas.js';
-import { getCollectionByRid, type CollectionRow } from '../../store/collections.js';
-import type { NamespaceRow } from '../../store/namespaces.js';
+import { getCollectionByRid, type CollectionRow } from '../../store/sqlite/collections.js';
+import type { NamespaceRow } from '../../store/sqlite/namespaces.js';
 import {
   claimResearch,
   expireIdempotencyKeys,
@@ -21,7 +21,7 @@ import {
   requeueInterruptedResearch,
   setResearchProgress,
   type ResearchRow,
-} from '../../store/research.js';
+} from '../../store/sqlite/research.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';

@@ -4,12 +4,12 @@
 // `pending` behind it, N such sources for N minutes (found by a bad-input attack).
 //
 // So such a job stays queued while this lane fetches its source; the worker's claim skips it until
-// its bytes (or its failure) are in (src/store/jobs.ts claimJobs), and indexVersion then reads them
+// its bytes (or its failure) are in (src/store/sqlite/jobs.ts claimJobs), and indexVersion then reads them
 // from here. A job waiting here is not `running`: a worker death is not counted against it, and a
 // cancel, a deleted collection or a changed file ends its fetch. The lane holds a bounded number of
 // jobs, taken in turn from each namespace, so neither memory nor one tenant's slow hosts grow
 // without limit.
-import type { JobRow } from '../../store/jobs.js';
+import type { JobRow } from '../../store/sqlite/jobs.js';
 import { fetchSourceUri, type FetchedSource, type FetchOptions } from './fetch.js';
 
 /** Fetches running at once. */

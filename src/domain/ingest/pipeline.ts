@@ -2,15 +2,15 @@
 // the worker thread (worker-thread.ts) drives them off the HTTP thread.
 import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
-import type { Db } from '../../store/db.js';
-import type { WriteFn } from '../../store/writer.js';
-import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/collections.js';
-import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/vectors.js';
+import type { Db } from '../../store/sqlite/db.js';
+import type { WriteFn } from '../../store/sqlite/writer.js';
+import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/sqlite/collections.js';
+import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/sqlite/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/files.js';
-import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/jobs.js';
-import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/passages.js';
+import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/sqlite/files.js';
+import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
+import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/sqlite/passages.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
@@ -18,7 +18,7 @@ import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
 import { staysSettled, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { modelTerms, modelText } from '../search/collection-model.js';
 import { trainingWordsOf } from '../search/training-words.js';
-import { putFileTopics } from '../../store/collection-models.js';
+import { putFileTopics } from '../../store/sqlite/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
@@ -43,7 +43,7 @@ export interface PipelineConfig {
 
 /**
  * `source`: the version's inline text, which passages that are verbatim slices of it are read from
- * (src/store/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
+ * (src/store/sqlite/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
  * differs from the passage (Han or kana text, src/contract/cjk.ts); made here, not in the
  * write transaction.
  */
@@ -211,7 +211,7 @@ type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexe
 /**
  * Writes indexed versions: passages, vectors and FTS rows, recording the model on first use. Runs
  * after the transaction's status and event writes, and writes the FTS rows last
- * (src/store/passages.ts replacePassageRows says why).
+ * (src/store/sqlite/passages.ts replacePassageRows says why).
  */
 function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null): void {
   const byCollection = new Map<number, IndexedFile[]>();

@@ -1,11 +1,11 @@
 // The indexing worker: a thread with its own SQLite connection that claims jobs and runs them, so
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { openDatabase, truncateWal } from '../../store/db.js';
-import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/jobs.js';
-import { mergeKeywordIndexStep } from '../../store/passages.js';
-import { WriteGate } from '../../store/write-gate.js';
-import { Writer } from '../../store/writer.js';
+import { openDatabase, truncateWal } from '../../store/sqlite/db.js';
+import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/sqlite/jobs.js';
+import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
+import { WriteGate } from '../../store/sqlite/write-gate.js';
+import { Writer } from '../../store/sqlite/writer.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
@@ -13,13 +13,13 @@ import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
-import { fileVersionState } from '../../store/files.js';
+import { fileVersionState } from '../../store/sqlite/files.js';
 import { FETCH_AHEAD_CAPACITY, FetchAhead } from './fetch-ahead.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
   dbFile: string;
-  /** The daemon's write token (src/store/write-gate.ts): this thread writes only while it holds it. */
+  /** The daemon's write token (src/store/sqlite/write-gate.ts): this thread writes only while it holds it. */
   writeGate: SharedArrayBuffer;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
   batchSize: number;

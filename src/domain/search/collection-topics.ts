@@ -10,12 +10,12 @@
 // thresholds grow geometrically, so the training a collection ever gets costs at most twice its
 // last one; each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
-import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileVersions } from '../../store/collection-models.js';
-import { databaseFile, type Db } from '../../store/db.js';
-import { untilWrite } from '../../store/read-cache.js';
-import { getFileCardsByRid } from '../../store/files.js';
-import { passagesOfFiles } from '../../store/passages.js';
-import type { WriteFn } from '../../store/writer.js';
+import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileVersions } from '../../store/sqlite/collection-models.js';
+import { databaseFile, type Db } from '../../store/sqlite/db.js';
+import { untilWrite } from '../../store/sqlite/read-cache.js';
+import { getFileCardsByRid } from '../../store/sqlite/files.js';
+import { passagesOfFiles } from '../../store/sqlite/passages.js';
+import type { WriteFn } from '../../store/sqlite/writer.js';
 import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
 import { ModelHelper } from './model-helper.js';

@@ -1,9 +1,9 @@
 // A read-only helper thread for nearest-neighbour scans: a large collection's scan takes tens of
 // milliseconds, so it runs here, beside the keyword stage on the HTTP thread, not before or after it.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../store/db.js';
-import { denseHits, refreshVectorCopy, type DenseHit } from '../../store/vectors.js';
-import type { FileSelection } from '../../store/search.js';
+import { openDatabase } from '../../store/sqlite/db.js';
+import { denseHits, refreshVectorCopy, type DenseHit } from '../../store/sqlite/vectors.js';
+import type { FileSelection } from '../../store/sqlite/search.js';
 
 export interface DenseRequest {
   id: number;

@@ -1,9 +1,9 @@
 // The keyword stage's ranking: BM25 (bm25.ts) over the postings and statistics the store reads for a
 // set of files. An open collection counts its live files, an enforced one the files its reader may
 // read, so a reader who may read everything gets the open collection's scores.
-import type { Db } from '../../store/db.js';
-import { keywordPostings, type KeywordPostings } from '../../store/keyword-postings.js';
-import type { PassageHit } from '../../store/search.js';
+import type { Db } from '../../store/sqlite/db.js';
+import { keywordPostings, type KeywordPostings } from '../../store/sqlite/keyword-postings.js';
+import type { PassageHit } from '../../store/sqlite/search.js';
 import { bm25Scores, topBm25, type Bm25Scores } from './bm25.js';
 
 export interface KeywordRanking {

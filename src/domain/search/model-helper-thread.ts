@@ -5,8 +5,8 @@
 // (handed back as words) and reads and splits the files outside it; once the model comes, it gives
 // each of those its vector. The functions are the worker's own, so the vectors are the same bits.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../store/db.js';
-import { passagesOfFiles } from '../../store/passages.js';
+import { openDatabase } from '../../store/sqlite/db.js';
+import { passagesOfFiles } from '../../store/sqlite/passages.js';
 import { embedTermIds, embedTerms, encodeTopic, modelTerms, modelText, termIndex, type CollectionModel } from './collection-model.js';
 import { TrainingWords } from './training-words.js';
 

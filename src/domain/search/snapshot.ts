@@ -1,7 +1,7 @@
 // Search pages after the first serve the ranking the first page saw (a point in time, as Elastic's
 // point-in-time does), not a fresh one: a file added or deleted between pages cannot shift the
 // later pages, so no result repeats and none is skipped. The ranking is kept in the store
-// (src/store/search-snapshots.ts), not in this process, so the next page may reach another daemon
+// (src/store/sqlite/search-snapshots.ts), not in this process, so the next page may reach another daemon
 // on the same database. What a later page shows is checked again when it is served: a file deleted
 // since, no longer ready, or no longer readable by the request's principals (or selected by its
 // filter) is left out and the page fills from the next entries; an edited file keeps its place and
@@ -9,8 +9,8 @@
 import { TroveError } from '../../contract/errors.js';
 import { randomHex } from '../../contract/ids.js';
 import type { SearchResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/collections.js';
-import { getFileCardsByRid } from '../../store/files.js';
+import type { CollectionRow } from '../../store/sqlite/collections.js';
+import { getFileCardsByRid } from '../../store/sqlite/files.js';
 import {
   extendSearchSnapshot,
   getSearchSnapshot,
@@ -22,8 +22,8 @@ import {
   passageFiles,
   passageRidsOfFile,
   type SearchSnapshotRow,
-} from '../../store/search-snapshots.js';
-import { similarities } from '../../store/vectors.js';
+} from '../../store/sqlite/search-snapshots.js';
+import { similarities } from '../../store/sqlite/vectors.js';
 import type { z } from 'zod';
 import type { RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
@@ -103,7 +103,7 @@ export interface SnapshotRequest {
  * Entry encoding, compact since a snapshot holds up to MAX_SNAPSHOT_ENTRIES of them:
  * [file rid, passage rids, score, matched_by bits (1 keyword, 2 semantic), explanation parts?]
  * A file whose content changed since has other passages: passage rids are never used twice
- * (src/store/passages.ts), so an entry whose passages all still belong to its file is unchanged,
+ * (src/store/sqlite/passages.ts), so an entry whose passages all still belong to its file is unchanged,
  * whatever else (metadata, path) changed. Reading each listed file's version when the first page
  * was saved instead cost a fifth of a keyword search.
  */

@@ -18,8 +18,8 @@ import {
   updateWebhook,
   type DeliveryRow,
   type WebhookRow,
-} from '../../store/webhooks.js';
-import { eventsAfter } from '../../store/events.js';
+} from '../../store/sqlite/webhooks.js';
+import { eventsAfter } from '../../store/sqlite/events.js';
 import { audienceOfWebhook } from '../event-audience.js';
 import type { Services } from '../context.js';
 import type { WebhookConfig } from './config.js';

@@ -2,8 +2,8 @@
 // "Other webhook operations"; decisions.md §5-6). A workspace is a namespace, a bucket a collection.
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
-import { findCollection } from '../../store/collections.js';
-import type { NamespaceRow } from '../../store/namespaces.js';
+import { findCollection } from '../../store/sqlite/collections.js';
+import type { NamespaceRow } from '../../store/sqlite/namespaces.js';
 import {
   attemptsOf,
   deleteWebhook,
@@ -20,7 +20,7 @@ import {
   type DeliveryRow,
   type WebhookChanges,
   type WebhookRow,
-} from '../../store/webhooks.js';
+} from '../../store/sqlite/webhooks.js';
 import type { Services } from '../context.js';
 import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
 import { EVENT_TYPES } from '../events.js';

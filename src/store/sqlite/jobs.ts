@@ -1,4 +1,4 @@
-import type { FileErrorCode } from '../contract/errors.js';
+import type { FileErrorCode } from '../../contract/errors.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
 import { resetIndexingFiles, resetInterruptedFiles } from './files.js';

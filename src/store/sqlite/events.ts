@@ -1,4 +1,4 @@
-// The outbox (src/store/migrations.ts v6, v11): one row per change of a job, file, collection or
+// The outbox (src/store/sqlite/migrations.ts v6, v11): one row per change of a job, file, collection or
 // research run, written here by the store function that makes the change, in its transaction (so
 // none is lost on a crash and none exists for a change that rolled back), and read here.
 import type { Db } from './db.js';
@@ -57,7 +57,7 @@ const OBJECT_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collectio
   FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid WHERE f.rid = @rid`;
 
 // The file counts come from the collection's counters (kept with every change of a file's status or
-// deletion, src/store/files.ts), never from a count over its files.
+// deletion, src/store/sqlite/files.ts), never from a count over its files.
 const COLLECTION_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
   SELECT ${EVENT_ID}, @type, c.namespace_rid, c.rid, json_object(
     'id', c.id, 'namespace', n.name, 'name', c.name, 'display_name', c.display_name,

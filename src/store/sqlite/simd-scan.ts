@@ -1,5 +1,5 @@
 // Approximate dot products of one query against many int8 vectors, in WebAssembly SIMD. The
-// dense stage keeps each collection's vectors in memory (src/store/vectors.ts) and scans them here:
+// dense stage keeps each collection's vectors in memory (src/store/sqlite/vectors.ts) and scans them here:
 // a brute-force scan of 100,000 100-dimension vectors takes a few ms this way, against 20-27 ms
 // for sqlite-vec's scan on the same machine (bench: semantic-scale). Rows are int8 with one float
 // scale each (a quarter of float32's memory, so a million passages need about 128 MB, not 400);

@@ -359,7 +359,7 @@ ALTER TABLE api_keys ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
     version: 9,
     sql: `
 -- A collection's vector version changes with every write to its vectors, so the dense stage's
--- in-memory copies (src/store/vectors.ts) know when they are stale. Versions are drawn from one
+-- in-memory copies (src/store/sqlite/vectors.ts) know when they are stale. Versions are drawn from one
 -- sequence across collections, so a purged collection's rid reused later never repeats one.
 CREATE TABLE vector_versions (collection_rid INTEGER PRIMARY KEY, version INTEGER NOT NULL);
 `,
@@ -405,9 +405,9 @@ UPDATE webhook_deliveries SET
     version: 11,
     sql: `
 -- Events without the per-row tax (issue 15): the store functions that change a job, file, collection
--- or research run write its events themselves, in the same transaction (src/store/events.ts
+-- or research run write its events themselves, in the same transaction (src/store/sqlite/events.ts
 -- appendEvent), so the triggers and the JSON views they read go. A collection's file counts are
--- counters kept with every change of a file's status or deletion (src/store/files.ts), not four
+-- counters kept with every change of a file's status or deletion (src/store/sqlite/files.ts), not four
 -- count(*) over its files each time one file changes.
 DROP TRIGGER events_job_insert;
 DROP TRIGGER events_job_status;
@@ -447,7 +447,7 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
     sql: '',
     // Each collection kept its vectors twice: a sqlite-vec vec0 table for scans and vec_N_data for
     // lookups. Scans now run on an in-memory int8 copy re-scored from vec_N_data
-    // (src/store/vectors.ts), so the vec0 tables go (their shadow tables with them). The freed
+    // (src/store/sqlite/vectors.ts), so the vec0 tables go (their shadow tables with them). The freed
     // pages are reused by later writes; VACUUM returns them to the file system.
     run: (db) => {
       const vec0 = sqlite(db).prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%USING vec0%'").all() as { name: string }[];
@@ -458,7 +458,7 @@ UPDATE collections SET files_pending = k.pending, files_indexing = k.indexing, f
     version: 13,
     // A passage that is a verbatim slice of its file's inline source (plain text; not Markdown, whose extraction changes the text)
     // keeps only its offsets and the version it was cut from; its text is read from that source.
-    // The text was stored twice, a fifth of the data dir at 1M passages (issue 15, src/store/passages.ts).
+    // The text was stored twice, a fifth of the data dir at 1M passages (issue 15, src/store/sqlite/passages.ts).
     sql: '',
     run: (db) => {
       // Re-runnable: a database rolled back to an older version by hand (tests do) keeps the column.
@@ -487,7 +487,7 @@ CREATE TABLE IF NOT EXISTS file_topics (
   {
     version: 15,
     // Each keyword index gets an fts5vocab 'instance' view of its postings: an enforced search scores
-    // over the reader's passages only from it (src/store/keyword-postings.ts). A view
+    // over the reader's passages only from it (src/store/sqlite/keyword-postings.ts). A view
     // stores nothing; made with its index, never on the search path (a temp table made there would
     // vanish with a rolled-back transaction).
     sql: '',
@@ -539,13 +539,13 @@ CREATE UNIQUE INDEX IF NOT EXISTS api_keys_name_in_namespace ON api_keys(coalesc
   {
     version: 20,
     // The files whose source is a URI, found without reading the others: the indexing worker looks
-    // for queued http(s) sources to fetch ahead on every turn (src/store/jobs.ts queuedSourceFetches),
+    // for queued http(s) sources to fetch ahead on every turn (src/store/sqlite/jobs.ts queuedSourceFetches),
     // and scanning the whole queue for them cost a bulk ingest of inline files ~0.4 s.
     sql: `CREATE INDEX IF NOT EXISTS files_uri_sources ON files(rid) WHERE source_type = 'uri';`,
   },
   {
     version: 21,
-    // A search's ranking as its first page saw it, which its later pages serve (src/store/search-snapshots.ts):
+    // A search's ranking as its first page saw it, which its later pages serve (src/store/sqlite/search-snapshots.ts):
     // in the database, not in one daemon's memory, so the next page may reach another daemon.
     sql: `
 CREATE TABLE IF NOT EXISTS search_snapshots (
@@ -576,7 +576,7 @@ function addColumnIfMissing(db: Db, table: string, definition: string): void {
   if (!columns.some((c) => c.name === column)) sqlite(db).exec(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
 }
 
-/** Passage vectors of one collection: the table is this name + `_data` (src/store/vectors.ts). */
+/** Passage vectors of one collection: the table is this name + `_data` (src/store/sqlite/vectors.ts). */
 export function vectorTableName(collectionRid: number): string {
   if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
   return `vec_${collectionRid}`;
@@ -589,10 +589,10 @@ export function ftsTableName(collectionRid: number): string {
   return `fts_${collectionRid}`;
 }
 
-/** The keyword index's tokenizer: src/store/keyword-postings.ts tokenizes queries with the same one. */
+/** The keyword index's tokenizer: src/store/sqlite/keyword-postings.ts tokenizes queries with the same one. */
 export const FTS_TOKENIZE = 'porter unicode61 remove_diacritics 2';
 
-/** A read-only view of a keyword index's postings, one row per occurrence (src/store/keyword-postings.ts). */
+/** A read-only view of a keyword index's postings, one row per occurrence (src/store/sqlite/keyword-postings.ts). */
 export function ftsInstancesTableName(collectionRid: number): string {
   return `${ftsTableName(collectionRid)}_instances`;
 }

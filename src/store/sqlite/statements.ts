@@ -34,7 +34,7 @@ const KEY_COLUMN = { files: 'rid', passages: 'rid', file_versions: 'rowid', file
  * Prepared statements are cached per connection; preparing costs more than running most of ours.
  *
  * A statement that writes must run inside a transaction: the daemon's connections write only in
- * the transactions their Writer opens (src/store/writer.ts) once it holds the data dir's write
+ * the transactions their Writer opens (src/store/sqlite/writer.ts) once it holds the data dir's write
  * token. A write in autocommit mode would take SQLite's lock behind the token's back (and, on the
  * HTTP thread, wait for it synchronously), so it fails here, at once, where a test sees it.
  */

@@ -95,7 +95,7 @@ export function getPassages(db: Db, rids: number[]): PassageRow[] {
   for (const r of rows) {
     if (r.source_version_rid === null) continue;
     const source = sources.get(r.source_version_rid);
-    // Versions are removed only with their passages (src/store/purge.ts); a missing one is damage.
+    // Versions are removed only with their passages (src/store/sqlite/purge.ts); a missing one is damage.
     if (source === undefined) throw new Error(`passage ${r.rid}: its source version ${r.source_version_rid} is missing`);
     r.text = source.slice(r.char_start, r.char_end);
   }

@@ -3,7 +3,7 @@
 // which the event page, its stream and webhooks pass on as stored) all call fileResource, so an
 // event's data is what GET of the same file in the same state answers. Valueless optional fields
 // are left out.
-import type { FileResource } from '../contract/schemas.js';
+import type { FileResource } from '../../contract/schemas.js';
 import type { AccessRuleRow } from './access-rules.js';
 import type { Db } from './db.js';
 import type { FileRow } from './files.js';

@@ -1,4 +1,4 @@
-import type { FileErrorCode } from '../contract/errors.js';
+import type { FileErrorCode } from '../../contract/errors.js';
 import { moveFileCount } from './collections.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
@@ -58,7 +58,7 @@ function fileState(db: Db, rid: number): FileState | undefined {
 
 /**
  * Every write of a file's status or deleted_at ends here, in its transaction: the collection's
- * counters move (src/store/collections.ts moveFileCount), and the change is reported in the order
+ * counters move (src/store/sqlite/collections.ts moveFileCount), and the change is reported in the order
  * the v6 triggers reported it: the collection first when it starts indexing (its first busy file)
  * or settles (its last busy file ends), then file.updated and the status's own events.
  * `before` is null for a new file.

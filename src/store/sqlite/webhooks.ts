@@ -1,5 +1,5 @@
 // Webhooks, their delivery log and every attempt (workspace-api.md "Webhook"; decisions.md §6).
-// WEBHOOK_MIGRATION_SQL is appended to src/store/migrations.ts as a new version.
+// WEBHOOK_MIGRATION_SQL is appended to src/store/sqlite/migrations.ts as a new version.
 import type { Db } from './db.js';
 import { audienceClause, audienceParams, type EventAudience } from './events.js';
 import { stmt } from './statements.js';

@@ -1,7 +1,7 @@
 // The SQLite engine's compilation of a validated filter clause (src/contract/filter.ts) into a
 // parameterised predicate over a files table.
-import { TroveError } from '../contract/errors.js';
-import { COLUMN_FIELDS, METADATA_PREFIX, type FilterClause, type FilterComparison, type FilterOp, type FilterScalar, show } from '../contract/filter.js';
+import { TroveError } from '../../contract/errors.js';
+import { COLUMN_FIELDS, METADATA_PREFIX, type FilterClause, type FilterComparison, type FilterOp, type FilterScalar, show } from '../../contract/filter.js';
 
 const SQL_COMPARISON: Record<'gt' | 'gte' | 'lt' | 'lte', string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 const SAFE_ALIAS = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -10,7 +10,7 @@
 //   own savepoint so that one change's error undoes only that change and rejects only its promise.
 // - A promise resolves only after COMMIT: a 202 sent after `await write(...)` is for a committed row.
 //
-// A store statement that writes outside a transaction fails at once (src/store/statements.ts)
+// A store statement that writes outside a transaction fails at once (src/store/sqlite/statements.ts)
 // instead of taking SQLite's lock behind the token's back, so a forgotten call site shows in the
 // tests, not as a stall in production. (PRAGMA query_only toggled around each write would say the
 // same, but costs every cached statement a re-prepare: it halved the ingest rate.)

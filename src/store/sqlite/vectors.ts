@@ -1,7 +1,7 @@
 // Passage vectors, per collection, in one plain table keyed by passage rid (float32 blobs), created
 // when the first vectors arrive (their length fixes the dimensions) and dropped when a reindex
 // moves the collection to another model. Nearest-neighbour scans run on an in-memory int8 copy of
-// it (src/store/simd-scan.ts), split into VECTOR_SHARDS by rid so that one query's scan runs on
+// it (src/store/sqlite/simd-scan.ts), split into VECTOR_SHARDS by rid so that one query's scan runs on
 // several threads at once; the copy shortlists and this table scores the shortlist exactly. Until
 // migration 12 a sqlite-vec vec0 table held every vector a second time for scans; the copy made it
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.

@@ -1,4 +1,4 @@
-import type { FilterClause } from '../contract/filter.js';
+import type { FilterClause } from '../../contract/filter.js';
 import { visibleToPrincipalsSql } from './access-rules.js';
 import type { Db } from './db.js';
 import { compileFilter } from './filter-sql.js';

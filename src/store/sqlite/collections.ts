@@ -1,4 +1,4 @@
-import type { Processing } from '../contract/schemas.js';
+import type { Processing } from '../../contract/schemas.js';
 import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
