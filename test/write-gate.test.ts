@@ -143,6 +143,83 @@ t.test('the writer', async (t) => {
   t.ok(has('main-first'));
 });
 
+t.test('async changes: each keeps its savepoint until it settles, the next waits its turn, COMMIT waits for the last', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'trove-writer-async-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
+  t.teardown(() => db.close());
+  const gate = new WriteGate();
+  const writer = new Writer(db, gate, 'main');
+  const put = (key: string) => stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?)').run(key, 'v');
+  const has = (key: string) => db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key) !== undefined;
+  const tick = () => new Promise((r) => setImmediate(r));
+  const later = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  // Token free: the turn's transaction takes them in order; each settles before the next runs.
+  const order: string[] = [];
+  const slow = writer.write(async () => {
+    put('slow-1');
+    order.push('slow starts');
+    await later(30);
+    put('slow-2');
+    order.push('slow ends');
+    return 'slow result';
+  });
+  const failing = writer.write(async () => {
+    order.push('failing starts');
+    put('failing');
+    await Promise.resolve();
+    throw new Error('this async change fails');
+  });
+  const quick = writer.write(() => (order.push('sync runs'), put('sync'), 'sync result'));
+  t.equal(await slow, 'slow result', 'an async change resolves with its result');
+  await t.rejects(failing, /this async change fails/, 'a failing async change rejects');
+  t.equal(await quick, 'sync result');
+  t.same(order, ['slow starts', 'slow ends', 'failing starts', 'sync runs'], 'no change starts while an async one is still running');
+  t.ok(has('slow-1') && has('slow-2'), 'both writes of the slow change committed, the second made 30 ms after the turn');
+  t.notOk(has('failing'), "the failing change's write was undone");
+  t.ok(has('sync'), 'the change after it committed');
+  t.equal(gate.holder(), null, 'the token is let go');
+
+  // A write arriving while COMMIT waits for a running change goes into the next transaction.
+  let release!: () => void;
+  const held = writer.write(async () => {
+    put('held');
+    await new Promise<void>((r) => (release = r));
+  });
+  await tick();
+  await tick();
+  const next = writer.write(() => put('next'));
+  await later(10);
+  t.notOk(has('next'), 'nothing of the next transaction runs while the token is held');
+  release();
+  await held;
+  await next;
+  t.ok(has('held') && has('next'), 'both commit');
+
+  // Token held by another thread: queued async changes run in the group, one after the other.
+  t.ok(gate.tryAcquire('worker'));
+  const a = writer.write(async () => {
+    await later(5);
+    put('queued-a');
+    return 'a';
+  });
+  const b = writer.write(async () => {
+    put('queued-b');
+    await Promise.resolve();
+    throw new Error('b fails');
+  });
+  const c = writer.write(async () => (put('queued-c'), 'c'));
+  await later(20);
+  t.notOk(has('queued-a'));
+  gate.release('worker');
+  t.equal(await a, 'a');
+  await t.rejects(b, /b fails/);
+  t.equal(await c, 'c');
+  t.ok(has('queued-a') && has('queued-c'), 'the queued async changes commit together');
+  t.notOk(has('queued-b'), 'but not the one that failed');
+});
+
 t.test('a worker that died holding the token does not keep it', async (t) => {
   const gate = new WriteGate();
   t.ok(gate.tryAcquire('worker'));

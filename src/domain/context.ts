@@ -15,7 +15,7 @@ export interface Services {
    * Runs a synchronous change in a write transaction once this thread holds the data dir's write
    * token (src/store/sqlite/writer.ts); resolves after COMMIT. Never blocks the event loop on SQLite's lock.
    */
-  write<T>(change: () => T): Promise<T>;
+  write<T>(change: () => T | Promise<T>): Promise<T>;
   dataDir: string;
   blobsDir: string;
   /** HMAC key for list and search cursors. */

@@ -45,7 +45,7 @@ lowerThisThreadPriority();
 const port = parentPort!;
 const db = openDatabase(init.dbFile);
 const writer = new Writer(db, new WriteGate(init.writeGate), 'worker');
-const write = <T>(change: () => T): Promise<T> => writer.write(change);
+const write = <T>(change: () => T | Promise<T>): Promise<T> => writer.write(change);
 const canceled = new Set<string>();
 let stopping = false;
 let wake: (() => void) | null = null;

@@ -9,6 +9,10 @@
 //   and everything queued meanwhile commits in ONE transaction (group commit), each change in its
 //   own savepoint so that one change's error undoes only that change and rejects only its promise.
 // - A promise resolves only after COMMIT: a 202 sent after `await write(...)` is for a committed row.
+// - A change may be async (the store interface's `write(async (tx) => …)`): its savepoint stays
+//   open until its promise settles, the changes after it wait their turn, and COMMIT waits for it.
+//   The SQLite engine's own calls settle in microtasks, so such a change still ends before the
+//   turn's COMMIT at setImmediate; a change that awaits real I/O holds the token that long.
 //
 // A store statement that writes outside a transaction fails at once (src/store/sqlite/statements.ts)
 // instead of taking SQLite's lock behind the token's back, so a forgotten call site shows in the
@@ -24,18 +28,29 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
-/** How a layer above the store writes: a synchronous change in, its committed result out. */
-export type WriteFn = <T>(change: () => T) => Promise<T>;
+/** How a layer above the store writes: a change in (synchronous or async), its committed result out. */
+export type WriteFn = <T>(change: () => T | Promise<T>) => Promise<T>;
 
 /** Changes committed together at most; a queue longer than this commits in several transactions. */
 const GROUP_LIMIT = 256;
+
+interface OpenTransaction {
+  settle: ((error: unknown) => void)[];
+  unusable?: unknown;
+  /** The async change still running in it, if any: the next change and COMMIT wait for it. */
+  busy: Promise<void> | null;
+}
+
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
 
 export class Writer {
   private readonly queue: Queued[] = [];
   private flushing = false;
   private writing = false;
   /** The transaction opened by a change that found the token free, committed at setImmediate. */
-  private open: { settle: ((error: unknown) => void)[]; unusable?: unknown } | null = null;
+  private open: OpenTransaction | null = null;
   private idle: Promise<void> = Promise.resolve();
 
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
@@ -60,7 +75,7 @@ export class Writer {
    * Runs `change` (synchronous; it must not call `write` itself) in a write transaction and
    * resolves with its result once committed.
    */
-  write<T>(change: () => T): Promise<T> {
+  write<T>(change: () => T | Promise<T>): Promise<T> {
     if (this.writing) return Promise.reject(new Error('Writer.write was called inside a change; call the store functions directly instead.'));
     if (!this.open && this.queue.length === 0 && !this.flushing && this.gate.tryAcquire(this.holder)) {
       try {
@@ -72,23 +87,44 @@ export class Writer {
     if (this.open) {
       const open = this.open;
       return new Promise<T>((resolve, reject) => {
-        if (open.unusable !== undefined) {
-          reject(open.unusable);
-          return;
-        }
-        let value: T;
-        try {
-          value = this.inSavepoint(change);
-        } catch (err) {
-          if (!this.inTransaction()) {
-            // SQLite undid the whole transaction: the turn's earlier changes are gone with it.
-            for (const settle of open.settle.splice(0)) settle(err);
-            open.unusable = this.beginAgain();
+        const run = (): void | Promise<void> => {
+          if (open.unusable !== undefined) {
+            reject(open.unusable);
+            return;
           }
-          reject(err);
-          return;
+          const failed = (err: unknown): void => {
+            if (!this.inTransaction()) {
+              // SQLite undid the whole transaction: the turn's earlier changes are gone with it.
+              for (const settle of open.settle.splice(0)) settle(err);
+              open.unusable = this.beginAgain();
+            }
+            reject(err);
+          };
+          const succeeded = (value: T): void => {
+            open.settle.push((error) => (error === undefined ? resolve(value) : reject(error)));
+          };
+          let outcome: T | Promise<T>;
+          try {
+            outcome = this.inSavepoint(change);
+          } catch (err) {
+            failed(err);
+            return;
+          }
+          if (!isPromise(outcome)) {
+            succeeded(outcome);
+            return;
+          }
+          return outcome.then(succeeded, failed);
+        };
+        // A change runs in the caller's tick unless an async one is still running in this
+        // transaction: then it waits its turn (savepoints nest, they must not interleave).
+        const running = open.busy ? open.busy.then(run) : run();
+        if (running) {
+          const tracked: Promise<void> = running.then(() => {
+            if (open.busy === tracked) open.busy = null;
+          });
+          open.busy = tracked;
         }
-        open.settle.push((error) => (error === undefined ? resolve(value) : reject(error)));
       });
     }
     return new Promise<T>((resolve, reject) => {
@@ -125,17 +161,22 @@ export class Writer {
       this.gate.release(this.holder);
       throw err;
     }
-    const open: NonNullable<Writer['open']> = { settle: [] };
+    const open: OpenTransaction = { settle: [], busy: null };
     this.open = open;
     let done!: () => void;
     const committed = new Promise<void>((resolve) => (done = resolve));
     const before = this.idle;
     this.idle = before.then(() => committed);
-    setImmediate(() => {
-      this.open = null;
+    const commit = (): void => {
       const error = this.commitAndRelease();
       for (const settle of open.settle) settle(error);
       done();
+    };
+    setImmediate(() => {
+      // Changes arriving from now on queue for the next transaction; one still running ends first.
+      this.open = null;
+      if (open.busy) void waitOut(open).then(commit);
+      else commit();
     });
   }
 
@@ -181,24 +222,44 @@ export class Writer {
     }
   }
 
-  /** One change in its own savepoint: its error undoes only its own writes. */
-  private inSavepoint<T>(change: () => T): T {
+  /**
+   * One change in its own savepoint: its error undoes only its own writes. An async change keeps
+   * its savepoint until its promise settles (the value returned is then that promise's).
+   */
+  private inSavepoint<T>(change: () => T | Promise<T>): T | Promise<T> {
     this.writing = true;
     this.sql.savepoint.run();
+    let value: T | Promise<T>;
     try {
-      const value = change();
+      value = change();
+    } catch (err) {
+      this.writing = false;
+      this.undoSavepoint();
+      throw err;
+    }
+    this.writing = false;
+    if (!isPromise(value)) {
       this.sql.release.run();
       return value;
-    } catch (err) {
-      // A transaction SQLite has rolled back has no savepoint to return to; the caller sees the
-      // change's own error either way (SQLITE_FULL, not "no such savepoint").
-      if (this.inTransaction()) {
-        this.sql.rollbackTo.run();
+    }
+    return Promise.resolve(value).then(
+      (settled) => {
         this.sql.release.run();
-      }
-      throw err;
-    } finally {
-      this.writing = false;
+        return settled;
+      },
+      (err: unknown) => {
+        this.undoSavepoint();
+        throw err;
+      },
+    );
+  }
+
+  private undoSavepoint(): void {
+    // A transaction SQLite has rolled back has no savepoint to return to; the caller sees the
+    // change's own error either way (SQLITE_FULL, not "no such savepoint").
+    if (this.inTransaction()) {
+      this.sql.rollbackTo.run();
+      this.sql.release.run();
     }
   }
 
@@ -223,7 +284,8 @@ export class Writer {
             continue;
           }
           try {
-            outcomes.push({ ok: true, value: this.inSavepoint(item.change) });
+            const value = this.inSavepoint(item.change);
+            outcomes.push({ ok: true, value: isPromise(value) ? await value : value });
           } catch (error) {
             if (!this.inTransaction()) {
               // SQLite undid the whole transaction: the group's earlier changes are gone with it.
@@ -246,4 +308,9 @@ export class Writer {
       this.flushing = false;
     }
   }
+}
+
+/** Resolves once no async change is running in the transaction (one may start another behind it). */
+async function waitOut(open: OpenTransaction): Promise<void> {
+  while (open.busy) await open.busy;
 }
