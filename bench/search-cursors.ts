@@ -41,7 +41,7 @@ export async function benchSearchCursors(opts: { data: string; queries?: number 
       await new Promise((r) => setTimeout(r, 250));
     }
     const s = rt.services;
-    const key = authenticate(s.db, KEY);
+    const key = await authenticate(s.store, KEY);
     const row = findCollection(s.db, findNamespace(s.db, 'bench')!.rid, 'kw')!;
     for (const limit of [10, 100]) {
       for (const unit of ['file', 'passage'] as const) {

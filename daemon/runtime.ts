@@ -43,6 +43,8 @@ import { requeueInterruptedWork } from '../src/store/sqlite/jobs.js';
 import { getOrCreateSecret } from '../src/store/sqlite/meta.js';
 import { WriteGate } from '../src/store/sqlite/write-gate.js';
 import { Writer } from '../src/store/sqlite/writer.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/interface.js';
 
 export { defaultDataDir };
 
@@ -158,14 +160,16 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const log = options.log ?? silentLog;
   const dataDir = createDataDir(options);
   const releaseLock = acquireLock(dataDir);
-  let store: Store | undefined;
+  let store: OpenedDatabase | undefined;
   try {
     const blobsDir = prepareDataDir(dataDir, log);
-    store = openStore(dataDir, options.clusterKey, log);
+    store = openStore(dataDir, log);
     const { db, dbFile } = store;
     // From here on every write of this thread goes through the writer.
     const writeGate = new WriteGate();
     const writer = new Writer(db, writeGate, 'main');
+    const troveStore = sqliteStore(db, (change) => writer.write(change));
+    await ensureClusterKeyFile(troveStore, store.clusterKeyFile, options.clusterKey);
     const settings = runtimeSettings(options, dataDir);
     // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
     const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
@@ -195,6 +199,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       });
     };
     const services: Services = {
+      store: troveStore,
       db,
       write: (change) => writer.write(change),
       dataDir,
@@ -308,7 +313,7 @@ function prepareDataDir(dataDir: string, log: RuntimeLog): string {
   return blobsDir;
 }
 
-interface Store {
+interface OpenedDatabase {
   db: SqliteDb;
   dbFile: string;
   clusterKeyFile: string;
@@ -316,23 +321,27 @@ interface Store {
   urlSecret: Buffer;
 }
 
+/** The cluster key exists, and its file holds its secret when one was minted or supplied. */
+async function ensureClusterKeyFile(store: Store, clusterKeyFile: string, supplied: string | undefined): Promise<void> {
+  // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
+  const secret = await store.write((tx) => ensureClusterKey(tx, supplied, !existsSync(clusterKeyFile)));
+  if (secret) {
+    writeFileSync(clusterKeyFile, secret + '\n', { mode: 0o600 });
+    chmodSync(clusterKeyFile, 0o600);
+  }
+}
+
 /**
  * Opens and migrates the database, re-queues what the last shutdown interrupted, and makes sure of
- * the cluster key (and its file) and the cursor and URL secrets.
+ * the cursor and URL secrets.
  */
-function openStore(dataDir: string, clusterKey: string | undefined, log: RuntimeLog): Store {
+function openStore(dataDir: string, log: RuntimeLog): OpenedDatabase {
   const dbFile = join(dataDir, 'trove.db');
   const db = openDatabase(dbFile, { migrate: true });
   try {
     const clusterKeyFile = join(dataDir, 'cluster-key');
     const recovered = db.transaction(() => requeueInterruptedWork(db, nowIso())).immediate();
     if (recovered.jobs > 0) log.info('re-queued jobs interrupted by the last shutdown', { jobs: recovered.jobs, files: recovered.files });
-    // A lost key file means a lost cluster key: mint a new one rather than lock the user out.
-    const secret = db.transaction(() => ensureClusterKey(db, clusterKey, !existsSync(clusterKeyFile))).immediate();
-    if (secret) {
-      writeFileSync(clusterKeyFile, secret + '\n', { mode: 0o600 });
-      chmodSync(clusterKeyFile, 0o600);
-    }
     const { cursorSecret, urlSecret } = db.transaction(() => ({ cursorSecret: getOrCreateSecret(db, 'cursor_secret'), urlSecret: getOrCreateSecret(db, 'url_secret') })).immediate();
     return { db, dbFile, clusterKeyFile, cursorSecret, urlSecret };
   } catch (err) {

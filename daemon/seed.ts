@@ -16,8 +16,6 @@ import { createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, secretMatches, type AuthenticatedKey } from '../src/domain/keys.js';
 import { contentTypeFromPath } from '../src/contract/content-types.js';
 import type { App } from '../src/http/app.js';
-import { findKeyByName } from '../src/store/sqlite/keys.js';
-import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import type { Runtime } from './runtime.js';
 
 /** A seed that passed every check that needs no daemon, with what its errors should point at. */
@@ -201,7 +199,7 @@ export async function applySeed(runtime: Runtime, loaded: LoadedSeed, options: {
   const clusterSecret = readFileSync(runtime.clusterKeyFile, 'utf8').trim();
   let caller: AuthenticatedKey;
   try {
-    caller = authenticate(runtime.db, clusterSecret);
+    caller = await authenticate(runtime.services.store, clusterSecret);
   } catch {
     throw new SeedError(`Seeding from ${name} failed: the cluster key in ${runtime.clusterKeyFile} is not this daemon's; delete the file to mint a new one, or start with TROVE_CLUSTER_KEY.`);
   }
@@ -237,8 +235,8 @@ export async function applySeed(runtime: Runtime, loaded: LoadedSeed, options: {
     signal?.throwIfAborted();
     const where = `keys[${i}] (${key.name})`;
     // Key names are unique within a namespace (or among cluster keys).
-    const namespaceId = key.scope.kind === 'cluster' ? null : (findNamespace(runtime.db, key.scope.namespace)?.id ?? '');
-    const existing = findKeyByName(runtime.db, namespaceId, key.name);
+    const namespaceId = key.scope.kind === 'cluster' ? null : ((await runtime.services.store.namespaces.find(key.scope.namespace))?.id ?? '');
+    const existing = await runtime.services.store.keys.byName(namespaceId, key.name);
     if (existing) {
       if (!secretMatches(existing.secret_hash, key.secret)) throw fail(where, `a key named '${key.name}' already exists with another secret; revoke it or use another name`);
       if (existing.revoked_at) throw fail(where, `the key '${key.name}' was revoked at ${existing.revoked_at}; use another name`);

@@ -17,7 +17,6 @@ import { ID_PREFIXES, newId, nowIso } from '../src/contract/ids.js';
 import { hashSecret, mintSecret } from '../src/domain/keys.js';
 import type { RouteDef } from '../src/http/router.js';
 import { dataPlaneRoutes } from '../src/http/routes.js';
-import { insertKey } from '../src/store/sqlite/keys.js';
 import { addInline, CLUSTER_KEY, seedCollection, startFixture, type Call } from './helpers/trove.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -138,13 +137,13 @@ const EXISTING_PATHS = ['/a.md', '/b.md', '/victim.md', '/o.md', '/up.txt', '/re
 // A namespace key of `other` with only `read`: demo is outside its scope (404), and any action
 // beyond read in `other` is forbidden (403). No key route exists yet, so it goes in through the store.
 const scoped = mintSecret();
-await f.rt.services.write(() =>
-  insertKey(f.rt.db, {
+await f.rt.services.store.write((tx) =>
+  tx.keys.insert({
     id: newId('key'),
     name: 'fuzz-other-reader',
     prefix: scoped.prefix,
     secret_hash: hashSecret(scoped.secret),
-    scope: JSON.stringify({ kind: 'namespace', namespace_id: W.otherNsId, actions: ['read'] }),
+    scope: { kind: 'namespace', namespace_id: W.otherNsId, actions: ['read'] },
     created_by: null,
     created_at: nowIso(),
   }),

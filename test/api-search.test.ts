@@ -5,7 +5,6 @@ import { newId, nowIso } from '../src/contract/ids.js';
 import { SearchResponse } from '../src/contract/schemas.js';
 import { hashSecret } from '../src/domain/keys.js';
 import { bestJsonSnippet, MAX_EVIDENCE_CHARS } from '../src/domain/search/snippet.js';
-import { insertKey } from '../src/store/sqlite/keys.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;
@@ -176,13 +175,13 @@ t.test('search cursors page through results and are bound to key and request', a
   // A second key with search rights: the same request with its cursor is another key's.
   const secret = 'second-key-for-cursor-binding-test';
   const { prefixOf } = await import('../src/domain/keys.js');
-  await f.rt.services.write(() =>
-    insertKey(f.rt.db, {
+  await f.rt.services.store.write((tx) =>
+    tx.keys.insert({
       id: newId('key'),
       name: 'other',
       prefix: prefixOf(secret),
       secret_hash: hashSecret(secret),
-      scope: JSON.stringify({ kind: 'cluster' }),
+      scope: { kind: 'cluster' },
       created_by: null,
       created_at: nowIso(),
     }),

@@ -202,11 +202,11 @@ t.test('secrets are compared in constant time, even for unknown prefixes', async
     cryptoModule.timingSafeEqual = original;
     syncBuiltinESMExports();
   });
-  const ok = authenticate(f.rt.db, 'test-cluster-key-0123456789abcdef');
+  const ok = await authenticate(f.rt.services.store, 'test-cluster-key-0123456789abcdef');
   t.equal(ok.name, 'cluster');
   t.equal(calls, 1, 'a right secret is compared with timingSafeEqual');
-  t.throws(() => authenticate(f.rt.db, 'test-cluster-key-0123456789abcdeX'));
-  t.throws(() => authenticate(f.rt.db, 'trove_0000000000_unknownunknownunknownunknown'));
+  await t.rejects(authenticate(f.rt.services.store, 'test-cluster-key-0123456789abcdeX'));
+  await t.rejects(authenticate(f.rt.services.store, 'trove_0000000000_unknownunknownunknownunknown'));
   t.equal(calls, 3, 'wrong secrets and unknown prefixes too, so timing does not tell them apart');
 });
 
@@ -293,7 +293,7 @@ t.test('lastUsedAt: when a key last authenticated a request, to the minute', asy
   t.equal(await shown(), first, 'a request within the minute writes nothing more');
   const { noteKeyUse } = await import('../src/domain/keys.js');
   const later = Date.now() + 61_000;
-  noteKeyUse(f.rt.db, (change) => f.rt.services.write(change), { id: k.id, name: k.name, scope: { kind: 'namespace', namespace_id: '', actions: ['read'] } }, later);
+  noteKeyUse(f.rt.services.store, { id: k.id, name: k.name, scope: { kind: 'namespace', namespace_id: '', actions: ['read'] } }, later);
   await f.rt.services.write(() => undefined);
   t.equal(await shown(), new Date(later).toISOString(), 'a minute on, the next use is recorded');
   t.notOk('last_used_at' in (await f.call('GET', `/keys/${k.id}`)).body, 'the data-plane key resource keeps its documented fields');

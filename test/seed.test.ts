@@ -17,7 +17,6 @@ import type { SeedObject } from '../src/contract/seed.js';
 import { TroveError } from '../src/contract/errors.js';
 import { createKey, createKeyWithSecret } from '../src/domain/key-admin.js';
 import { authenticate, chosenSecretProblem, estimatedSecretBits } from '../src/domain/keys.js';
-import { findKeyByName } from '../src/store/sqlite/keys.js';
 import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import { BIN, cleanEnv, newClusterKey, ROOT, runCli } from './helpers/cli.js';
 
@@ -230,26 +229,26 @@ t.test('createKeyWithSecret: the rules of POST /keys, a strong secret, and only 
   const call = client(rt);
   t.equal((await call('POST', '/namespaces', { name: 'demo' })).status, 201);
   t.equal((await call('POST', '/namespaces/demo/collections', { name: 'docs' })).status, 201);
-  const cluster = authenticate(rt.db, CLUSTER_KEY);
+  const cluster = await authenticate(rt.services.store, CLUSTER_KEY);
   const scope = { kind: 'collection' as const, namespace: 'demo', collections: ['docs'], actions: ['search' as const] };
 
   const weak = () => createKeyWithSecret(rt.services, cluster, { name: 'weak', scope }, 'trove_weakweak_' + 'x'.repeat(50));
   await t.rejects(weak, { code: 'invalid_request', message: /The secret of key 'weak' looks guessable/ });
-  t.equal(findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'weak'), undefined, 'nothing stored');
+  t.equal((await rt.services.store.keys.byName(findNamespace(rt.db, 'demo')!.id, 'weak')), undefined, 'nothing stored');
 
   const secret = strongSecret('chosen01');
   const key = await createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, secret);
   t.match(key, { name: 'chosen', prefix: 'chosen01', scope });
   t.notOk('secret' in key, 'the result carries no secret');
-  const row = findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'chosen')!;
+  const row = (await rt.services.store.keys.byName(findNamespace(rt.db, 'demo')!.id, 'chosen'))!;
   t.same(row.secret_hash, createHash('sha256').update(secret).digest(), 'the hash is stored');
   t.notOk(JSON.stringify({ ...row, secret_hash: row.secret_hash.toString('base64') }).includes(secret.slice(16)), 'the secret is not');
-  t.equal(authenticate(rt.db, secret).name, 'chosen', 'it authenticates');
+  t.equal((await authenticate(rt.services.store, secret)).name, 'chosen', 'it authenticates');
 
   await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'chosen', scope }, strongSecret()), { code: 'already_exists', message: /A key named 'chosen'/ });
   await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'other', scope }, strongSecret('chosen01')), { code: 'already_exists', message: /prefix 'chosen01'/ });
   await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'nowhere', scope: { ...scope, collections: ['nope'] } }, strongSecret()), { code: 'not_found' });
-  const nsKey = authenticate(rt.db, (await createKey(rt.services, cluster, { name: 'ns', scope: { kind: 'namespace', namespace: 'demo', actions: ['read'] } })).secret);
+  const nsKey = await authenticate(rt.services.store, (await createKey(rt.services, cluster, { name: 'ns', scope: { kind: 'namespace', namespace: 'demo', actions: ['read'] } })).secret);
   await t.rejects(() => createKeyWithSecret(rt.services, nsKey, { name: 'wider', scope }, strongSecret()), { code: 'forbidden' }, "a new key's actions stay within its creator's");
   await t.rejects(() => createKeyWithSecret(rt.services, cluster, { name: 'cluster', scope: { kind: 'cluster' } }, strongSecret()), TroveError);
 
@@ -388,9 +387,9 @@ t.test('re-applying on the same data dir leaves what exists as it is', async (t)
   const changed = loadSeedFile(EXAMPLE);
   changed.seed.keys[0]!.secret = strongSecret();
   await t.rejects(applySeed(rt, changed), { name: 'SeedError', message: /keys\[0\] \(docs-reader\): a key named 'docs-reader' already exists with another secret/ });
-  t.equal(authenticate(rt.db, docsKey).name, 'docs-reader', 'the stored key is untouched');
+  t.equal((await authenticate(rt.services.store, docsKey)).name, 'docs-reader', 'the stored key is untouched');
 
-  const revoked = findKeyByName(rt.db, findNamespace(rt.db, 'demo')!.id, 'demo-admin')!;
+  const revoked = (await rt.services.store.keys.byName(findNamespace(rt.db, 'demo')!.id, 'demo-admin'))!;
   t.equal((await client(rt)('POST', `/keys/${revoked.id}:revoke`)).status, 200);
   await t.rejects(applySeed(rt, loadSeedFile(EXAMPLE)), { name: 'SeedError', message: /keys\[1\] \(demo-admin\): the key 'demo-admin' was revoked/ });
 });

@@ -44,7 +44,7 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
   });
 }
 
-export function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
+export async function listVisibleCollections(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'collections', ns.id]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const onlyNames = collectionsInScope(key);

@@ -1,5 +1,6 @@
 import { TroveError } from '../contract/errors.js';
 import type { Db } from '../store/sqlite/db.js';
+import type { Store } from '../store/interface.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
 import type { DenseHit } from '../store/sqlite/vectors.js';
@@ -9,6 +10,8 @@ import type { WebhookConfig } from './webhooks/config.js';
 
 /** What the domain services need from the running daemon; built once at start-up. */
 export interface Services {
+  /** The store: reads, and writes in `store.write(async (tx) => …)` transactions (src/store/interface.ts). */
+  store: Store;
   /** Reads go straight to the store; writes only through `write` (the connection is query_only otherwise). */
   db: Db;
   /**

@@ -9,12 +9,9 @@
 // A webhook sees what the key that created it may see (its creator's current scope, even after
 // that key is revoked: a webhook survives its creator, workspace-api.md); a personal webhook of the
 // operator sees everything in its workspace.
-import { findCollection } from '../store/sqlite/collections.js';
 import type { EventAudience } from '../store/sqlite/events.js';
-import { getKeyById } from '../store/sqlite/keys.js';
-import { findNamespaceById } from '../store/sqlite/namespaces.js';
+import type { StoreReads } from '../store/interface.js';
 import type { WebhookRow } from '../store/sqlite/webhooks.js';
-import type { Services } from './context.js';
 import { hasAction, type StoredScope } from './keys.js';
 
 export type { EventAudience } from '../store/sqlite/events.js';
@@ -26,12 +23,15 @@ export const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: n
 const NOTHING: EventAudience = { namespaceRid: -1, collectionRids: [], resources: false, research: 'none' };
 
 /** What a key with this scope may see of the outbox. */
-export function audienceOfKey(s: Services, keyId: string, scope: StoredScope): EventAudience {
+export async function audienceOfKey(store: StoreReads, keyId: string, scope: StoredScope): Promise<EventAudience> {
   if (scope.kind === 'cluster') return EVERYTHING;
-  const ns = findNamespaceById(s.db, scope.namespace_id);
+  const ns = await store.namespaces.byId(scope.namespace_id);
   if (!ns || ns.deleted_at) return NOTHING;
-  const collectionRids =
-    scope.kind === 'collection' ? scope.collections.map((name) => findCollection(s.db, ns.rid, name)?.rid).filter((rid): rid is number => rid !== undefined) : null;
+  let collectionRids: number[] | null = null;
+  if (scope.kind === 'collection') {
+    const found = await Promise.all(scope.collections.map((name) => store.collections.find(ns.rid, name)));
+    collectionRids = found.flatMap((col) => (col ? [col.rid] : []));
+  }
   return {
     namespaceRid: ns.rid,
     collectionRids,
@@ -45,13 +45,13 @@ export function audienceOfKey(s: Services, keyId: string, scope: StoredScope): E
  * before the creator was recorded (schema version 10) get the namespace's resource events but no
  * research events, the most a key of the workspace could have been shown without knowing which.
  */
-export function audienceOfWebhook(s: Services, w: Pick<WebhookRow, 'namespace_rid' | 'owner_kind' | 'created_by_key_id'>): EventAudience {
+export async function audienceOfWebhook(store: StoreReads, w: Pick<WebhookRow, 'namespace_rid' | 'owner_kind' | 'created_by_key_id'>): Promise<EventAudience> {
   const within = (a: EventAudience): EventAudience => ({ ...a, namespaceRid: w.namespace_rid });
   if (w.owner_kind === 'me') return within(EVERYTHING);
   if (w.created_by_key_id === null) return within({ namespaceRid: w.namespace_rid, collectionRids: null, resources: true, research: 'none' });
-  const creator = getKeyById(s.db, w.created_by_key_id);
+  const creator = await store.keys.byId(w.created_by_key_id);
   if (!creator) return NOTHING;
-  const a = audienceOfKey(s, creator.id, JSON.parse(creator.scope) as StoredScope);
+  const a = await audienceOfKey(store, creator.id, creator.scope);
   // A scoped creator's audience names its own namespace; anything else would be a corrupt row.
   if (a.namespaceRid !== null && a.namespaceRid !== w.namespace_rid) return NOTHING;
   return within(a);

@@ -7,8 +7,7 @@ import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type Event
 import type { Services } from './context.js';
 import { audienceOfKey } from './event-audience.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
-import { getKeyById } from '../store/sqlite/keys.js';
-import type { AuthenticatedKey, StoredScope } from './keys.js';
+import type { AuthenticatedKey } from './keys.js';
 
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
@@ -44,10 +43,10 @@ function startAfter(s: Services, after: string | undefined): number {
   return rid;
 }
 
-export function listEvents(s: Services, key: AuthenticatedKey, query: { after?: string | undefined; cursor?: string | undefined; limit: number }) {
+export async function listEvents(s: Services, key: AuthenticatedKey, query: { after?: string | undefined; cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'events', query.after ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : startAfter(s, query.after);
-  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, audience: audienceOfKey(s, key.id, key.scope) });
+  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, audience: await audienceOfKey(s.store, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentEvent), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
@@ -73,12 +72,12 @@ async function* eventStream(s: Services, key: AuthenticatedKey, from: number, po
     // The key as it is now, not as it was when the stream opened: a key revoked meanwhile ends its
     // stream (its next request would be 401), and one whose scope was narrowed sees less from here
     // on. Found by an attack: a revoked key's open stream kept receiving events.
-    const current = getKeyById(s.db, key.id);
+    const current = await s.store.keys.byId(key.id);
     if (!current || current.revoked_at) {
       yield ': the API key was revoked; the stream ends\n\n';
       return;
     }
-    const audience = audienceOfKey(s, key.id, JSON.parse(current.scope) as StoredScope);
+    const audience = await audienceOfKey(s.store, key.id, current.scope);
     const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience });
     for (const row of rows) {
       cursor = row.rid;

@@ -184,7 +184,7 @@ export async function addFile(
   return out;
 }
 
-export function listCollectionFiles(
+export async function listCollectionFiles(
   s: Services,
   key: AuthenticatedKey,
   col: CollectionRow,
@@ -194,7 +194,7 @@ export function listCollectionFiles(
   const binding = requestBinding([key.id, 'files', col.id, query.path ?? null, query.prefix ?? null, query.status ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const rows = listFiles(s.db, { collectionRid: col.rid, afterRid: after, limit: query.limit + 1, path: query.path, prefix: query.prefix, status: query.status });
-  const page = pageOf(s, rows, query.limit, binding, (f) => f);
+  const page = await pageOf(s, rows, query.limit, binding, (f) => f);
   return { items: presentFiles(s.db, page.items), next_cursor: page.next_cursor };
 }
 

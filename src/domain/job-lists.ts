@@ -11,7 +11,7 @@ import { pageOf } from './paging.js';
 import { presentJob } from './present.js';
 
 /** GET /namespaces/{ns}/jobs (decisions.md §2); a collection key sees its collections' jobs only. */
-export function listNamespaceJobs(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: z.output<typeof ListJobsQuery>) {
+export async function listNamespaceJobs(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: z.output<typeof ListJobsQuery>) {
   const binding = requestBinding([key.id, 'jobs', ns.id, query.status ?? null, query.type ?? null, query.collection ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   let collectionRids: number[] | undefined;

@@ -6,8 +6,7 @@ import { TroveError } from '../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../contract/ids.js';
 import type { Action, CreateKeyRequest, KeyScope } from '../contract/schemas.js';
 import { findCollection } from '../store/sqlite/collections.js';
-import { findKeyByName, findKeyByPrefix, getKeyById, insertKey, keysCreatedBy, listKeys, markKeyRevoked, updateKeyNameAndScope, type KeyRow } from '../store/sqlite/keys.js';
-import { findNamespace, findNamespaceById } from '../store/sqlite/namespaces.js';
+import type { KeyRow, StoreTx } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { CLUSTER_KEY_NAME, assertActionsWithin, hasAction, canSeeNamespace, chosenSecretProblem, hashSecret, mintSecret, prefixOf, type AuthenticatedKey, type StoredScope } from './keys.js';
@@ -23,13 +22,13 @@ export interface KeyResource {
   secret?: string;
 }
 
-export function presentKey(s: Services, row: KeyRow): KeyResource {
-  const stored = JSON.parse(row.scope) as StoredScope;
+export async function presentKey(s: Services, row: KeyRow): Promise<KeyResource> {
+  const stored = row.scope;
   let scope: KeyScope;
   if (stored.kind === 'cluster') scope = { kind: 'cluster' };
   else {
     // Keys keep naming their namespace after it is deleted; the ID stands in if the row is gone.
-    const namespace = findNamespaceById(s.db, stored.namespace_id)?.name ?? stored.namespace_id;
+    const namespace = (await s.store.namespaces.byId(stored.namespace_id))?.name ?? stored.namespace_id;
     scope = stored.kind === 'namespace' ? { kind: 'namespace', namespace, actions: stored.actions } : { kind: 'collection', namespace, collections: stored.collections, actions: stored.actions };
   }
   const out: KeyResource = { id: row.id, name: row.name, prefix: row.prefix, scope, created_at: row.created_at };
@@ -42,21 +41,20 @@ export function presentKey(s: Services, row: KeyRow): KeyResource {
  * so that any key can learn its own scope and actions: a client (the MCP server) decides from it
  * which operations to offer, without trying them. Not an administrative read: every key sees itself.
  */
-export function presentCaller(s: Services, caller: AuthenticatedKey): KeyResource {
-  return presentKey(s, getKeyById(s.db, caller.id)!);
+export async function presentCaller(s: Services, caller: AuthenticatedKey): Promise<KeyResource> {
+  return presentKey(s, (await s.store.keys.byId(caller.id))!);
 }
 
 /** A key the caller may administer, or 404: one rule for get, list and revoke. */
 function canAdminister(caller: AuthenticatedKey, row: KeyRow): boolean {
   if (caller.scope.kind === 'cluster') return true;
   if (caller.scope.kind !== 'namespace') return false;
-  const scope = JSON.parse(row.scope) as StoredScope;
-  return scope.kind === 'collection' && scope.namespace_id === caller.scope.namespace_id;
+  return row.scope.kind === 'collection' && row.scope.namespace_id === caller.scope.namespace_id;
 }
 
-export function resolveKey(s: Services, caller: AuthenticatedKey, keyId: string): KeyRow {
+export async function resolveKey(s: Services, caller: AuthenticatedKey, keyId: string): Promise<KeyRow> {
   if (!hasPrefix(keyId, 'key')) throw new TroveError('invalid_request', "A key is named by its 'key_' ID (not its secret).");
-  const row = getKeyById(s.db, keyId);
+  const row = await s.store.keys.byId(keyId);
   if (!row || !canAdminister(caller, row)) throw new TroveError('not_found', `Key '${keyId}' not found.`);
   return row;
 }
@@ -82,27 +80,26 @@ export async function createKeyWithSecret(s: Services, caller: AuthenticatedKey,
 }
 
 async function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.output<typeof CreateKeyRequest>, secret: string, prefix: string): Promise<KeyResource> {
-  const stored = scopeToStore(s, caller, body.scope);
-  return await s.write(() => {
+  const stored = await scopeToStore(s, caller, body.scope);
+  const row = await s.store.write(async (tx) => {
     const namespaceId = stored.kind === 'cluster' ? null : stored.namespace_id;
     // Unique within the key's namespace (or among cluster keys): a name taken in another tenant is free here.
-    if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, namespaceId, body.name)) {
+    if (body.name === CLUSTER_KEY_NAME || (await tx.keys.byName(namespaceId, body.name))) {
       throw new TroveError('already_exists', `A key named '${body.name}' already exists${namespaceId === null ? ' among cluster keys' : ' in this namespace'}.`);
     }
     // Keys are found by prefix at every request, so a chosen secret cannot share one.
-    if (findKeyByPrefix(s.db, prefix)) throw new TroveError('already_exists', `Another key already uses the prefix '${prefix}'; give the secret of key '${body.name}' a prefix of its own.`);
-    const row = insertKey(s.db, {
+    if (await tx.keys.byPrefix(prefix)) throw new TroveError('already_exists', `Another key already uses the prefix '${prefix}'; give the secret of key '${body.name}' a prefix of its own.`);
+    return tx.keys.insert({
       id: newId('key'),
       name: body.name,
       prefix,
       secret_hash: hashSecret(secret),
-      scope: JSON.stringify(stored),
-      namespace_id: stored.kind === 'cluster' ? null : stored.namespace_id,
+      scope: stored,
       created_by: caller.id,
       created_at: nowIso(),
     });
-    return presentKey(s, row);
   });
+  return presentKey(s, row);
 }
 
 /**
@@ -110,13 +107,13 @@ async function insertNewKey(s: Services, caller: AuthenticatedKey, body: z.outpu
  * issues collection keys in its own namespace only; a new key's actions are a subset of its
  * creator's. A namespace or collection the caller cannot see is 404, even when it exists.
  */
-function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeyScope): StoredScope {
+async function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeyScope): Promise<StoredScope> {
   const callerKind = caller.scope.kind;
   if (scope.kind === 'cluster') {
     if (callerKind !== 'cluster') throw new TroveError('forbidden', 'Only a cluster key can create cluster keys.');
     return { kind: 'cluster' };
   }
-  const ns = findNamespace(s.db, scope.namespace);
+  const ns = await s.store.namespaces.find(scope.namespace);
   if (!ns || !canSeeNamespace(caller, ns)) throw new TroveError('not_found', `Namespace '${scope.namespace}' not found.`);
   const actions = unique(scope.actions);
   // The creator is the caller here; PATCH (workspace-keys.ts) bounds by both.
@@ -134,11 +131,11 @@ function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeyScope): S
   return { kind: 'collection', namespace_id: ns.id, collections, actions };
 }
 
-export function listAdministeredKeys(s: Services, caller: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
+export async function listAdministeredKeys(s: Services, caller: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([caller.id, 'keys']);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const collectionKeysOf = caller.scope.kind === 'namespace' ? caller.scope.namespace_id : undefined;
-  const rows = listKeys(s.db, { afterRid: after, limit: query.limit + 1, collectionKeysOf });
+  const rows = await s.store.keys.list({ afterRid: after, limit: query.limit + 1, collectionKeysOf });
   return pageOf(s, rows, query.limit, binding, (row) => presentKey(s, row));
 }
 
@@ -149,14 +146,14 @@ export function listAdministeredKeys(s: Services, caller: AuthenticatedKey, quer
  * kept full access after it was revoked, so whoever held it kept its reach through them.
  */
 export async function revokeKey(s: Services, row: KeyRow): Promise<KeyResource> {
-  if (row.name === CLUSTER_KEY_NAME && (JSON.parse(row.scope) as StoredScope).kind === 'cluster' && row.created_by === null) {
+  if (row.name === CLUSTER_KEY_NAME && row.scope.kind === 'cluster' && row.created_by === null) {
     throw new TroveError('invalid_request', "The daemon's own cluster key cannot be revoked through the API; delete <data-dir>/cluster-key and restart, or start with TROVE_CLUSTER_KEY, to replace it.");
   }
   return presentKey(
     s,
-    await s.write(() => {
-      const revoked = markKeyRevoked(s.db, row.id, nowIso());
-      narrowIssuedKeys(s, row.id, []);
+    await s.store.write(async (tx) => {
+      const revoked = await tx.keys.markRevoked(row.id, nowIso());
+      await narrowIssuedKeys(tx, row.id, []);
       return revoked;
     }),
   );
@@ -168,22 +165,22 @@ export async function revokeKey(s: Services, row: KeyRow): Promise<KeyResource> 
  * left with no action can do nothing and is revoked, since scoped keys need non-empty actions.
  * Runs inside the caller's transaction.
  */
-export function narrowIssuedKeys(s: Services, creatorId: string, held: readonly Action[]): void {
-  for (const child of keysCreatedBy(s.db, creatorId)) {
-    const scope = JSON.parse(child.scope) as StoredScope;
+export async function narrowIssuedKeys(tx: StoreTx, creatorId: string, held: readonly Action[]): Promise<void> {
+  for (const child of await tx.keys.createdBy(creatorId)) {
+    const scope = child.scope;
     if (scope.kind === 'cluster') {
       // A cluster key holds every action whatever its creator lost, but not past its creator's
       // revocation: it and what it issued go too (found by a review of the cascade).
       if (held.length === 0) {
-        markKeyRevoked(s.db, child.id, nowIso());
-        narrowIssuedKeys(s, child.id, []);
+        await tx.keys.markRevoked(child.id, nowIso());
+        await narrowIssuedKeys(tx, child.id, []);
       }
       continue;
     }
     const kept = scope.actions.filter((a) => hasAction(held, a));
     if (kept.length === scope.actions.length) continue;
-    if (kept.length === 0) markKeyRevoked(s.db, child.id, nowIso());
-    else updateKeyNameAndScope(s.db, child.id, child.name, JSON.stringify({ ...scope, actions: kept }));
-    narrowIssuedKeys(s, child.id, kept);
+    if (kept.length === 0) await tx.keys.markRevoked(child.id, nowIso());
+    else await tx.keys.updateNameAndScope(child.id, child.name, { ...scope, actions: kept });
+    await narrowIssuedKeys(tx, child.id, kept);
   }
 }

@@ -4,16 +4,10 @@ import type { Action } from '../contract/schemas.js';
 import { TroveError } from '../contract/errors.js';
 import { KEY_SECRET_SHAPE, keyPrefixOf } from '../contract/key-secret.js';
 import { newId, nowIso } from '../contract/ids.js';
-import type { Db } from '../store/sqlite/db.js';
-import { findKeyByName, findKeyByPrefix, insertKey, replaceKeySecret, touchKeyUse, type KeyRow } from '../store/sqlite/keys.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { KeyRow, NamespaceRow, Store, StoreReads, StoreTx, StoredScope } from '../store/interface.js';
 import type { CollectionRow } from '../store/sqlite/collections.js';
 
-/** A key as stored: namespace scopes refer to the namespace's immutable ID. */
-export type StoredScope =
-  | { kind: 'cluster' }
-  | { kind: 'namespace'; namespace_id: string; actions: Action[] }
-  | { kind: 'collection'; namespace_id: string; collections: string[]; actions: Action[] };
+export type { StoredScope };
 
 export interface AuthenticatedKey {
   id: string;
@@ -103,61 +97,61 @@ export function mintSecret(): { secret: string; prefix: string } {
   return { secret, prefix };
 }
 
-export function authenticate(db: Db, secret: string | undefined): AuthenticatedKey {
+export async function authenticate(store: StoreReads, secret: string | undefined): Promise<AuthenticatedKey> {
   if (!secret) throw new TroveError('unauthenticated', 'Send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>".');
   const presented = hashSecret(secret);
-  const row = findKeyByPrefix(db, prefixOf(secret, presented));
+  const row = await store.keys.byPrefix(prefixOf(secret, presented));
   // Compare even when no row matched, so timing does not reveal which prefixes exist.
   const expected = row?.secret_hash ?? Buffer.alloc(presented.length);
   const matches = expected.length === presented.length && timingSafeEqual(expected, presented);
   if (!row || !matches) throw new TroveError('unauthenticated', 'The API key is invalid.');
   if (row.revoked_at) throw new TroveError('unauthenticated', 'The API key has been revoked.');
-  return { id: row.id, name: row.name, scope: JSON.parse(row.scope) as StoredScope };
+  return { id: row.id, name: row.name, scope: row.scope };
 }
 
 /** How stale a key's recorded use may get: one write per key per minute at most, whatever the traffic. */
 export const KEY_USE_RESOLUTION_MS = 60_000;
-const lastNoted = new WeakMap<Db, Map<string, number>>();
+const lastNoted = new WeakMap<Store, Map<string, number>>();
 
 /**
  * Records that `key` authenticated a request (workspace-api.md, Workspace API key: lastUsedAt), at
  * most once a minute per key and never in the request's way: the write joins whatever commits next,
  * and a failure to record is dropped (a request is never refused over it).
  */
-export function noteKeyUse(db: Db, write: <T>(change: () => T) => Promise<T>, key: AuthenticatedKey, nowMs = Date.now()): void {
-  let noted = lastNoted.get(db);
-  if (!noted) lastNoted.set(db, (noted = new Map()));
+export function noteKeyUse(store: Store, key: AuthenticatedKey, nowMs = Date.now()): void {
+  let noted = lastNoted.get(store);
+  if (!noted) lastNoted.set(store, (noted = new Map()));
   if (nowMs - (noted.get(key.id) ?? -Infinity) < KEY_USE_RESOLUTION_MS) return;
   if (noted.size >= 10_000) noted.clear();
   noted.set(key.id, nowMs);
-  write(() => touchKeyUse(db, key.id, new Date(nowMs).toISOString())).catch(() => undefined);
+  store.write((tx) => tx.keys.touchUse(key.id, new Date(nowMs).toISOString())).catch(() => undefined);
 }
 
 /**
  * Makes sure the cluster key exists. Returns the secret when one was minted (first start) or
  * supplied (TROVE_CLUSTER_KEY), so the daemon can write it to the key file; only its hash is stored.
  */
-export function ensureClusterKey(db: Db, supplied: string | undefined, mintNew = false): string | null {
-  const existing = findKeyByName(db, null, CLUSTER_KEY_NAME);
+export async function ensureClusterKey(tx: StoreTx, supplied: string | undefined, mintNew = false): Promise<string | null> {
+  const existing = await tx.keys.byName(null, CLUSTER_KEY_NAME);
   if (supplied) {
-    if (existing) replaceKeySecret(db, existing.id, prefixOf(supplied), hashSecret(supplied));
-    else insertClusterKey(db, supplied, prefixOf(supplied));
+    if (existing) await tx.keys.replaceSecret(existing.id, prefixOf(supplied), hashSecret(supplied));
+    else await insertClusterKey(tx, supplied, prefixOf(supplied));
     return supplied;
   }
   if (existing && !existing.revoked_at && !mintNew) return null;
   const { secret, prefix } = mintSecret();
-  if (existing) replaceKeySecret(db, existing.id, prefix, hashSecret(secret));
-  else insertClusterKey(db, secret, prefix);
+  if (existing) await tx.keys.replaceSecret(existing.id, prefix, hashSecret(secret));
+  else await insertClusterKey(tx, secret, prefix);
   return secret;
 }
 
-function insertClusterKey(db: Db, secret: string, prefix: string): KeyRow {
-  return insertKey(db, {
+function insertClusterKey(tx: StoreTx, secret: string, prefix: string): Promise<KeyRow> {
+  return tx.keys.insert({
     id: newId('key'),
     name: CLUSTER_KEY_NAME,
     prefix,
     secret_hash: hashSecret(secret),
-    scope: JSON.stringify({ kind: 'cluster' } satisfies StoredScope),
+    scope: { kind: 'cluster' },
     created_by: null,
     created_at: nowIso(),
   });

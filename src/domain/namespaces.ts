@@ -25,7 +25,7 @@ export async function createNamespace(s: Services, body: z.output<typeof CreateN
   });
 }
 
-export function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
+export async function listVisibleNamespaces(s: Services, key: AuthenticatedKey, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'namespaces']);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   let only: number[] | undefined;

@@ -7,9 +7,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { issuesSentence } from '../contract/issues.js';
 import { ResourceName, type Action, type PatchWorkspaceApiKeyRequest, type WorkspaceApiKeySchema } from '../contract/schemas.js';
-import { findCollection } from '../store/sqlite/collections.js';
-import { findKeyByName, getKeyById, updateKeyNameAndScope, type KeyRow } from '../store/sqlite/keys.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { KeyRow, NamespaceRow, StoreReads } from '../store/interface.js';
 import type { Services } from './context.js';
 import { narrowIssuedKeys } from './key-admin.js';
 import { ALL_ACTIONS, CLUSTER_KEY_NAME, assertActionsWithin, type AuthenticatedKey, type StoredScope } from './keys.js';
@@ -30,11 +28,11 @@ export function roleOf(actions: readonly Action[]): Role {
   return actions.includes('write') ? 'editor' : 'viewer';
 }
 
-function present(s: Services, ns: NamespaceRow, row: KeyRow): WorkspaceKey {
-  const scope = JSON.parse(row.scope) as Extract<StoredScope, { actions: Action[] }>;
+async function present(store: StoreReads, ns: NamespaceRow, row: KeyRow): Promise<WorkspaceKey> {
+  const scope = row.scope as Extract<StoredScope, { actions: Action[] }>;
   const bucketScope: WorkspaceKey['bucketScope'] =
     scope.kind === 'collection'
-      ? { mode: 'selected', bucketIds: scope.collections.map((name) => findCollection(s.db, ns.rid, name)?.id ?? name) }
+      ? { mode: 'selected', bucketIds: await Promise.all(scope.collections.map(async (name) => (await store.collections.find(ns.rid, name))?.id ?? name)) }
       : { mode: 'all' };
   return {
     id: row.id,
@@ -55,9 +53,9 @@ function present(s: Services, ns: NamespaceRow, row: KeyRow): WorkspaceKey {
 }
 
 export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, ns: NamespaceRow, keyId: string, body: z.output<typeof PatchWorkspaceApiKeyRequest>): Promise<WorkspaceKey> {
-  return await s.write(() => {
-    const row = getKeyById(s.db, keyId);
-    const scope = row ? (JSON.parse(row.scope) as StoredScope) : undefined;
+  return await s.store.write(async (tx) => {
+    const row = await tx.keys.byId(keyId);
+    const scope = row?.scope;
     // The caller administers the key (a cluster key any; a namespace key the collection keys of its workspace).
     const visible =
       row && scope && scope.kind !== 'cluster' && scope.namespace_id === ns.id && (caller.scope.kind === 'cluster' || (caller.scope.kind === 'namespace' && scope.kind === 'collection'));
@@ -67,8 +65,8 @@ export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, n
     // role": the key's actions after any change stay a subset of the caller's and of its creator's,
     // compared as action sets (a role rank would let a search-only key raise a child to viewer,
     // which reads files). A key whose creator row is gone may only keep or lose actions.
-    const creator = row.created_by ? getKeyById(s.db, row.created_by) : undefined;
-    const creatorScope: StoredScope = row.created_by === null ? { kind: 'cluster' } : creator ? (JSON.parse(creator.scope) as StoredScope) : scope;
+    const creator = row.created_by ? await tx.keys.byId(row.created_by) : undefined;
+    const creatorScope: StoredScope = row.created_by === null ? { kind: 'cluster' } : creator ? creator.scope : scope;
     const bounds = [
       { role: 'the calling key', scope: caller.scope },
       { role: `its creator${creator ? ` (${creator.name})` : ''}`, scope: creatorScope },
@@ -91,11 +89,12 @@ export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, n
         throw new TroveError('invalid_request', `bucketScope cannot change a ${scope.kind} key into a ${wantsCollection ? 'collection' : 'namespace'} key: the kind of a key never changes.`);
       }
       if (body.bucketScope.mode === 'selected') {
-        const names = body.bucketScope.bucketIds.map((ref) => {
-          const col = findCollection(s.db, ns.rid, ref);
+        const names: string[] = [];
+        for (const ref of body.bucketScope.bucketIds) {
+          const col = await tx.collections.find(ns.rid, ref);
           if (!col) throw new TroveError('not_found', `Bucket '${ref}' not found in workspace '${ns.name}'.`);
-          return col.name;
-        });
+          names.push(col.name);
+        }
         next = { kind: 'collection', namespace_id: ns.id, collections: [...new Set(names)], actions };
       }
     }
@@ -103,11 +102,11 @@ export async function patchWorkspaceKey(s: Services, caller: AuthenticatedKey, n
     if (body.name !== undefined && body.name !== row.name) {
       const parsed = ResourceName.safeParse(body.name);
       if (!parsed.success) throw new TroveError('invalid_request', issuesSentence(parsed.error.issues, { schema: ResourceName, input: body.name, field: 'name' }));
-      if (body.name === CLUSTER_KEY_NAME || findKeyByName(s.db, row.namespace_id, body.name)) throw new TroveError('already_exists', `A key named '${body.name}' already exists in this workspace.`);
+      if (body.name === CLUSTER_KEY_NAME || (await tx.keys.byName(row.namespace_id, body.name))) throw new TroveError('already_exists', `A key named '${body.name}' already exists in this workspace.`);
       name = body.name;
     }
-    const updated = updateKeyNameAndScope(s.db, row.id, name, JSON.stringify(next));
-    narrowIssuedKeys(s, updated.id, actions);
-    return present(s, ns, updated);
+    const updated = await tx.keys.updateNameAndScope(row.id, name, next);
+    await narrowIssuedKeys(tx, updated.id, actions);
+    return present(tx, ns, updated);
   });
 }

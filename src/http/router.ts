@@ -251,6 +251,8 @@ function clientWentAway(req: AppRequest, err: unknown): boolean {
 }
 
 function jsonReply(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): AppResponse {
+  // The store is async: a handler that forgot an await would otherwise answer `{}` with a 200.
+  if (typeof (body as PromiseLike<unknown> | null)?.then === 'function') throw new Error('A route handler answered with a promise as its body; it must await it.');
   return {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...commonHeaders(requestId), ...headers },
@@ -387,14 +389,14 @@ export class Router {
     let col: CollectionRow | undefined;
     let target: unknown = undefined;
     if (def.permission.kind !== 'none') {
-      key = authenticate(this.s.db, bearer(req.headers));
-      noteKeyUse(this.s.db, (change) => this.s.write(change), key);
+      key = await authenticate(this.s.store, bearer(req.headers));
+      noteKeyUse(this.s.store, key);
       if (matched.params.collection !== undefined && matched.params.namespace !== undefined) {
         ({ ns, col } = resolveCollection(this.s.db, key, matched.params.namespace, matched.params.collection));
       } else if (matched.params.namespace !== undefined) {
         ns = resolveNamespace(this.s.db, key, matched.params.namespace);
       }
-      if (def.target) target = def.target(this.s, key, matched.params);
+      if (def.target) target = await def.target(this.s, key, matched.params);
       authorize(key, def.permission);
     }
 

@@ -72,7 +72,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       responses: { 200: { description: 'info', schema: S.InfoResponse }, 401: err('unauthenticated') },
       // `key`: the calling key itself, a response field the versioning rules allow (retrieval-api.md
       // "Versioning" 3); see docs/decisions.md §3.
-      handler: ({ s, key }) => ({ status: 200, body: { ...infoDocument(s), key: presentCaller(s, key) } }),
+      handler: async ({ s, key }) => ({ status: 200, body: { ...infoDocument(s), key: await presentCaller(s, key) } }),
     }),
 
     // ------------------------------------------------------------ namespaces
@@ -95,7 +95,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'any_key' },
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: S.page(S.NamespaceSchema) }, ...common },
-      handler: ({ s, key, query }) => ({ status: 200, body: listVisibleNamespaces(s, key, query) }),
+      handler: async ({ s, key, query }) => ({ status: 200, body: await listVisibleNamespaces(s, key, query) }),
     }),
     route({
       method: 'GET',
@@ -130,7 +130,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: read,
       query: S.ListJobsQuery,
       responses: { 200: { description: 'page', schema: S.page(S.JobSchema) }, ...common },
-      handler: ({ s, key, ns, query }) => ({ status: 200, body: listNamespaceJobs(s, key, ns, query) }),
+      handler: async ({ s, key, ns, query }) => ({ status: 200, body: await listNamespaceJobs(s, key, ns, query) }),
     }),
 
     // ------------------------------------------------------------ collections
@@ -155,7 +155,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: read,
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: S.page(S.CollectionSchema) }, ...common },
-      handler: ({ s, key, ns, query }) => ({ status: 200, body: listVisibleCollections(s, key, ns, query) }),
+      handler: async ({ s, key, ns, query }) => ({ status: 200, body: await listVisibleCollections(s, key, ns, query) }),
     }),
     route({
       method: 'GET',
@@ -282,7 +282,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: read,
       query: S.ListFilesQuery,
       responses: { 200: { description: 'page', schema: S.page(S.FileSchema) }, ...common },
-      handler: ({ s, key, col, query }) => ({ status: 200, body: listCollectionFiles(s, key, col, query) }),
+      handler: async ({ s, key, col, query }) => ({ status: 200, body: await listCollectionFiles(s, key, col, query) }),
     }),
     route({
       method: 'GET',
@@ -370,7 +370,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: read,
       query: S.ListAccessRulesQuery,
       responses: { 200: { description: 'page', schema: S.page(S.AccessRuleSchema) }, ...common },
-      handler: ({ s, key, col, query }) => ({ status: 200, body: listCollectionRules(s, key, col, query) }),
+      handler: async ({ s, key, col, query }) => ({ status: 200, body: await listCollectionRules(s, key, col, query) }),
     }),
     route({
       method: 'GET',
@@ -443,7 +443,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: keyAdmin,
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: S.page(S.KeySchema) }, ...common },
-      handler: ({ s, key, query }) => ({ status: 200, body: listAdministeredKeys(s, key, query) }),
+      handler: async ({ s, key, query }) => ({ status: 200, body: await listAdministeredKeys(s, key, query) }),
     }),
     route({
       method: 'GET',
@@ -451,7 +451,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a key (without its secret)',
       permission: keyAdmin,
       responses: { 200: { description: 'key', schema: S.KeySchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: presentKey(s, resolveKey(s, key, params.key_id)) }),
+      handler: async ({ s, key, params }) => ({ status: 200, body: await presentKey(s, await resolveKey(s, key, params.key_id)) }),
     }),
     route({
       method: 'POST',
@@ -459,7 +459,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Revoke a key (repeating it is a no-op)',
       permission: keyAdmin,
       responses: { 200: { description: 'key with revoked_at', schema: S.KeySchema }, ...common },
-      handler: async ({ s, key, params }) => ({ status: 200, body: await revokeKey(s, resolveKey(s, key, params.key_id)) }),
+      handler: async ({ s, key, params }) => ({ status: 200, body: await revokeKey(s, await resolveKey(s, key, params.key_id)) }),
     }),
 
     // ------------------------------------------------------------ events
@@ -470,12 +470,12 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'namespace_or_cluster' },
       query: S.EventsQuery,
       responses: { 200: { description: 'page of events, or a text/event-stream', schema: S.page(S.EventSchema) }, ...common },
-      handler: ({ s, key, query, req }) => {
+      handler: async ({ s, key, query, req }) => {
         if ((req.headers.accept ?? '').includes('text/event-stream')) {
           const after = query.after ?? req.headers['last-event-id'];
           return { status: 200, stream: streamEvents(s, key, after) };
         }
-        return { status: 200, body: listEvents(s, key, query) };
+        return { status: 200, body: await listEvents(s, key, query) };
       },
     }),
 

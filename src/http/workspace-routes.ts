@@ -72,11 +72,11 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'Restore a deleted workspace (operator channel only; API keys get 403)',
       permission: { kind: 'none' },
       responses: { 401: err('unauthenticated'), 403: err('forbidden') },
-      handler: ({ s, req }) => {
+      handler: async ({ s, req }) => {
         // A human session (the operator channel) restores workspaces; no API key may, whatever its kind.
         const auth = req.headers.authorization;
         const secret = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : req.headers['x-api-key'];
-        authenticate(s.db, secret);
+        await authenticate(s.store, secret);
         throw new TroveError('forbidden', 'Restoring a workspace needs the operator channel (the local user); API keys cannot restore workspaces.');
       },
     }),
@@ -161,7 +161,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: anyWorkspaceKey,
       query: S.WebhookDeliveriesQuery,
       responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookDeliverySchema), next_cursor: z.string().nullable() }) }, ...common },
-      handler: ({ s, key, query, params }) => ({ status: 200, body: listWebhookDeliveries(s, key, webhookTarget(s, key, params), query) }),
+      handler: async ({ s, key, query, params }) => ({ status: 200, body: await listWebhookDeliveries(s, key, webhookTarget(s, key, params), query) }),
     }),
     route({
       method: 'GET',
@@ -169,7 +169,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'One delivery: its exact body and every attempt',
       permission: anyWorkspaceKey,
       responses: { 200: { description: 'delivery', schema: S.WebhookDeliveryDetail }, ...common },
-      handler: ({ s, params, key }) => ({ status: 200, body: getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId) }),
+      handler: async ({ s, params, key }) => ({ status: 200, body: await getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId) }),
     }),
   ];
 }

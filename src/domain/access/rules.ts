@@ -155,7 +155,7 @@ function upsert(db: Db, col: CollectionRow, { target, readers, sealed }: { targe
   return { row: { rule: updateRule(db, existing.rid, { readers, sealed, now }), changedSeal: (existing.sealed === 1) !== sealed }, created: false };
 }
 
-export function listCollectionRules(s: Services, key: AuthenticatedKey, col: CollectionRow, query: z.output<typeof ListAccessRulesQuery>) {
+export async function listCollectionRules(s: Services, key: AuthenticatedKey, col: CollectionRow, query: z.output<typeof ListAccessRulesQuery>) {
   const target = query.folder !== undefined ? targetKey({ folder: query.folder }) : query.file !== undefined ? targetKey({ file: query.file }) : undefined;
   const binding = requestBinding([key.id, 'access-rules', col.id, target ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;

@@ -95,13 +95,13 @@ export async function fanOut(s: Services, batch = 500): Promise<number> {
   // A cheap look first, so an idle daemon does not take the write lock on every tick.
   const seen = latestEventRid(s.db);
   if (!enabledWebhooks(s.db).some((w) => w.cursor_rid < seen)) return 0;
-  await s.write(() => {
+  await s.store.write(async (tx) => {
       const upto = latestEventRid(s.db);
       const nowMs = Date.now();
       for (const w of enabledWebhooks(s.db)) {
         if (w.cursor_rid >= upto) continue;
         // The webhook receives only what the key that created it may read (src/domain/event-audience.ts).
-        const rows = eventsAfter(s.db, { afterRid: w.cursor_rid, uptoRid: upto, limit: batch, audience: audienceOfWebhook(s, w) });
+        const rows = eventsAfter(s.db, { afterRid: w.cursor_rid, uptoRid: upto, limit: batch, audience: await audienceOfWebhook(tx, w) });
         for (const e of rows) {
           if (!matches(w, e.type, e.collection_id)) continue;
           const body = JSON.stringify({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });

@@ -79,8 +79,8 @@ function visible(key: AuthenticatedKey, w: WebhookRow): boolean {
  * the URL could widen them next. Name, filters, enabled, test, replay and delete send nothing to a
  * receiver the caller chose, and stay open to every key allowed to edit.
  */
-function assertMayRedirect(s: Services, key: AuthenticatedKey, w: WebhookRow, what: string): void {
-  if (audienceCovers(audienceOfKey(s, key.id, key.scope), audienceOfWebhook(s, w))) return;
+async function assertMayRedirect(s: Services, key: AuthenticatedKey, w: WebhookRow, what: string): Promise<void> {
+  if (audienceCovers(await audienceOfKey(s.store, key.id, key.scope), await audienceOfWebhook(s.store, w))) return;
   throw new TroveError('forbidden', `Changing this webhook's ${what} needs a key that may see every event it delivers: it was made by another key and may carry events (such as that key's research runs) this key may not read. Ask its creator or a cluster key, or make a webhook of your own.`, { webhook: w.id });
 }
 
@@ -194,7 +194,7 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
   if (input.name !== undefined) changes.name = input.name;
   if (input.url !== undefined) {
     if (input.url !== w.url) {
-      assertMayRedirect(s, key, w, 'URL');
+      await assertMayRedirect(s, key, w, 'URL');
       // The key that sets where deliveries go becomes the one whose scope bounds them: covering the
       // creator today is no promise about what the creator may see tomorrow (found by a review: a
       // creator later given more would have sent it to the new receiver).
@@ -240,7 +240,7 @@ export async function removeWebhook(s: Services, w: WebhookRow): Promise<void> {
 }
 
 export async function rotateSecret(s: Services, key: AuthenticatedKey, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): Promise<{ webhook: WebhookView; secret: string }> {
-  assertMayRedirect(s, key, w, 'signing secret');
+  await assertMayRedirect(s, key, w, 'signing secret');
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_S) {
     throw new TroveError('invalid_request', `previousSecretExpiresInSeconds must be an integer from 0 to ${MAX_ROTATION_OVERLAP_S}.`);
   }
@@ -305,10 +305,10 @@ export async function replayWebhook(s: Services, w: WebhookRow, input: ReplayInp
   }
   const since = input.since === undefined ? undefined : new Date(input.since).toISOString();
   const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
-  const count = await s.write(() => {
+  const count = await s.store.write(async (tx) => {
       const current = findWebhookByRidOrThrow(s, w);
       if (current.enabled !== 1) throw webhookDisabled();
-      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds, audience: audienceOfWebhook(s, current) });
+      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds, audience: await audienceOfWebhook(tx, current) });
       const now = nowIso();
       const nowMs = Date.now();
       for (const d of rows) {
@@ -331,18 +331,18 @@ export async function testWebhook(s: Services, ns: NamespaceRow, w: WebhookRow):
   return result.error === null ? { status: result.status, body: result.body } : { status: result.status, body: result.body, error: result.error };
 }
 
-export function listWebhookDeliveries(s: Services, key: AuthenticatedKey, w: WebhookRow, query: { status?: string | undefined; cursor?: string | undefined; limit: number }) {
+export async function listWebhookDeliveries(s: Services, key: AuthenticatedKey, w: WebhookRow, query: { status?: string | undefined; cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'webhook-deliveries', w.id, query.status ?? null]);
   const before = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   // The log holds event bodies: a caller sees the deliveries of events it may see itself, whoever made the webhook.
-  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status, audience: audienceOfKey(s, key.id, key.scope) });
+  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status, audience: await audienceOfKey(s.store, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentDelivery), next_cursor: more ? signCursor(s.cursorSecret, binding, page.at(-1)!.rid, LIST_CURSOR_TTL_MS) : null };
 }
 
-export function getWebhookDelivery(s: Services, key: AuthenticatedKey, w: WebhookRow, deliveryId: string) {
-  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId, audienceOfKey(s, key.id, key.scope)) : undefined;
+export async function getWebhookDelivery(s: Services, key: AuthenticatedKey, w: WebhookRow, deliveryId: string) {
+  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId, await audienceOfKey(s.store, key.id, key.scope)) : undefined;
   if (!d) throw new TroveError('not_found', `Delivery '${deliveryId}' not found.`);
   return {
     ...presentDelivery(d),

@@ -1,23 +1,28 @@
 import type { Processing } from '../../contract/schemas.js';
+import type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from '../aggregates/collections.js';
 import { sqlite, type Db } from './sqlite.js';
 import { appendEvent } from './events.js';
 import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
-/** A collection as the store returns it: `processing` parsed once, here. */
-export interface CollectionRow {
-  rid: number;
-  id: string;
-  namespace_rid: number;
-  name: string;
-  display_name: string | null;
-  processing: Processing;
-  access_control: 'off' | 'enforced';
-  generation: number;
-  embedding_model: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
+export type { CollectionRow, FileCounts } from '../aggregates/collections.js';
+
+export function sqliteCollections(db: Db): CollectionReads & CollectionWrites {
+  return {
+    find: async (namespaceRid, ref) => findCollection(db, namespaceRid, ref),
+    byRid: async (rid) => getCollectionByRid(db, rid),
+    findDeleted: async (namespaceRid, ref) => findDeletedCollection(db, namespaceRid, ref),
+    list: async (opts) => listCollections(db, opts),
+    liveRids: async (namespaceRid) => liveCollectionRids(db, namespaceRid),
+    allRids: async (namespaceRid) => allCollectionRids(db, namespaceRid),
+    fileCounts: async (collectionRid) => fileCounts(db, collectionRid),
+    insert: async (row) => insertCollection(db, row),
+    update: async (rid, fields, now) => updateCollection(db, rid, fields, now),
+    markDeleted: async (rid, now) => markCollectionDeleted(db, rid, now),
+    restore: async (rid, now) => restoreCollection(db, rid, now),
+    bumpGeneration: async (rid) => bumpGeneration(db, rid),
+    setEmbeddingModel: async (rid, model) => setEmbeddingModel(db, rid, model),
+  };
 }
 
 /** The row as stored: `processing` is JSON text. */
@@ -92,13 +97,6 @@ export function markCollectionDeleted(db: Db, rid: number, now: string): void {
 /** A new index generation (each indexing batch): reported, as the collection's resource changed. */
 export function bumpGeneration(db: Db, rid: number): void {
   if (stmt(db, 'UPDATE collections SET generation = generation + 1 WHERE rid = ?').run(rid).changes === 1) appendEvent(db, 'collection.updated', rid);
-}
-
-export interface FileCounts {
-  pending: number;
-  indexing: number;
-  ready: number;
-  failed: number;
 }
 
 /**

@@ -1,14 +1,20 @@
+import type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from '../aggregates/namespaces.js';
 import type { Db } from './db.js';
 import { stmt } from './statements.js';
 
-export interface NamespaceRow {
-  rid: number;
-  id: string;
-  name: string;
-  display_name: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
+export type { NamespaceRow, NamespaceUsage } from '../aggregates/namespaces.js';
+
+export function sqliteNamespaces(db: Db): NamespaceReads & NamespaceWrites {
+  return {
+    find: async (ref) => findNamespace(db, ref),
+    byId: async (id) => findNamespaceById(db, id),
+    byRid: async (rid) => getNamespaceByRid(db, rid),
+    list: async (opts) => listNamespaces(db, opts),
+    usage: async (rid, onlyCollections) => namespaceUsage(db, rid, onlyCollections),
+    insert: async (row) => insertNamespace(db, row),
+    updateDisplayName: async (rid, displayName, now) => updateNamespaceDisplayName(db, rid, displayName, now),
+    markDeleted: async (rid, now) => markNamespaceDeleted(db, rid, now),
+  };
 }
 
 export function insertNamespace(db: Db, row: Omit<NamespaceRow, 'rid' | 'deleted_at'>): NamespaceRow {
@@ -24,7 +30,7 @@ export function getNamespaceByRid(db: Db, rid: number): NamespaceRow | undefined
   return stmt(db, 'SELECT * FROM namespaces WHERE rid = ?').get(rid) as NamespaceRow | undefined;
 }
 
-export function listNamespaces(db: Db, opts: { afterRid: number; limit: number; onlyRids?: number[] | undefined }): NamespaceRow[] {
+export function listNamespaces(db: Db, opts: { afterRid: number; limit: number; onlyRids?: readonly number[] | undefined }): NamespaceRow[] {
   if (opts.onlyRids) {
     if (opts.onlyRids.length === 0) return [];
     return stmt(db, `SELECT * FROM namespaces WHERE deleted_at IS NULL AND rid > ? AND rid IN (SELECT value FROM json_each(?)) ORDER BY rid LIMIT ?`).all(opts.afterRid, JSON.stringify(opts.onlyRids), opts.limit) as NamespaceRow[];
@@ -38,12 +44,6 @@ export function updateNamespaceDisplayName(db: Db, rid: number, displayName: str
 
 export function markNamespaceDeleted(db: Db, rid: number, now: string): void {
   stmt(db, 'UPDATE namespaces SET deleted_at = ?, updated_at = ? WHERE rid = ?').run(now, now, rid);
-}
-
-export interface NamespaceUsage {
-  collections: number;
-  files: number;
-  source_bytes: bigint;
 }
 
 /** A namespace's usage, over all its collections or (`onlyCollections`, by name) some of them. */

@@ -1,0 +1,35 @@
+// Namespaces (tenants) as the store keeps them.
+
+export interface NamespaceRow {
+  rid: number;
+  id: string;
+  name: string;
+  display_name: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface NamespaceUsage {
+  collections: number;
+  files: number;
+  source_bytes: bigint;
+}
+
+export interface NamespaceReads {
+  /** A living namespace by ID or name (the contract accepts both in URLs). */
+  find(ref: string): Promise<NamespaceRow | undefined>;
+  /** Including deleted ones: jobs and keys keep pointing at a namespace after it is deleted. */
+  byId(id: string): Promise<NamespaceRow | undefined>;
+  byRid(rid: number): Promise<NamespaceRow | undefined>;
+  /** Living namespaces in creation order after `afterRid`; `onlyRids` narrows to those. */
+  list(opts: { afterRid: number; limit: number; onlyRids?: readonly number[] | undefined }): Promise<NamespaceRow[]>;
+  /** A namespace's usage, over all its living collections or (`onlyCollections`, by name) some of them. */
+  usage(rid: number, onlyCollections?: readonly string[]): Promise<NamespaceUsage>;
+}
+
+export interface NamespaceWrites {
+  insert(row: Omit<NamespaceRow, 'rid' | 'deleted_at'>): Promise<NamespaceRow>;
+  updateDisplayName(rid: number, displayName: string | null, now: string): Promise<NamespaceRow>;
+  markDeleted(rid: number, now: string): Promise<void>;
+}

@@ -1,0 +1,36 @@
+// The store's one interface: what the layers above may ask of any storage engine. The domain reads
+// through a `Store` and writes only inside `store.write(async (tx) => …)`, one transaction whose
+// promise resolves after COMMIT. Rows come back typed; rules and filters go in as data, never as
+// SQL. Each engine lives in a folder of its own (src/store/sqlite/ today) and is picked by the
+// composition root (daemon/); nothing above the store imports an engine.
+import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
+import type { KeyReads, KeyWrites } from './aggregates/keys.js';
+import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+
+export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
+export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
+export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+
+/** What may be read outside a transaction. */
+export interface StoreReads {
+  readonly collections: CollectionReads;
+  readonly keys: KeyReads;
+  readonly namespaces: NamespaceReads;
+}
+
+/** A write transaction: every read and write in it sees one state and commits together. */
+export interface StoreTx {
+  readonly collections: CollectionReads & CollectionWrites;
+  readonly keys: KeyReads & KeyWrites;
+  readonly namespaces: NamespaceReads & NamespaceWrites;
+}
+
+export interface Store extends StoreReads {
+  /**
+   * Runs `change` in a write transaction and resolves with its result once committed; a change that
+   * throws writes nothing. The change must do its reads and writes through `tx` (a nested `write`
+   * waits for this one: it never finishes) and should not await anything else, since the engine may
+   * hold other writers back meanwhile.
+   */
+  write<T>(change: (tx: StoreTx) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,22 @@
+// The SQLite engine behind the store interface: one connection per thread, writes through the data
+// dir's one writer (writer.ts). Its calls run synchronously and settle in microtasks, so a change
+// keeps the single-writer guarantees of a synchronous transaction.
+import type { Store, StoreTx } from '../interface.js';
+import type { Db } from './db.js';
+import { sqliteCollections } from './collections.js';
+import { sqliteKeys } from './keys.js';
+import { sqliteNamespaces } from './namespaces.js';
+import type { WriteFn } from './writer.js';
+
+export function sqliteStore(db: Db, write: WriteFn): Store {
+  // One connection: a transaction's reads and writes are the connection's own.
+  const tx: StoreTx = {
+    collections: sqliteCollections(db),
+    keys: sqliteKeys(db),
+    namespaces: sqliteNamespaces(db),
+  };
+  return {
+    ...tx,
+    write: (change) => write(() => change(tx)),
+  };
+}
