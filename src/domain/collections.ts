@@ -2,9 +2,8 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import { ProcessingSchema, type Collection, type CreateCollectionRequest, type Processing, type ProcessingPatchSchema, type UpdateCollectionRequest } from '../contract/schemas.js';
-import { findCollection, insertCollection, listCollections, markCollectionDeleted, updateCollection, type CollectionRow } from '../store/sqlite/collections.js';
 import type { JobRow } from '../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { CollectionRow, NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { enqueueCollectionJob } from './jobs.js';
@@ -13,8 +12,8 @@ import { pageOf } from './paging.js';
 import { presentCollection } from './present.js';
 
 export async function createCollection(s: Services, ns: NamespaceRow, body: z.output<typeof CreateCollectionRequest>): Promise<{ created: boolean; collection: Collection }> {
-  return await s.write(() => {
-    const existing = findCollection(s.db, ns.rid, body.name);
+  return await s.store.write(async (tx) => {
+    const existing = await tx.collections.find(ns.rid, body.name);
     if (existing) {
       if (!body.exist_ok) throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}'.`);
       // exist_ok hands back the collection as it is (retrieval-api.md, success statuses), but never
@@ -24,11 +23,11 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
       if (body.access_control === 'enforced' && existing.access_control !== 'enforced') {
         throw new TroveError('already_exists', `Collection '${body.name}' already exists in namespace '${ns.name}' with access_control '${existing.access_control}', not 'enforced'; PATCH it to 'enforced', or create another.`, { access_control: existing.access_control });
       }
-      return { created: false, collection: presentCollection(s.db, existing, ns.name) };
+      return { created: false, collection: await presentCollection(tx, existing, ns.name) };
     }
     const now = nowIso();
     const processing: Processing = body.processing ?? ProcessingSchema.parse({});
-    const col = insertCollection(s.db, {
+    const col = await tx.collections.insert({
       id: newId('col'),
       namespace_rid: ns.rid,
       name: body.name,
@@ -40,7 +39,7 @@ export async function createCollection(s: Services, ns: NamespaceRow, body: z.ou
       created_at: now,
       updated_at: now,
     });
-    return { created: true, collection: presentCollection(s.db, col, ns.name) };
+    return { created: true, collection: await presentCollection(tx, col, ns.name) };
   });
 }
 
@@ -48,8 +47,8 @@ export async function listVisibleCollections(s: Services, key: AuthenticatedKey,
   const binding = requestBinding([key.id, 'collections', ns.id]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const onlyNames = collectionsInScope(key);
-  const rows = listCollections(s.db, { namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, onlyNames });
-  return pageOf(s, rows, query.limit, binding, (col) => presentCollection(s.db, col, ns.name));
+  const rows = await s.store.collections.list({ namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, onlyNames });
+  return pageOf(s, rows, query.limit, binding, (col) => presentCollection(s.store, col, ns.name));
 }
 
 /** The fields a PATCH sent over the collection's own, checked whole (chunk_overlap < chunk_tokens). */
@@ -70,7 +69,7 @@ export async function patchCollection(
   col: CollectionRow,
   body: z.output<typeof UpdateCollectionRequest>,
 ): Promise<{ collection: Collection; job: JobRow | null }> {
-  const result = await s.write(() => {
+  const result = await s.store.write(async (tx) => {
     const before = col.processing;
     const processing = body.processing === undefined ? before : mergedProcessing(before, body.processing);
     const needsReindex =
@@ -78,8 +77,7 @@ export async function patchCollection(
       (processing.chunk_overlap ?? null) !== (before.chunk_overlap ?? null) ||
       (processing.keyword && !before.keyword) ||
       (processing.semantic && !before.semantic);
-    const updated = updateCollection(
-      s.db,
+    const updated = await tx.collections.update(
       col.rid,
       {
         display_name: body.display_name === undefined ? col.display_name : body.display_name,
@@ -89,7 +87,7 @@ export async function patchCollection(
       nowIso(),
     );
     const job = needsReindex ? enqueueReindex(s, ns, updated) : null;
-    return { collection: presentCollection(s.db, updated, ns.name), job };
+    return { collection: await presentCollection(tx, updated, ns.name), job };
   });
   if (result.job) s.notifyWork();
   return result;
@@ -107,8 +105,8 @@ export async function reindexCollection(s: Services, ns: NamespaceRow, col: Coll
 
 /** Hidden at once; its data stays for the recovery window (decisions.md §5). */
 export async function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
-  const job = await s.write(() => {
-    markCollectionDeleted(s.db, col.rid, nowIso());
+  const job = await s.store.write(async (tx) => {
+    await tx.collections.markDeleted(col.rid, nowIso());
     return enqueueCollectionJob(s.db, 'delete_collection', ns, col);
   });
   s.notifyWork();

@@ -9,12 +9,10 @@
 // A webhook sees what the key that created it may see (its creator's current scope, even after
 // that key is revoked: a webhook survives its creator, workspace-api.md); a personal webhook of the
 // operator sees everything in its workspace.
-import type { EventAudience } from '../store/sqlite/events.js';
-import type { StoreReads } from '../store/interface.js';
-import type { WebhookRow } from '../store/sqlite/webhooks.js';
+import type { EventAudience, StoreReads, WebhookRow } from '../store/interface.js';
 import { hasAction, type StoredScope } from './keys.js';
 
-export type { EventAudience } from '../store/sqlite/events.js';
+export type { EventAudience } from '../store/interface.js';
 
 /** The operator (the local user) and cluster keys see every event. */
 export const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: null, resources: true, research: 'all' };

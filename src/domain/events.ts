@@ -3,7 +3,7 @@
 // collection keys are refused (403) by the route. Events are kept 30 days.
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
-import { deleteEventsBefore, eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/sqlite/events.js';
+import type { EventRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { audienceOfKey } from './event-audience.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from './cursors.js';
@@ -35,18 +35,18 @@ export interface EventBody {
 
 export const presentEvent = (e: EventRow): EventBody => ({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });
 
-function startAfter(s: Services, after: string | undefined): number {
+async function startAfter(s: Services, after: string | undefined): Promise<number> {
   if (after === undefined) return 0;
   if (!hasPrefix(after, 'evt')) throw new TroveError('invalid_request', "'after' takes an event ID (evt_…).");
-  const rid = findEventRid(s.db, after);
+  const rid = await s.store.events.findRid(after);
   if (rid === undefined) throw new TroveError('invalid_request', `No event '${after}' (events are kept 30 days); start without 'after'.`);
   return rid;
 }
 
 export async function listEvents(s: Services, key: AuthenticatedKey, query: { after?: string | undefined; cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'events', query.after ?? null]);
-  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : startAfter(s, query.after);
-  const rows = eventsAfter(s.db, { afterRid: after, limit: query.limit + 1, audience: await audienceOfKey(s.store, key.id, key.scope) });
+  const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : await startAfter(s, query.after);
+  const rows = await s.store.events.after({ afterRid: after, limit: query.limit + 1, audience: await audienceOfKey(s.store, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentEvent), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
@@ -56,11 +56,11 @@ export async function listEvents(s: Services, key: AuthenticatedKey, query: { af
  * The live stream: every event the key may see after `after` (or from now), as `text/event-stream`
  * messages (`id`, `event`, `data`), with a comment every 15 s to keep proxies open.
  */
-export function streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): AsyncGenerator<string> {
+export async function streamEvents(s: Services, key: AuthenticatedKey, after: string | undefined, pollMs = 200): Promise<AsyncGenerator<string>> {
   // Read before the 200 goes out: an unknown `after` (or Last-Event-ID) is a 400 in the envelope,
   // as on the page, not a 200 that closes empty (found by a bad-input attack; a browser's
   // EventSource would reconnect in a loop without ever seeing why).
-  const cursor = after === undefined ? lastEventRid(s.db) : startAfter(s, after);
+  const cursor = after === undefined ? await s.store.events.lastRid() : await startAfter(s, after);
   return eventStream(s, key, cursor, pollMs);
 }
 
@@ -78,7 +78,7 @@ async function* eventStream(s: Services, key: AuthenticatedKey, from: number, po
       return;
     }
     const audience = await audienceOfKey(s.store, key.id, current.scope);
-    const rows = eventsAfter(s.db, { afterRid: cursor, limit: 500, audience });
+    const rows = await s.store.events.after({ afterRid: cursor, limit: 500, audience });
     for (const row of rows) {
       cursor = row.rid;
       yield `id: ${row.id}\nevent: ${row.type}\ndata: ${JSON.stringify(presentEvent(row))}\n\n`;
@@ -94,5 +94,5 @@ async function* eventStream(s: Services, key: AuthenticatedKey, from: number, po
 }
 
 export async function sweepEvents(s: Services, now = Date.now()): Promise<number> {
-  return s.write(() => deleteEventsBefore(s.db, new Date(now - EVENT_RETENTION_MS).toISOString()));
+  return s.store.write((tx) => tx.events.deleteBefore(new Date(now - EVENT_RETENTION_MS).toISOString()));
 }

@@ -19,7 +19,7 @@ import {
   type SourceFields,
 } from '../store/sqlite/files.js';
 import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { NamespaceRow } from '../store/interface.js';
 import { commitBlob, discardBlob, readBlob, receiveBlob, removeBlob } from './blobs.js';
 import { blobInUse } from '../store/sqlite/purge.js';
 import type { Services } from './context.js';

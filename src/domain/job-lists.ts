@@ -3,7 +3,7 @@ import { TroveError } from '../contract/errors.js';
 import type { ListJobsQuery } from '../contract/schemas.js';
 import { findCollection } from '../store/sqlite/collections.js';
 import { listJobs } from '../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';

@@ -5,7 +5,7 @@ import { TroveError } from '../contract/errors.js';
 import { KEY_SECRET_SHAPE, keyPrefixOf } from '../contract/key-secret.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { KeyRow, NamespaceRow, Store, StoreReads, StoreTx, StoredScope } from '../store/interface.js';
-import type { CollectionRow } from '../store/sqlite/collections.js';
+import type { CollectionRow } from '../store/interface.js';
 
 export type { StoredScope };
 

@@ -4,8 +4,7 @@
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
 import type { Namespace } from '../contract/schemas.js';
-import { eventsAfter, findEventRid, lastEventRid, type EventRow } from '../store/sqlite/events.js';
-import { findNamespace } from '../store/sqlite/namespaces.js';
+import type { EventRow } from '../store/interface.js';
 import { clusterCounts as countCluster } from '../store/sqlite/operator.js';
 import type { Services } from './context.js';
 import { EVERYTHING } from './event-audience.js';
@@ -17,23 +16,23 @@ export function clusterCounts(s: Services): ReturnType<typeof countCluster> {
 }
 
 /** Where an operator's event stream starts: after `lastEventId` when given (it must exist), else after the newest event. */
-export function operatorEventCursor(s: Services, lastEventId: string | null | undefined): number {
-  if (!lastEventId) return lastEventRid(s.db);
+export async function operatorEventCursor(s: Services, lastEventId: string | null | undefined): Promise<number> {
+  if (!lastEventId) return s.store.events.lastRid();
   if (!hasPrefix(lastEventId, 'evt')) throw new TroveError('invalid_request', "'lastEventId' takes an event ID (evt_…).");
-  const rid = findEventRid(s.db, lastEventId);
+  const rid = await s.store.events.findRid(lastEventId);
   if (rid === undefined) throw new TroveError('invalid_request', `No event '${lastEventId}' (events are kept 30 days); subscribe without lastEventId.`);
   return rid;
 }
 
 /** Every namespace's events after the cursor, oldest first. */
-export function operatorEventsAfter(s: Services, cursor: number, limit: number): EventRow[] {
-  return eventsAfter(s.db, { afterRid: cursor, limit, audience: EVERYTHING });
+export function operatorEventsAfter(s: Services, cursor: number, limit: number): Promise<EventRow[]> {
+  return s.store.events.after({ afterRid: cursor, limit, audience: EVERYTHING });
 }
 
 /** Restores a deleted workspace and returns it as the API presents it. */
 export async function restoreWorkspaceForOperator(s: Services, ref: string): Promise<{ id: string; name: string; namespace: Namespace }> {
   const { id } = await restoreWorkspace(s, ref);
-  const ns = findNamespace(s.db, id);
+  const ns = await s.store.namespaces.find(id);
   if (!ns) throw new TroveError('internal_error', `Workspace ${id} was restored but cannot be read back.`);
-  return { id, name: ns.name, namespace: presentNamespace(s.db, ns) };
+  return { id, name: ns.name, namespace: await presentNamespace(s.store, ns) };
 }

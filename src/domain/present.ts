@@ -1,20 +1,20 @@
 // Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
 import type { Collection, FileResource, Job, Namespace } from '../contract/schemas.js';
 import type { Db } from '../store/sqlite/db.js';
-import { fileCounts, getCollectionByRid, type CollectionRow, type FileCounts } from '../store/sqlite/collections.js';
+import { getCollectionByRid } from '../store/sqlite/collections.js';
+import type { CollectionRow, FileCounts, NamespaceRow, StoreReads } from '../store/interface.js';
 import { getRulesByRid } from '../store/sqlite/access-rules.js';
 import { fileResource } from '../store/sqlite/file-resource.js';
 import type { FileRow } from '../store/sqlite/files.js';
 import type { JobRow } from '../store/sqlite/jobs.js';
-import { namespaceUsage, type NamespaceRow } from '../store/sqlite/namespaces.js';
 
 /**
  * `onlyCollections`: the collections the caller may see (a collection key's), by name; usage then
  * counts those alone, so a collection key learns nothing of files outside its scope (found by an
  * attack: its totals moved when a file was added to a collection it cannot see).
  */
-export function presentNamespace(db: Db, ns: NamespaceRow, onlyCollections?: readonly string[]): Namespace {
-  const usage = namespaceUsage(db, ns.rid, onlyCollections);
+export async function presentNamespace(store: StoreReads, ns: NamespaceRow, onlyCollections?: readonly string[]): Promise<Namespace> {
+  const usage = await store.namespaces.usage(ns.rid, onlyCollections);
   return {
     id: ns.id,
     name: ns.name,
@@ -42,8 +42,8 @@ export function indexGeneration(col: CollectionRow, counts: FileCounts): string 
   return counts.ready > 0 ? `gen-${col.generation}` : null;
 }
 
-export function presentCollection(db: Db, col: CollectionRow, namespaceName: string): Collection {
-  const counts = fileCounts(db, col.rid);
+export async function presentCollection(store: StoreReads, col: CollectionRow, namespaceName: string): Promise<Collection> {
+  const counts = await store.collections.fileCounts(col.rid);
   return {
     id: col.id,
     namespace: namespaceName,

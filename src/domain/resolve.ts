@@ -2,22 +2,21 @@
 // same 404 (retrieval-api.md, Authentication 3).
 import { TroveError } from '../contract/errors.js';
 import type { Db } from '../store/sqlite/db.js';
-import { findCollection, type CollectionRow } from '../store/sqlite/collections.js';
+import type { CollectionRow, NamespaceRow, StoreReads } from '../store/interface.js';
 import { findLiveFileById, findLiveFileByPath, type FileRow } from '../store/sqlite/files.js';
-import { findNamespace, type NamespaceRow } from '../store/sqlite/namespaces.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 import { hasPrefix } from '../contract/ids.js';
 import { filePathProblem } from '../contract/paths.js';
 
-export function resolveNamespace(db: Db, key: AuthenticatedKey, ref: string): NamespaceRow {
-  const ns = findNamespace(db, ref);
+export async function resolveNamespace(store: StoreReads, key: AuthenticatedKey, ref: string): Promise<NamespaceRow> {
+  const ns = await store.namespaces.find(ref);
   if (!ns || !canSeeNamespace(key, ns)) throw new TroveError('not_found', `Namespace '${ref}' not found.`);
   return ns;
 }
 
-export function resolveCollection(db: Db, key: AuthenticatedKey, nsRef: string, colRef: string): { ns: NamespaceRow; col: CollectionRow } {
-  const ns = resolveNamespace(db, key, nsRef);
-  const col = findCollection(db, ns.rid, colRef);
+export async function resolveCollection(store: StoreReads, key: AuthenticatedKey, nsRef: string, colRef: string): Promise<{ ns: NamespaceRow; col: CollectionRow }> {
+  const ns = await resolveNamespace(store, key, nsRef);
+  const col = await store.collections.find(ns.rid, colRef);
   if (!col || !canSeeCollection(key, ns, col)) throw new TroveError('not_found', `Collection '${colRef}' not found in namespace '${ns.name}'.`);
   return { ns, col };
 }

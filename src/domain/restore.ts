@@ -6,9 +6,8 @@ import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
 import { deleteExpiredSearchSnapshots } from '../store/sqlite/search-snapshots.js';
-import { findCollection, restoreCollection, findDeletedCollection } from '../store/sqlite/collections.js';
 import { requeueCollectionFiles } from '../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
@@ -20,15 +19,15 @@ import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNames
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 export async function restoreBucket(s: Services, key: AuthenticatedKey, ns: NamespaceRow, ref: string): Promise<Collection> {
-  const result = await s.write(() => {
-    const col = findDeletedCollection(s.db, ns.rid, ref);
+  const result = await s.store.write(async (tx) => {
+    const col = await tx.collections.findDeleted(ns.rid, ref);
     const missing = new TroveError('not_found', `No deleted bucket '${ref}' in workspace '${ns.name}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
     if (!col || !canSeeCollection(key, ns, col)) throw missing;
     if (Date.parse(col.deleted_at!) < Date.now() - RECOVERY_WINDOW_MS) throw missing;
-    if (findCollection(s.db, ns.rid, col.name)) throw new TroveError('already_exists', `A bucket named '${col.name}' exists again in workspace '${ns.name}'; delete or rename it before restoring.`);
-    const restored = restoreCollection(s.db, col.rid, nowIso());
+    if (await tx.collections.find(ns.rid, col.name)) throw new TroveError('already_exists', `A bucket named '${col.name}' exists again in workspace '${ns.name}'; delete or rename it before restoring.`);
+    const restored = await tx.collections.restore(col.rid, nowIso());
     const requeued = requeueCollectionFiles(s.db, col.rid, nowIso());
-    return { collection: presentCollection(s.db, restored, ns.name), requeued };
+    return { collection: await presentCollection(tx, restored, ns.name), requeued };
   });
   if (result.requeued > 0) s.notifyWork();
   return result.collection;

@@ -10,8 +10,8 @@ import { describedSentence, describeIssues } from '../contract/issues.js';
 import type { Services } from '../domain/context.js';
 import { authenticate, authorize, noteKeyUse, type AuthenticatedKey, type Permission } from '../domain/keys.js';
 import { resolveCollection, resolveNamespace } from '../domain/resolve.js';
-import type { CollectionRow } from '../store/sqlite/collections.js';
-import type { NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { CollectionRow } from '../store/interface.js';
+import type { NamespaceRow } from '../store/interface.js';
 import { DEFAULT_BODY_LIMIT } from '../domain/limits.js';
 
 export interface AppRequest {
@@ -392,9 +392,9 @@ export class Router {
       key = await authenticate(this.s.store, bearer(req.headers));
       noteKeyUse(this.s.store, key);
       if (matched.params.collection !== undefined && matched.params.namespace !== undefined) {
-        ({ ns, col } = resolveCollection(this.s.db, key, matched.params.namespace, matched.params.collection));
+        ({ ns, col } = await resolveCollection(this.s.store, key, matched.params.namespace, matched.params.collection));
       } else if (matched.params.namespace !== undefined) {
-        ns = resolveNamespace(this.s.db, key, matched.params.namespace);
+        ns = await resolveNamespace(this.s.store, key, matched.params.namespace);
       }
       if (def.target) target = await def.target(this.s, key, matched.params);
       authorize(key, def.permission);

@@ -103,7 +103,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a namespace',
       permission: read,
       responses: { 200: { description: 'namespace', schema: S.NamespaceSchema }, ...common },
-      handler: ({ s, key, ns }) => ({ status: 200, body: presentNamespaceTo(s, key, ns) }),
+      handler: async ({ s, key, ns }) => ({ status: 200, body: await presentNamespaceTo(s, key, ns) }),
     }),
     route({
       method: 'PATCH',
@@ -163,7 +163,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a collection',
       permission: read,
       responses: { 200: { description: 'collection', schema: S.CollectionSchema }, ...common },
-      handler: ({ s, ns, col }) => ({ status: 200, body: presentCollection(s.db, col, ns.name) }),
+      handler: async ({ s, ns, col }) => ({ status: 200, body: await presentCollection(s.store, col, ns.name) }),
     }),
     route({
       method: 'PATCH',
@@ -473,7 +473,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       handler: async ({ s, key, query, req }) => {
         if ((req.headers.accept ?? '').includes('text/event-stream')) {
           const after = query.after ?? req.headers['last-event-id'];
-          return { status: 200, stream: streamEvents(s, key, after) };
+          return { status: 200, stream: await streamEvents(s, key, after) };
         }
         return { status: 200, body: await listEvents(s, key, query) };
       },

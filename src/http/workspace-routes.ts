@@ -24,7 +24,7 @@ import { restoreBucket } from '../domain/restore.js';
 import { patchWorkspaceKey } from '../domain/workspace-keys.js';
 import { authenticate } from '../domain/keys.js';
 import { TroveError } from '../contract/errors.js';
-import type { WebhookRow } from '../store/sqlite/webhooks.js';
+import type { WebhookRow } from '../store/interface.js';
 
 // `namespace` is the parameter the router resolves (404 outside the key's scope) before authorizing.
 const BASE = '/v1/workspaces/{namespace}/webhooks';
@@ -43,8 +43,8 @@ const common = { 400: err('invalid_request'), 401: err('unauthenticated'), 403: 
 
 // Resolved in the handler, after the permission check: a key of the workspace lacking the action is
 // 403 whatever the webhook ID, as on every other workspace-scoped route.
-const webhookTarget = (s: Services, key: AuthenticatedKey, params: Record<'namespace' | 'webhookId', string>): WebhookRow =>
-  resolveWebhook(s, key, resolveNamespace(s.db, key, params.namespace), params.webhookId);
+const webhookTarget = async (s: Services, key: AuthenticatedKey, params: Record<'namespace' | 'webhookId', string>): Promise<WebhookRow> =>
+  resolveWebhook(s, key, await resolveNamespace(s.store, key, params.namespace), params.webhookId);
 
 export function webhookRoutes(): RouteDef[] {
   return [
@@ -97,7 +97,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: anyWorkspaceKey,
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookSchema), next_cursor: z.string().nullable() }) }, ...common },
-      handler: ({ s, key, ns, query }) => ({ status: 200, body: listWorkspaceWebhooks(s, key, ns, query) }),
+      handler: async ({ s, key, ns, query }) => ({ status: 200, body: await listWorkspaceWebhooks(s, key, ns, query) }),
     }),
     route({
       method: 'GET',
@@ -105,7 +105,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'Get a webhook',
       permission: anyWorkspaceKey,
       responses: { 200: { description: 'webhook', schema: S.WebhookSchema }, ...common },
-      handler: ({ s, key, params }) => ({ status: 200, body: presentWebhook(webhookTarget(s, key, params)) }),
+      handler: async ({ s, key, params }) => ({ status: 200, body: presentWebhook(await webhookTarget(s, key, params)) }),
     }),
     route({
       method: 'PATCH',
@@ -114,7 +114,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.UpdateWebhookRequest,
       responses: { 200: { description: 'webhook', schema: S.WebhookSchema }, ...common },
-      handler: async ({ s, key, ns, body, params }) => ({ status: 200, body: await patchWebhook(s, key, ns, webhookTarget(s, key, params), body) }),
+      handler: async ({ s, key, ns, body, params }) => ({ status: 200, body: await patchWebhook(s, key, ns, await webhookTarget(s, key, params), body) }),
     }),
     route({
       method: 'DELETE',
@@ -123,7 +123,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       responses: { 204: { description: 'deleted' }, ...common },
       handler: async ({ s, key, params }) => {
-        await removeWebhook(s, webhookTarget(s, key, params));
+        await removeWebhook(s, await webhookTarget(s, key, params));
         return { status: 204 };
       },
     }),
@@ -134,7 +134,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: z.strictObject({}),
       responses: { 200: { description: "the receiver's answer", schema: z.object({ status: z.number().nullable(), body: z.string(), error: z.string().optional() }) }, ...common },
-      handler: async ({ s, ns, key, params }) => ({ status: 200, body: await testWebhook(s, ns, webhookTarget(s, key, params)) }),
+      handler: async ({ s, ns, key, params }) => ({ status: 200, body: await testWebhook(s, ns, await webhookTarget(s, key, params)) }),
     }),
     route({
       method: 'POST',
@@ -143,7 +143,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.RotateWebhookSecretRequest,
       responses: { 200: { description: 'rotated', schema: S.WebhookWithSecret }, ...common },
-      handler: async ({ s, body, key, params }) => ({ status: 200, body: await rotateSecret(s, key, webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
+      handler: async ({ s, body, key, params }) => ({ status: 200, body: await rotateSecret(s, key, await webhookTarget(s, key, params), body.previousSecretExpiresInSeconds) }),
     }),
     route({
       method: 'POST',
@@ -152,7 +152,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: write,
       body: S.ReplayWebhookRequest,
       responses: { 202: { description: 'queued', schema: z.object({ replayed: z.number() }) }, 409: err('webhook_disabled'), ...common },
-      handler: async ({ s, body, key, params }) => ({ status: 202, body: await replayWebhook(s, webhookTarget(s, key, params), body) }),
+      handler: async ({ s, body, key, params }) => ({ status: 202, body: await replayWebhook(s, await webhookTarget(s, key, params), body) }),
     }),
     route({
       method: 'GET',
@@ -161,7 +161,7 @@ export function webhookRoutes(): RouteDef[] {
       permission: anyWorkspaceKey,
       query: S.WebhookDeliveriesQuery,
       responses: { 200: { description: 'page', schema: z.object({ items: z.array(S.WebhookDeliverySchema), next_cursor: z.string().nullable() }) }, ...common },
-      handler: async ({ s, key, query, params }) => ({ status: 200, body: await listWebhookDeliveries(s, key, webhookTarget(s, key, params), query) }),
+      handler: async ({ s, key, query, params }) => ({ status: 200, body: await listWebhookDeliveries(s, key, await webhookTarget(s, key, params), query) }),
     }),
     route({
       method: 'GET',
@@ -169,7 +169,7 @@ export function webhookRoutes(): RouteDef[] {
       summary: 'One delivery: its exact body and every attempt',
       permission: anyWorkspaceKey,
       responses: { 200: { description: 'delivery', schema: S.WebhookDeliveryDetail }, ...common },
-      handler: async ({ s, params, key }) => ({ status: 200, body: await getWebhookDelivery(s, key, webhookTarget(s, key, params), params.deliveryId) }),
+      handler: async ({ s, params, key }) => ({ status: 200, body: await getWebhookDelivery(s, key, await webhookTarget(s, key, params), params.deliveryId) }),
     }),
   ];
 }

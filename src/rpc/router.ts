@@ -174,10 +174,10 @@ export function createOperatorRouter(deps: OperatorDeps) {
     // Every namespace's events (the operator sees the cluster), exactly as GET /events shows them.
     // Each is `tracked` by its event ID, so a client that reconnects resumes after the last one it got.
     events: procedure.input(EventsInput).subscription(async function* ({ input, signal }) {
-      let cursor = operatorEventCursor(s, input.lastEventId);
+      let cursor = await operatorEventCursor(s, input.lastEventId);
       const wanted = input.types ? new Set<string>(input.types) : null;
       while (!signal?.aborted && s.ready()) {
-        const rows = operatorEventsAfter(s, cursor, 500);
+        const rows = await operatorEventsAfter(s, cursor, 500);
         for (const row of rows) {
           cursor = row.rid;
           if (!wanted || wanted.has(row.type)) yield tracked(row.id, presentEvent(row));

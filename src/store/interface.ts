@@ -4,25 +4,33 @@
 // SQL. Each engine lives in a folder of its own (src/store/sqlite/ today) and is picked by the
 // composition root (daemon/); nothing above the store imports an engine.
 import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
+import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
+export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
 export interface StoreReads {
   readonly collections: CollectionReads;
+  readonly events: EventReads;
   readonly keys: KeyReads;
   readonly namespaces: NamespaceReads;
+  readonly webhooks: WebhookReads;
 }
 
 /** A write transaction: every read and write in it sees one state and commits together. */
 export interface StoreTx {
   readonly collections: CollectionReads & CollectionWrites;
+  readonly events: EventReads & EventWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly webhooks: WebhookReads & WebhookWrites;
 }
 
 export interface Store extends StoreReads {

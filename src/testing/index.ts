@@ -118,7 +118,7 @@ export async function startTrove(options: StartTroveOptions = {}): Promise<Trove
     first = await new Promise<string>((resolveLine, reject) => {
       lines.once('line', resolveLine);
       child.once('error', reject);
-      exited.then(() => reject(new Error(`trove daemon exited (${describeExit(child)}) before listening:\n${stderr.trim()}`)));
+      void exited.then(() => reject(new Error(`trove daemon exited (${describeExit(child)}) before listening:\n${stderr.trim()}`)));
       timer = setTimeout(() => reject(new Error(`trove daemon did not listen within ${timeoutMs} ms:\n${stderr.trim()}`)), timeoutMs);
     });
   } catch (err) {

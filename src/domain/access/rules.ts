@@ -22,11 +22,11 @@ import {
   type AccessRuleRow,
   type RuleTarget,
 } from '../../store/sqlite/access-rules.js';
-import type { CollectionRow } from '../../store/sqlite/collections.js';
+import type { CollectionRow } from '../../store/interface.js';
 import type { Db } from '../../store/sqlite/db.js';
 import type { WriteFn } from '../../store/sqlite/writer.js';
 import { finishJob, jobStatus, type JobRow } from '../../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../../store/sqlite/namespaces.js';
+import type { NamespaceRow } from '../../store/interface.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding } from '../cursors.js';
 import { enqueueCollectionJob } from '../jobs.js';

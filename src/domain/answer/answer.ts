@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import type { AnswerRequest, AnswerResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/sqlite/collections.js';
+import type { CollectionRow } from '../../store/interface.js';
 import { shutdownError, type Services } from '../context.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { search } from '../search/search.js';

@@ -8,7 +8,7 @@ import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { ResearchRunSchema } from '../../contract/schemas.js';
 import { getCollectionByRid, type CollectionRow } from '../../store/sqlite/collections.js';
-import type { NamespaceRow } from '../../store/sqlite/namespaces.js';
+import type { NamespaceRow } from '../../store/interface.js';
 import {
   claimResearch,
   expireIdempotencyKeys,

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError, type WarningCode } from '../../contract/errors.js';
 import type { SearchRequest, SearchResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/sqlite/collections.js';
+import type { CollectionRow } from '../../store/interface.js';
 import { getFileCardsByRid, type FileCard } from '../../store/sqlite/files.js';
 import { getPassages, type PassageRow } from '../../store/sqlite/passages.js';
 import { liveFiles } from '../../store/sqlite/keyword-postings.js';

@@ -9,7 +9,7 @@
 import { TroveError } from '../../contract/errors.js';
 import { randomHex } from '../../contract/ids.js';
 import type { SearchResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/sqlite/collections.js';
+import type { CollectionRow } from '../../store/interface.js';
 import { getFileCardsByRid } from '../../store/sqlite/files.js';
 import {
   extendSearchSnapshot,

@@ -3,23 +3,7 @@
 // (workspace-api.md, Limits). Everything it needs to resume lives in the database, so pending
 // deliveries survive a restart.
 import { newId, nowIso } from '../../contract/ids.js';
-import {
-  deleteDeliveriesBefore,
-  dueDeliveries,
-  enabledWebhooks,
-  failPendingDeliveries,
-  findDeliveryByRid,
-  findWebhookByRid,
-  insertDelivery,
-  latestEventRid,
-  nextDueMs,
-  recordAttempt,
-  updateDelivery,
-  updateWebhook,
-  type DeliveryRow,
-  type WebhookRow,
-} from '../../store/sqlite/webhooks.js';
-import { eventsAfter } from '../../store/sqlite/events.js';
+import type { DeliveryRow, WebhookRow } from '../../store/interface.js';
 import { audienceOfWebhook } from '../event-audience.js';
 import type { Services } from '../context.js';
 import type { WebhookConfig } from './config.js';
@@ -93,20 +77,20 @@ function matches(w: WebhookRow, type: string, collectionId: string | null): bool
 export async function fanOut(s: Services, batch = 500): Promise<number> {
   let made = 0;
   // A cheap look first, so an idle daemon does not take the write lock on every tick.
-  const seen = latestEventRid(s.db);
-  if (!enabledWebhooks(s.db).some((w) => w.cursor_rid < seen)) return 0;
+  const seen = await s.store.events.lastRid();
+  if (!(await s.store.webhooks.enabled()).some((w) => w.cursor_rid < seen)) return 0;
   await s.store.write(async (tx) => {
-      const upto = latestEventRid(s.db);
+      const upto = await tx.events.lastRid();
       const nowMs = Date.now();
-      for (const w of enabledWebhooks(s.db)) {
+      for (const w of await tx.webhooks.enabled()) {
         if (w.cursor_rid >= upto) continue;
         // The webhook receives only what the key that created it may read (src/domain/event-audience.ts).
-        const rows = eventsAfter(s.db, { afterRid: w.cursor_rid, uptoRid: upto, limit: batch, audience: await audienceOfWebhook(tx, w) });
+        const rows = await tx.events.after({ afterRid: w.cursor_rid, uptoRid: upto, limit: batch, audience: await audienceOfWebhook(tx, w) });
         for (const e of rows) {
           if (!matches(w, e.type, e.collection_id)) continue;
           const body = JSON.stringify({ id: e.id, type: e.type, timestamp: e.created_at, data: JSON.parse(e.data) as unknown });
           const now = nowIso();
-          const inserted = insertDelivery(s.db, {
+          const inserted = await tx.webhooks.insertDelivery({
             id: newId('dlv'),
             webhook_rid: w.rid,
             event_id: e.id,
@@ -124,7 +108,7 @@ export async function fanOut(s: Services, batch = 500): Promise<number> {
           });
           if (inserted) made++;
         }
-        updateWebhook(s.db, w.rid, { cursor_rid: rows.length === batch ? rows.at(-1)!.rid : upto });
+        await tx.webhooks.update(w.rid, { cursor_rid: rows.length === batch ? rows.at(-1)!.rid : upto });
       }
     });
   return made;
@@ -167,30 +151,30 @@ export type DispatcherLog = NonNullable<DispatcherOptions['log']>;
 
 /** Records one attempt's result, in one write: the attempt log, the delivery's next state and, when due, the webhook turned off. */
 export async function settleAttempt(s: Services, deliveryRid: number, result: PostResult, retryScale: number, log?: DispatcherLog): Promise<void> {
-  await s.write(() => {
-    const d = findDeliveryByRid(s.db, deliveryRid);
+  await s.store.write(async (tx) => {
+    const d = await tx.webhooks.deliveryByRid(deliveryRid);
     if (!d) return; // deleted with its webhook meanwhile
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
-    recordAttempt(s.db, { delivery_rid: d.rid, at: new Date(nowMs - result.durationMs).toISOString(), response_status: result.status, error: result.error, duration_ms: result.durationMs });
+    await tx.webhooks.recordAttempt({ delivery_rid: d.rid, at: new Date(nowMs - result.durationMs).toISOString(), response_status: result.status, error: result.error, duration_ms: result.durationMs });
     // Turned off (or replayed to a new round) while in flight: the attempt is logged, the state stays.
     if (d.status !== 'pending') {
-      updateDelivery(s.db, d.rid, { status: d.status, attempts: d.attempts + 1, round_attempts: d.round_attempts, next_attempt_ms: d.next_attempt_ms, updated_at: now });
+      await tx.webhooks.updateDelivery(d.rid, { status: d.status, attempts: d.attempts + 1, round_attempts: d.round_attempts, next_attempt_ms: d.next_attempt_ms, updated_at: now });
       return;
     }
     const outcome = classify(result, nowMs);
-    updateDelivery(s.db, d.rid, { ...progressAfterAttempt(d, outcome, nowMs, retryScale), updated_at: now });
-    const w = findWebhookByRid(s.db, d.webhook_rid);
+    await tx.webhooks.updateDelivery(d.rid, { ...progressAfterAttempt(d, outcome, nowMs, retryScale), updated_at: now });
+    const w = await tx.webhooks.byRid(d.webhook_rid);
     if (!w) return;
     if (outcome.kind === 'succeeded') {
-      updateWebhook(s.db, w.rid, { last_success_at: nowMs });
+      await tx.webhooks.update(w.rid, { last_success_at: nowMs });
       return;
     }
     if (w.enabled !== 1) return;
     const reason = turnOffReason(w, outcome, nowMs, retryScale);
     if (reason === null) return;
-    updateWebhook(s.db, w.rid, { enabled: 0, disabled_reason: 'failing', updated_at: now });
-    failPendingDeliveries(s.db, w.rid, now);
+    await tx.webhooks.update(w.rid, { enabled: 0, disabled_reason: 'failing', updated_at: now });
+    await tx.webhooks.failPendingDeliveries(w.rid, now);
     log?.warn?.('webhook turned off', { webhook: w.id, reason });
   });
 }
@@ -254,7 +238,7 @@ class Dispatcher implements WebhookDispatcher {
         this.woken = false;
         continue;
       }
-      await this.wait(this.nextWaitMs());
+      await this.wait(await this.nextWaitMs());
       this.woken = false;
     }
   }
@@ -263,18 +247,18 @@ class Dispatcher implements WebhookDispatcher {
     try {
       if (!this.s.ready()) return;
       await fanOut(this.s);
-      this.launchDue();
+      await this.launchDue();
       await this.sweepRetention();
-      if (this.isIdle()) this.releaseIdleWaiters();
+      if (await this.isIdle()) this.releaseIdleWaiters();
     } catch (err) {
       this.log?.error('webhook dispatcher tick failed', { cause: String((err as Error)?.stack ?? err) });
     }
   }
 
   /** The poll, or less when a delivery falls due sooner. */
-  private nextWaitMs(): number {
+  private async nextWaitMs(): Promise<number> {
     try {
-      const next = this.s.ready() ? nextDueMs(this.s.db) : undefined;
+      const next = this.s.ready() ? await this.s.store.webhooks.nextDueMs() : undefined;
       return next === undefined ? this.pollMs : Math.max(1, Math.min(this.pollMs, next - Date.now()));
     } catch {
       return this.pollMs; // the store is closing
@@ -291,9 +275,9 @@ class Dispatcher implements WebhookDispatcher {
     }).finally(() => (this.interruptWait = undefined));
   }
 
-  private launchDue(): void {
+  private async launchDue(): Promise<void> {
     if (this.inflight.size >= this.concurrency) return;
-    for (const d of dueDeliveries(this.s.db, Date.now(), this.concurrency + this.inflight.size)) {
+    for (const d of await this.s.store.webhooks.dueDeliveries(Date.now(), this.concurrency + this.inflight.size)) {
       if (this.inflight.size >= this.concurrency) break;
       if (this.inflight.has(d.rid)) continue;
       const attempt = this.attempt(d)
@@ -307,7 +291,7 @@ class Dispatcher implements WebhookDispatcher {
   }
 
   private async attempt(d: DeliveryRow): Promise<void> {
-    const w = findWebhookByRid(this.s.db, d.webhook_rid);
+    const w = await this.s.store.webhooks.byRid(d.webhook_rid);
     if (!w || w.enabled !== 1) return;
     const result = await postOnce(w.url, d.body, signedHeaders(d.event_id, d.body, liveSecrets(w)), { allowInsecure: this.cfg.allowInsecure, timeoutMs: this.cfg.timeoutMs, signal: this.cutOff.signal });
     // Cut short by stop(): not an attempt; the delivery stays pending and is sent again after a restart.
@@ -319,13 +303,13 @@ class Dispatcher implements WebhookDispatcher {
     const nowMs = Date.now();
     if (nowMs - this.lastRetentionSweepMs < RETENTION_SWEEP_MS) return;
     this.lastRetentionSweepMs = nowMs;
-    await this.s.write(() => deleteDeliveriesBefore(this.s.db, new Date(nowMs - DELIVERY_RETENTION_MS).toISOString()));
+    await this.s.store.write((tx) => tx.webhooks.deleteDeliveriesBefore(new Date(nowMs - DELIVERY_RETENTION_MS).toISOString()));
   }
 
   /** Nothing in flight and nothing due now. */
-  private isIdle(): boolean {
+  private async isIdle(): Promise<boolean> {
     if (this.inflight.size > 0) return false;
-    const next = nextDueMs(this.s.db);
+    const next = await this.s.store.webhooks.nextDueMs();
     return next === undefined || next > Date.now();
   }
 

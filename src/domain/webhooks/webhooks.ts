@@ -2,25 +2,7 @@
 // "Other webhook operations"; decisions.md §5-6). A workspace is a namespace, a bucket a collection.
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
-import { findCollection } from '../../store/sqlite/collections.js';
-import type { NamespaceRow } from '../../store/sqlite/namespaces.js';
-import {
-  attemptsOf,
-  deleteWebhook,
-  failPendingDeliveries,
-  findDelivery,
-  findWebhook,
-  insertWebhook,
-  latestEventRid,
-  listDeliveries,
-  listWebhooks,
-  replayCandidates,
-  updateDelivery,
-  updateWebhook,
-  type DeliveryRow,
-  type WebhookChanges,
-  type WebhookRow,
-} from '../../store/sqlite/webhooks.js';
+import type { DeliveryRow, NamespaceRow, StoreReads, WebhookChanges, WebhookRow } from '../../store/interface.js';
 import type { Services } from '../context.js';
 import { LIST_CURSOR_TTL_MS, readCursor, requestBinding, signCursor } from '../cursors.js';
 import { EVENT_TYPES } from '../events.js';
@@ -84,8 +66,8 @@ async function assertMayRedirect(s: Services, key: AuthenticatedKey, w: WebhookR
   throw new TroveError('forbidden', `Changing this webhook's ${what} needs a key that may see every event it delivers: it was made by another key and may carry events (such as that key's research runs) this key may not read. Ask its creator or a cluster key, or make a webhook of your own.`, { webhook: w.id });
 }
 
-export function resolveWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, id: string): WebhookRow {
-  const w = hasPrefix(id, 'whk') ? findWebhook(s.db, ns.rid, id) : undefined;
+export async function resolveWebhook(s: Services, key: AuthenticatedKey, ns: NamespaceRow, id: string): Promise<WebhookRow> {
+  const w = hasPrefix(id, 'whk') ? await s.store.webhooks.find(ns.rid, id) : undefined;
   if (!w || !visible(key, w)) throw new TroveError('not_found', `Webhook '${id}' not found in workspace '${ns.name}'.`);
   return w;
 }
@@ -101,14 +83,15 @@ function checkEventTypes(types: string[] | null | undefined): string[] | null {
 }
 
 /** Bucket names or IDs → the collections' immutable `col_` IDs. */
-function checkBucketIds(s: Services, ns: NamespaceRow, key: AuthenticatedKey, refs: string[] | null | undefined): string[] | null {
+async function checkBucketIds(store: StoreReads, ns: NamespaceRow, key: AuthenticatedKey, refs: string[] | null | undefined): Promise<string[] | null> {
   if (refs === undefined || refs === null) return null;
-  const ids = refs.map((ref) => {
-    const col = findCollection(s.db, ns.rid, ref);
+  const ids: string[] = [];
+  for (const ref of refs) {
+    const col = await store.collections.find(ns.rid, ref);
     if (!col || col.deleted_at) throw new TroveError('invalid_request', `bucketIds: no bucket '${ref}' in workspace '${ns.name}'.`, { bucket: ref });
     if (key.scope.kind === 'collection' && !key.scope.collections.includes(col.name)) throw new TroveError('invalid_request', `bucketIds: no bucket '${ref}' in workspace '${ns.name}'.`, { bucket: ref });
-    return col.id;
-  });
+    ids.push(col.id);
+  }
   return [...new Set(ids)];
 }
 
@@ -127,12 +110,12 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
   // Personal webhooks belong to the local user (decisions.md §5), who holds the cluster key.
   if (owner === 'me' && key.scope.kind !== 'cluster') throw new TroveError('forbidden', "owner 'me' makes a personal webhook of the local user; a workspace API key creates workspace webhooks (owner 'workspace').");
   const eventTypes = checkEventTypes(input.eventTypes);
-  const bucketIds = checkBucketIds(s, ns, key, input.bucketIds);
+  const bucketIds = await checkBucketIds(s.store, ns, key, input.bucketIds);
   await checkReceiverUrl(input.url, s.webhooks);
   const secret = mintWebhookSecret();
   const now = nowIso();
-  const row = await s.write(() =>
-      insertWebhook(s.db, {
+  const row = await s.store.write(async (tx) =>
+      tx.webhooks.insert({
         id: newId('whk'),
         namespace_rid: ns.rid,
         name: input.name,
@@ -146,7 +129,7 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
         previous_secret: null,
         previous_secret_expires_at: null,
         // A new webhook receives only events that happen after its creation.
-        cursor_rid: latestEventRid(s.db),
+        cursor_rid: await tx.events.lastRid(),
         last_success_at: null,
         created_at: now,
         created_ms: Date.parse(now),
@@ -158,14 +141,14 @@ export async function createWebhook(s: Services, key: AuthenticatedKey, ns: Name
   return { webhook: presentWebhook(row), secret };
 }
 
-export function listWorkspaceWebhooks(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
+export async function listWorkspaceWebhooks(s: Services, key: AuthenticatedKey, ns: NamespaceRow, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'webhooks', ns.id]);
   let after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   const items: WebhookRow[] = [];
   let more = false;
   // Personal webhooks a key may not see are skipped, so a page may take more than one read.
   for (;;) {
-    const rows = listWebhooks(s.db, ns.rid, after, query.limit + 1);
+    const rows = await s.store.webhooks.list(ns.rid, after, query.limit + 1);
     for (const r of rows) {
       after = r.rid;
       if (!visible(key, r)) continue;
@@ -208,35 +191,35 @@ export async function patchWebhook(s: Services, key: AuthenticatedKey, ns: Names
     changes.event_types = t === null ? null : JSON.stringify(t);
   }
   if (Object.hasOwn(input, 'bucketIds') && input.bucketIds !== undefined) {
-    const b = checkBucketIds(s, ns, key, input.bucketIds);
+    const b = await checkBucketIds(s.store, ns, key, input.bucketIds);
     changes.bucket_ids = b === null ? null : JSON.stringify(b);
   }
   const now = nowIso();
-  const row = await s.write(() => {
-      const current = findWebhook(s.db, ns.rid, w.id);
+  const row = await s.store.write(async (tx) => {
+      const current = await tx.webhooks.find(ns.rid, w.id);
       if (!current) throw new TroveError('not_found', `Webhook '${w.id}' not found in workspace '${ns.name}'.`);
       if (input.enabled === false && current.enabled === 1) {
         changes.enabled = 0;
         changes.disabled_reason = null;
-        failPendingDeliveries(s.db, current.rid, now);
+        await tx.webhooks.failPendingDeliveries(current.rid, now);
       } else if (input.enabled === true && current.enabled === 0) {
         changes.enabled = 1;
         changes.disabled_reason = null;
         // An off webhook records no events: it starts again from now.
-        changes.cursor_rid = latestEventRid(s.db);
+        changes.cursor_rid = await tx.events.lastRid();
         // The 72-hour failing window starts again too.
         changes.last_success_at = Date.now();
       }
       changes.updated_at = now;
-      updateWebhook(s.db, current.rid, changes);
-      return findWebhook(s.db, ns.rid, w.id)!;
+      await tx.webhooks.update(current.rid, changes);
+      return (await tx.webhooks.find(ns.rid, w.id))!;
     });
   if (row.enabled === 1) s.wakeWebhookDispatcher();
   return presentWebhook(row);
 }
 
 export async function removeWebhook(s: Services, w: WebhookRow): Promise<void> {
-  await s.write(() => deleteWebhook(s.db, w.rid));
+  await s.store.write((tx) => tx.webhooks.delete(w.rid));
 }
 
 export async function rotateSecret(s: Services, key: AuthenticatedKey, w: WebhookRow, overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_S): Promise<{ webhook: WebhookView; secret: string }> {
@@ -246,23 +229,23 @@ export async function rotateSecret(s: Services, key: AuthenticatedKey, w: Webhoo
   }
   const secret = mintWebhookSecret();
   const now = nowIso();
-  const row = await s.write(() => {
-      const current = findWebhookByRidOrThrow(s, w);
+  const row = await s.store.write(async (tx) => {
+      const current = await findWebhookOrThrow(tx, w);
       // The secret being replaced becomes the previous one; an older previous secret still in its
       // overlap stops at once (only two secrets are ever live).
-      updateWebhook(s.db, current.rid, {
+      await tx.webhooks.update(current.rid, {
         secret,
         previous_secret: overlapSeconds > 0 ? current.secret : null,
         previous_secret_expires_at: overlapSeconds > 0 ? Date.now() + overlapSeconds * 1000 : null,
         updated_at: now,
       });
-      return findWebhookByRidOrThrow(s, w);
+      return findWebhookOrThrow(tx, w);
     });
   return { webhook: presentWebhook(row), secret };
 }
 
-function findWebhookByRidOrThrow(s: Services, w: WebhookRow): WebhookRow {
-  const row = findWebhook(s.db, w.namespace_rid, w.id);
+async function findWebhookOrThrow(store: StoreReads, w: WebhookRow): Promise<WebhookRow> {
+  const row = await store.webhooks.find(w.namespace_rid, w.id);
   if (!row) throw new TroveError('not_found', `Webhook '${w.id}' not found.`);
   return row;
 }
@@ -306,14 +289,14 @@ export async function replayWebhook(s: Services, w: WebhookRow, input: ReplayInp
   const since = input.since === undefined ? undefined : new Date(input.since).toISOString();
   const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
   const count = await s.store.write(async (tx) => {
-      const current = findWebhookByRidOrThrow(s, w);
+      const current = await findWebhookOrThrow(tx, w);
       if (current.enabled !== 1) throw webhookDisabled();
-      const rows = replayCandidates(s.db, current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds, audience: await audienceOfWebhook(tx, current) });
+      const rows = await tx.webhooks.replayCandidates(current.rid, { since, until, onlyFailed: input.onlyFailed ?? false, eventIds: input.eventIds, audience: await audienceOfWebhook(tx, current) });
       const now = nowIso();
       const nowMs = Date.now();
       for (const d of rows) {
         if (d.status === 'pending') continue;
-        updateDelivery(s.db, d.rid, { status: 'pending', attempts: d.attempts, round_attempts: 0, next_attempt_ms: nowMs, updated_at: now });
+        await tx.webhooks.updateDelivery(d.rid, { status: 'pending', attempts: d.attempts, round_attempts: 0, next_attempt_ms: nowMs, updated_at: now });
       }
       return rows.length;
     });
@@ -335,19 +318,19 @@ export async function listWebhookDeliveries(s: Services, key: AuthenticatedKey, 
   const binding = requestBinding([key.id, 'webhook-deliveries', w.id, query.status ?? null]);
   const before = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   // The log holds event bodies: a caller sees the deliveries of events it may see itself, whoever made the webhook.
-  const rows = listDeliveries(s.db, w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status, audience: await audienceOfKey(s.store, key.id, key.scope) });
+  const rows = await s.store.webhooks.listDeliveries(w.rid, { beforeRid: before, limit: query.limit + 1, status: query.status, audience: await audienceOfKey(s.store, key.id, key.scope) });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentDelivery), next_cursor: more ? signCursor(s.cursorSecret, binding, page.at(-1)!.rid, LIST_CURSOR_TTL_MS) : null };
 }
 
 export async function getWebhookDelivery(s: Services, key: AuthenticatedKey, w: WebhookRow, deliveryId: string) {
-  const d = hasPrefix(deliveryId, 'dlv') ? findDelivery(s.db, w.rid, deliveryId, await audienceOfKey(s.store, key.id, key.scope)) : undefined;
+  const d = hasPrefix(deliveryId, 'dlv') ? await s.store.webhooks.findDelivery(w.rid, deliveryId, await audienceOfKey(s.store, key.id, key.scope)) : undefined;
   if (!d) throw new TroveError('not_found', `Delivery '${deliveryId}' not found.`);
   return {
     ...presentDelivery(d),
     body: JSON.parse(d.body) as unknown,
     // `attempts` stays the count the list shows; every attempt is listed in `attemptLog`.
-    attemptLog: attemptsOf(s.db, d.rid).map((a) => ({ at: a.at, responseStatus: a.response_status, error: a.error, durationMs: a.duration_ms })),
+    attemptLog: (await s.store.webhooks.attemptsOf(d.rid)).map((a) => ({ at: a.at, responseStatus: a.response_status, error: a.error, durationMs: a.duration_ms })),
   };
 }

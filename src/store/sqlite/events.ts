@@ -1,21 +1,21 @@
 // The outbox (src/store/sqlite/migrations.ts v6, v11): one row per change of a job, file, collection or
 // research run, written here by the store function that makes the change, in its transaction (so
 // none is lost on a crash and none exists for a change that rolled back), and read here.
+import type { EventAudience, EventReads, EventRow, EventType, EventWrites } from '../aggregates/events.js';
 import type { Db } from './db.js';
 import { fileResourceByRid } from './file-resource.js';
 import { stmt } from './statements.js';
 
-export type EventType =
-  | 'job.updated'
-  | 'file.updated'
-  | 'file.ready'
-  | 'file.failed'
-  | 'file.deleted'
-  | 'object.indexed'
-  | 'object.indexing_failed'
-  | 'collection.updated'
-  | 'research.updated'
-  | 'research.progress';
+export type { EventAudience, EventRow, EventType } from '../aggregates/events.js';
+
+export function sqliteEvents(db: Db): EventReads & EventWrites {
+  return {
+    findRid: async (id) => findEventRid(db, id),
+    after: async (opts) => eventsAfter(db, opts),
+    lastRid: async () => lastEventRid(db),
+    deleteBefore: async (cutoff) => deleteEventsBefore(db, cutoff),
+  };
+}
 
 /**
  * A collection's status from its row and file counters (src/domain/present.ts collectionStatus says
@@ -97,38 +97,8 @@ export function appendEvent(db: Db, type: EventType, rid: number): void {
   stmt(db, eventSql(type)).run({ type, rid });
 }
 
-export interface EventRow {
-  rid: number;
-  id: string;
-  type: string;
-  namespace_rid: number | null;
-  collection_rid: number | null;
-  /** The key that created the research run a research event reports; null for other events. */
-  owner_key_id: string | null;
-  /** The collection's immutable ID (joined), for webhooks' bucket lists. */
-  collection_id: string | null;
-  data: string;
-  created_at: string;
-}
-
 export function findEventRid(db: Db, id: string): number | undefined {
   return (stmt(db, 'SELECT rid FROM events WHERE id = ?').get(id) as { rid: number } | undefined)?.rid;
-}
-
-/**
- * Which events a reader may see, as plain data the domain decides (src/domain/event-audience.ts)
- * and every reader of the outbox applies in SQL: the event page and stream, webhook fan-out and the
- * delivery log. Filtering here, not after the read, keeps pages full and limits honest.
- */
-export interface EventAudience {
-  /** One namespace's events, or null for every namespace's. */
-  namespaceRid: number | null;
-  /** Only these collections' events (namespace-level events excluded), or null for all of them. */
-  collectionRids: readonly number[] | null;
-  /** Job, file, object and collection events (the reader holds `read`). */
-  resources: boolean;
-  /** Research events: all of them, those of runs one key created, or none. */
-  research: 'all' | 'none' | { ownerKeyId: string };
 }
 
 /** The audience predicate over a table's columns; its parameters come from audienceParams. */

@@ -4,16 +4,20 @@
 import type { Store, StoreTx } from '../interface.js';
 import type { Db } from './db.js';
 import { sqliteCollections } from './collections.js';
+import { sqliteEvents } from './events.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
 export function sqliteStore(db: Db, write: WriteFn): Store {
   // One connection: a transaction's reads and writes are the connection's own.
   const tx: StoreTx = {
     collections: sqliteCollections(db),
+    events: sqliteEvents(db),
     keys: sqliteKeys(db),
     namespaces: sqliteNamespaces(db),
+    webhooks: sqliteWebhooks(db),
   };
   return {
     ...tx,

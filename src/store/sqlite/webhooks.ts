@@ -1,8 +1,35 @@
 // Webhooks, their delivery log and every attempt (workspace-api.md "Webhook"; decisions.md §6).
 // WEBHOOK_MIGRATION_SQL is appended to src/store/sqlite/migrations.ts as a new version.
+import type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from '../aggregates/webhooks.js';
 import type { Db } from './db.js';
 import { audienceClause, audienceParams, type EventAudience } from './events.js';
 import { stmt } from './statements.js';
+
+export type { AttemptRow, DeliveryRow, NewWebhook, WebhookChanges, WebhookRow } from '../aggregates/webhooks.js';
+
+export function sqliteWebhooks(db: Db): WebhookReads & WebhookWrites {
+  return {
+    find: async (namespaceRid, id) => findWebhook(db, namespaceRid, id),
+    byRid: async (rid) => findWebhookByRid(db, rid),
+    list: async (namespaceRid, afterRid, limit) => listWebhooks(db, namespaceRid, afterRid, limit),
+    enabled: async () => enabledWebhooks(db),
+    findDelivery: async (webhookRid, id, audience) => findDelivery(db, webhookRid, id, audience),
+    deliveryByRid: async (rid) => findDeliveryByRid(db, rid),
+    listDeliveries: async (webhookRid, opts) => listDeliveries(db, webhookRid, opts),
+    attemptsOf: async (deliveryRid) => attemptsOf(db, deliveryRid),
+    dueDeliveries: async (nowMs, limit) => dueDeliveries(db, nowMs, limit),
+    nextDueMs: async () => nextDueMs(db),
+    replayCandidates: async (webhookRid, opts) => replayCandidates(db, webhookRid, opts),
+    insert: async (w) => insertWebhook(db, w),
+    update: async (rid, changes) => updateWebhook(db, rid, changes),
+    delete: async (rid) => deleteWebhook(db, rid),
+    insertDelivery: async (d) => insertDelivery(db, d),
+    recordAttempt: async (a) => recordAttempt(db, a),
+    updateDelivery: async (rid, changes) => updateDelivery(db, rid, changes),
+    failPendingDeliveries: async (webhookRid, now) => failPendingDeliveries(db, webhookRid, now),
+    deleteDeliveriesBefore: async (cutoff) => deleteDeliveriesBefore(db, cutoff),
+  };
+}
 
 export const WEBHOOK_MIGRATION_SQL = `
 CREATE TABLE webhooks (
@@ -56,59 +83,6 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_rid);
 `;
 
-export interface WebhookRow {
-  rid: number;
-  id: string;
-  namespace_rid: number;
-  name: string;
-  url: string;
-  event_types: string | null;
-  bucket_ids: string | null;
-  enabled: number;
-  owner_kind: 'me' | 'workspace';
-  disabled_reason: string | null;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  cursor_rid: number;
-  last_success_at: number | null;
-  created_at: string;
-  created_ms: number;
-  updated_at: string;
-  /** The key that created it (schema v10); its scope bounds what the webhook receives. Null: the operator's, or older. */
-  created_by_key_id: string | null;
-}
-
-export interface DeliveryRow {
-  rid: number;
-  id: string;
-  webhook_rid: number;
-  event_id: string;
-  event_type: string;
-  event_at: string;
-  body: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  round_attempts: number;
-  next_attempt_ms: number | null;
-  created_at: string;
-  updated_at: string;
-  /** Copied from the event (schema v10), so the log is filtered by who may see the event. */
-  event_collection_rid: number | null;
-  event_owner_key_id: string | null;
-}
-
-export interface AttemptRow {
-  rid: number;
-  delivery_rid: number;
-  at: string;
-  response_status: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-export type NewWebhook = Omit<WebhookRow, 'rid'>;
-
 export function insertWebhook(db: Db, w: NewWebhook): WebhookRow {
   const info = stmt(
     db,
@@ -136,8 +110,7 @@ export function enabledWebhooks(db: Db): WebhookRow[] {
   return stmt(db, 'SELECT * FROM webhooks WHERE enabled = 1 ORDER BY rid').all() as WebhookRow[];
 }
 
-const UPDATABLE = ['name', 'url', 'event_types', 'bucket_ids', 'enabled', 'disabled_reason', 'secret', 'previous_secret', 'previous_secret_expires_at', 'cursor_rid', 'last_success_at', 'updated_at', 'created_by_key_id'] as const;
-export type WebhookChanges = Partial<Pick<WebhookRow, (typeof UPDATABLE)[number]>>;
+const UPDATABLE = ['name', 'url', 'event_types', 'bucket_ids', 'enabled', 'disabled_reason', 'secret', 'previous_secret', 'previous_secret_expires_at', 'cursor_rid', 'last_success_at', 'updated_at', 'created_by_key_id'] as const satisfies readonly (keyof WebhookChanges)[];
 
 export function updateWebhook(db: Db, rid: number, changes: WebhookChanges): void {
   const keys = UPDATABLE.filter((k) => Object.hasOwn(changes, k));
@@ -212,7 +185,7 @@ export function recordAttempt(db: Db, a: Omit<AttemptRow, 'rid'>): void {
   stmt(db, 'INSERT INTO webhook_attempts (delivery_rid, at, response_status, error, duration_ms) VALUES (@delivery_rid, @at, @response_status, @error, @duration_ms)').run(a);
 }
 
-export function updateDelivery(db: Db, rid: number, changes: Pick<DeliveryRow, 'status' | 'attempts' | 'round_attempts' | 'next_attempt_ms' | 'updated_at'>): void {
+export function updateDelivery(db: Db, rid: number, changes: DeliveryChanges): void {
   stmt(
     db,
     'UPDATE webhook_deliveries SET status = @status, attempts = @attempts, round_attempts = @round_attempts, next_attempt_ms = @next_attempt_ms, updated_at = @updated_at WHERE rid = @rid',
