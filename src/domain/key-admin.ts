@@ -5,7 +5,6 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../contract/ids.js';
 import type { Action, CreateKeyRequest, KeyScope } from '../contract/schemas.js';
-import { findCollection } from '../store/sqlite/collections.js';
 import type { KeyRow, StoreTx } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
@@ -124,7 +123,7 @@ async function scopeToStore(s: Services, caller: AuthenticatedKey, scope: KeySco
   }
   const collections = unique(scope.collections);
   for (const name of collections) {
-    const col = findCollection(s.db, ns.rid, name);
+    const col = await s.store.collections.find(ns.rid, name);
     if (!col) throw new TroveError('not_found', `Collection '${name}' not found in namespace '${ns.name}'.`);
     if (col.id === name) throw new TroveError('invalid_request', `Name collections in a key's scope by name, not ID ('${name}' is collection '${col.name}').`);
   }
