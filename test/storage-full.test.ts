@@ -179,9 +179,10 @@ t.test('an upload on a full disk: 503 insufficient_storage, no half-written blob
   const write = services.write;
   f.rt.db.exec('CREATE TABLE filler (bytes BLOB)');
   capDatabase(f.rt.db);
+  // After the change has run to its end: the upload's change awaits the blob store's commit.
   services.write = (change) =>
-    write(() => {
-      const value = change();
+    write(async () => {
+      const value = await change();
       for (;;) f.rt.db.prepare('INSERT INTO filler (bytes) VALUES (?)').run(Buffer.alloc(8192));
       return value;
     });
