@@ -12,7 +12,7 @@ import { tightenDataDir } from './private.js';
 import { UserError } from './user-error.js';
 import { ERROR_TABLE } from '../src/contract/errors.js';
 import type { Services } from '../src/domain/context.js';
-import { ensureBlobsDir, removeUnfinishedUploads } from '../src/domain/blobs.js';
+import { openFsBlobStore, type FsBlobStore } from '../src/store/fs-blobs/fs-blob-store.js';
 import { ensureClusterKey } from '../src/domain/keys.js';
 import { createGenerator, type GenerationConfig } from '../src/domain/answer/config.js';
 import type { Generator } from '../src/domain/answer/generator.js';
@@ -162,7 +162,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const releaseLock = acquireLock(dataDir);
   let store: OpenedDatabase | undefined;
   try {
-    const blobsDir = prepareDataDir(dataDir, log);
+    const blobs = await prepareDataDir(dataDir, log);
     store = openStore(dataDir, log);
     const { db, dbFile } = store;
     // From here on every write of this thread goes through the writer.
@@ -179,7 +179,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     const worker: WorkerHandle =
       options.indexer === false
         ? idleWorker()
-        : startWorker({ embedding: settings.embedding, dbFile, writeGate: writeGate.buffer, blobsDir, fileRoots, allowPrivateSources, uploadTtlMs, ...INDEXING_LIMITS }, writeGate, log);
+        : startWorker({ embedding: settings.embedding, dbFile, writeGate: writeGate.buffer, blobsDir: blobs.dir, fileRoots, allowPrivateSources, uploadTtlMs, ...INDEXING_LIMITS }, writeGate, log);
 
     let generator: Generator | undefined;
     let research: ResearchRunner | undefined;
@@ -203,7 +203,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       db,
       write: (change) => writer.write(change),
       dataDir,
-      blobsDir,
+      blobs,
       cursorSecret: store.cursorSecret,
       urlSecret: store.urlSecret,
       fileRoots,
@@ -292,8 +292,8 @@ function createDataDir(options: RuntimeOptions): string {
   return dataDir;
 }
 
-/** Makes the (locked) data dir private and its blobs folder ready; returns the blobs folder. */
-function prepareDataDir(dataDir: string, log: RuntimeLog): string {
+/** Makes the (locked) data dir private and its blob store ready. */
+async function prepareDataDir(dataDir: string, log: RuntimeLog): Promise<FsBlobStore> {
   // mkdirSync's mode applies only to a folder it creates: an existing data dir (an older version's,
   // or one made by hand) may be open to other users, and so may what is in it.
   const tightened = tightenDataDir(dataDir);
@@ -305,12 +305,11 @@ function prepareDataDir(dataDir: string, log: RuntimeLog): string {
     });
   }
   for (const failed of tightened.failed) log.warn('could not make a path of the data dir private', { data_dir: dataDir, path: failed.path, reason: failed.reason });
-  const blobsDir = join(dataDir, 'blobs');
-  ensureBlobsDir(blobsDir);
+  const blobs = openFsBlobStore(join(dataDir, 'blobs'));
   // Safe only now that the lock is held: no other daemon on this data dir can be receiving one.
-  const unfinished = removeUnfinishedUploads(blobsDir);
+  const unfinished = await blobs.removeUnfinishedUploads();
   if (unfinished > 0) log.info('removed uploads left half-written by the last shutdown', { files: unfinished });
-  return blobsDir;
+  return blobs;
 }
 
 interface OpenedDatabase {

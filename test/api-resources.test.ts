@@ -3,7 +3,6 @@
 import t from 'tap';
 import { z } from 'zod';
 import * as S from '../src/contract/schemas.js';
-import { blobPath } from '../src/domain/blobs.js';
 import { signCursor } from '../src/domain/cursors.js';
 import { computeChecksum } from '../src/domain/ingest/checksum.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
@@ -271,7 +270,6 @@ t.test('files: an upload whose bytes contradict the declared checksum or size fa
     { name: 'bytes, by content-length', source: { bytes: 3 }, body: 'abcd', headers: { 'content-length': '4' } },
     { name: 'bytes and sha256, right size', source: { bytes: 3, ...declare('sha256') }, body: 'abd' },
   ];
-  const blobsDir = f.rt.services.blobsDir;
   for (const [i, c] of cases.entries()) {
     const path = `/m${i}.txt`;
     const added = await f.call('POST', `${base}/files`, { path, source: { type: 'upload', content_type: 'text/plain', ...c.source } });
@@ -305,8 +303,9 @@ t.test('files: an upload whose bytes contradict the declared checksum or size fa
   }
   t.equal((await f.waitForIdle(ns, col)).status, 'failed', 'the collection settles instead of waiting for bytes');
   const { existsSync, readdirSync } = await import('node:fs');
-  t.notOk(existsSync(blobPath(blobsDir, computeChecksum(Buffer.from('abd'), 'sha256'))), 'rejected bytes are not kept in blobs');
-  t.same(existsSync(`${blobsDir}/tmp`) ? readdirSync(`${blobsDir}/tmp`) : [], [], 'nor left in its temporary folder');
+  t.notOk(await f.rt.services.blobs.exists(computeChecksum(Buffer.from('abd'), 'sha256')), 'rejected bytes are not kept in blobs');
+  const receiving = `${f.rt.dataDir}/blobs/tmp`;
+  t.same(existsSync(receiving) ? readdirSync(receiving) : [], [], 'nor left in its temporary folder');
 
   // Adding the path again is the retry: a new version with a new URL.
   const again = await f.call('POST', `${base}/files`, { path: '/m0.txt', source: { type: 'upload', content_type: 'text/plain', ...declare('sha256') } });

@@ -100,8 +100,6 @@ t.test('PATCH a workspace API key: name, role within the caller\'s, bucket list,
 
 t.test('after the recovery window the sweeper purges deleted data for good', async (t) => {
   const { purgeExpired } = await import('../src/domain/restore.js');
-  const { existsSync } = await import('node:fs');
-  const { blobPath } = await import('../src/domain/blobs.js');
   const f = await startFixture();
   t.teardown(() => f.close());
   const { ns, col, base } = await seedCollection(f, 'pg', 'docs');
@@ -115,7 +113,7 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   await f.waitForIdle(keep.ns, keep.col);
   const colRid = (f.rt.db.prepare("SELECT rid FROM collections WHERE name = 'docs'").get() as { rid: number }).rid;
   const sha = (f.rt.db.prepare('SELECT blob_sha256 AS b FROM file_versions WHERE blob_sha256 IS NOT NULL').get() as { b: string }).b;
-  t.ok(existsSync(blobPath(f.rt.services.blobsDir, sha)), 'the uploaded bytes are stored');
+  t.ok(await f.rt.services.blobs.exists(sha), 'the uploaded bytes are stored');
   await f.call('DELETE', base);
 
   t.same(await purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
@@ -126,7 +124,7 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   t.equal(count('SELECT count(*) AS n FROM files WHERE collection_rid = ?'), 0, 'its files');
   const tables = f.rt.db.prepare('SELECT count(*) AS n FROM sqlite_master WHERE name IN (?, ?, ?)').get(`fts_${colRid}`, `vec_${colRid}`, `vec_${colRid}_data`) as { n: number };
   t.equal(tables.n, 0, 'its keyword and vector indexes');
-  t.notOk(existsSync(blobPath(f.rt.services.blobsDir, sha)), 'and the bytes no other file uses');
+  t.notOk(await f.rt.services.blobs.exists(sha), 'and the bytes no other file uses');
   t.equal((await f.call('POST', '/v1/workspaces/pg/buckets/docs/restore')).status, 404, 'no longer restorable');
   const kept = await f.call('POST', `${keep.base}:search`, { query: 'kept words', mode: 'keyword' });
   t.equal(kept.body.results[0]?.path, '/k.md', 'other collections are untouched');

@@ -8,8 +8,7 @@
 // transaction back, as it did on a full tmpfs). The blob side fails the upload's file writes with
 // ENOSPC partway, through Node's own fs bindings (module.syncBuiltinESMExports).
 import { createHash } from 'node:crypto';
-import fs, { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -17,6 +16,7 @@ import { openDatabase, type SqliteDb } from '../src/store/sqlite/db.js';
 import { WriteGate } from '../src/store/sqlite/write-gate.js';
 import { Writer } from '../src/store/sqlite/writer.js';
 import { addInline, seedCollection, startFixture, type Call } from './helpers/trove.js';
+import { diskFullAfter, noRoomForFoldersUnder } from './helpers/disk-full.js';
 
 /** Caps the database at the pages it has now: from here on a write that needs a new page fails with SQLITE_FULL. */
 function capDatabase(db: SqliteDb): void {
@@ -26,49 +26,6 @@ function capDatabase(db: SqliteDb): void {
 /** Space is freed: the cap goes back to SQLite's default. */
 function uncapDatabase(db: SqliteDb): void {
   db.pragma('max_page_count = 4294967294');
-}
-
-function enospc(syscall: string, path?: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`ENOSPC: no space left on device, ${syscall}${path ? ` '${path}'` : ''}`), { errno: -28, code: 'ENOSPC', syscall, ...(path ? { path } : {}) });
-}
-
-/**
- * Until the returned function is called, files written with fs.createWriteStream take `room` bytes
- * more and then fail with ENOSPC (the bytes before stay in the file, as on a real disk).
- */
-function diskFullAfter(room: number): () => void {
-  const original = fs.createWriteStream;
-  fs.createWriteStream = ((path: fs.PathLike, options?: Parameters<typeof fs.createWriteStream>[1]) => {
-    let left = room;
-    const write = (fd: number, buffer: Buffer, offset: number, length: number, position: number | null, callback: (err: Error | null, written?: number, buffer?: Buffer) => void) => {
-      if (left <= 0) return process.nextTick(callback, enospc('write'));
-      fs.write(fd, buffer, offset, Math.min(length, left), position, (err, written) => {
-        if (!err) left -= written;
-        callback(err, written, buffer);
-      });
-    };
-    const opts = typeof options === 'string' ? { encoding: options } : (options ?? {});
-    return original(path, { ...opts, fs: { open: fs.open, close: fs.close, write } } as never);
-  }) as typeof fs.createWriteStream;
-  syncBuiltinESMExports();
-  return () => {
-    fs.createWriteStream = original;
-    syncBuiltinESMExports();
-  };
-}
-
-/** Until the returned function is called, making a folder under `under` fails with ENOSPC. */
-function noRoomForFoldersUnder(under: string): () => void {
-  const original = fs.mkdirSync;
-  fs.mkdirSync = ((path: fs.PathLike, options?: fs.MakeDirectoryOptions) => {
-    if (String(path).startsWith(under)) throw enospc('mkdir', String(path));
-    return original(path, options);
-  }) as typeof fs.mkdirSync;
-  syncBuiltinESMExports();
-  return () => {
-    fs.mkdirSync = original;
-    syncBuiltinESMExports();
-  };
 }
 
 function isDiskFull(t: Test, r: Call, what: string): void {
@@ -210,7 +167,7 @@ t.test('an upload on a full disk: 503 insufficient_storage, no half-written blob
   t.same(filesUnder(blobsDir), [], 'no half-written blob is left');
 
   // The blob's folder: no room for it.
-  // (Its first two hex digits: the blob store's folder for it, blobs.ts.)
+  // (Its first two hex digits: the blob store's folder for it, src/store/fs-blobs/.)
   const foldersAgain = noRoomForFoldersUnder(join(blobsDir, createHash('sha256').update(bytes).digest('hex').slice(0, 2)));
   const noFolder = await put();
   foldersAgain();
@@ -222,9 +179,10 @@ t.test('an upload on a full disk: 503 insufficient_storage, no half-written blob
   const write = services.write;
   f.rt.db.exec('CREATE TABLE filler (bytes BLOB)');
   capDatabase(f.rt.db);
+  // After the change has run to its end: the upload's change awaits the blob store's commit.
   services.write = (change) =>
-    write(() => {
-      const value = change();
+    write(async () => {
+      const value = await change();
       for (;;) f.rt.db.prepare('INSERT INTO filler (bytes) VALUES (?)').run(Buffer.alloc(8192));
       return value;
     });

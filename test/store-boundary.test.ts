@@ -113,3 +113,22 @@ t.test('above the store, only the interface is imported (the engine by the entry
   t.ok(ENGINE_IMPORT.test("import { findCollection } from '../store/sqlite/collections.js';"), 'the check sees an engine import');
   t.notOk(ENGINE_IMPORT.test("import type { Store } from '../store/interface.js';"), 'and lets the interface through');
 });
+
+/** Imports of a blob engine's folder; only the composition root and the indexing worker's entry may make them. */
+const BLOB_ENGINE_IMPORT = /from ['"][./]*(?:src\/)?store\/[a-z-]+-blobs\//;
+const MAY_PICK_A_BLOB_ENGINE = new Set(['src/domain/ingest/worker-thread.ts']);
+
+t.test('the domain sees the blob store through its interface: only daemon/ and the worker thread pick an engine', async (t) => {
+  const offences: string[] = [];
+  for (const dir of ABOVE_THE_STORE) {
+    for (const file of sources(join(root, dir))) {
+      const path = relative(root, file);
+      if (!MAY_PICK_A_BLOB_ENGINE.has(path) && BLOB_ENGINE_IMPORT.test(readFileSync(file, 'utf8'))) offences.push(path);
+    }
+  }
+  t.same(offences, [], 'no other layer above the store imports src/store/*-blobs/');
+  const daemon = sources(join(root, 'daemon')).filter((file) => BLOB_ENGINE_IMPORT.test(readFileSync(file, 'utf8')));
+  t.ok(daemon.length > 0, 'the daemon picks the engine');
+  t.ok(BLOB_ENGINE_IMPORT.test("import { FsBlobStore } from '../../store/fs-blobs/fs-blob-store.js';"), 'the check sees an engine import');
+  t.notOk(BLOB_ENGINE_IMPORT.test("import type { BlobStore } from '../store/blob-store.js';"), 'and lets the interface through');
+});

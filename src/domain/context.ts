@@ -1,6 +1,6 @@
 import { TroveError } from '../contract/errors.js';
 import type { Db } from '../store/sqlite/db.js';
-import type { Store } from '../store/interface.js';
+import type { BlobStore, Store } from '../store/interface.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
 import type { DenseHit } from '../store/sqlite/vectors.js';
@@ -20,7 +20,8 @@ export interface Services {
    */
   write<T>(change: () => T | Promise<T>): Promise<T>;
   dataDir: string;
-  blobsDir: string;
+  /** Uploaded bytes, by sha256 (src/store/blob-store.ts). */
+  blobs: BlobStore;
   /** HMAC key for list and search cursors. */
   cursorSecret: Buffer;
   /** HMAC key for signed upload and download URLs. */

@@ -20,7 +20,6 @@ import {
 } from '../store/sqlite/files.js';
 import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/sqlite/jobs.js';
 import type { NamespaceRow } from '../store/interface.js';
-import { commitBlob, discardBlob, readBlob, receiveBlob, removeBlob } from './blobs.js';
 import { blobInUse } from '../store/sqlite/purge.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
@@ -265,13 +264,13 @@ export function fileContentUrl(s: Services, file: FileRow): { url: string; expir
   return { url: `${s.publicBaseUrl()}/downloads/${token}`, expires_at: new Date(expiresAt).toISOString() };
 }
 
-export function openDownload(s: Services, token: string): { bytes: Buffer; contentType: string; path: string } {
+export async function openDownload(s: Services, token: string): Promise<{ bytes: Buffer; contentType: string; path: string }> {
   const target = verifyTarget(s.urlSecret, token, 'download');
   const version = getFileVersion(s.db, target.versionId);
   const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
   if (!version || !file || file.deleted_at) throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
   if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), contentType: file.content_type, path: file.path };
-  if (version.blob_sha256) return { bytes: readBlob(s.blobsDir, version.blob_sha256), contentType: file.content_type, path: file.path };
+  if (version.blob_sha256) return { bytes: await s.blobs.read(version.blob_sha256, { maxBytes: MAX_UPLOAD_BYTES }), contentType: file.content_type, path: file.path };
   throw new TroveError('operation_in_progress', 'The file\'s bytes have not been uploaded yet.');
 }
 
@@ -304,7 +303,7 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   // Reading stops one byte past the declared size: that is enough to know the body does not match.
   const pastDeclared = file.bytes !== null && file.bytes < MAX_UPLOAD_BYTES;
   const limit = pastDeclared ? file.bytes! : MAX_UPLOAD_BYTES;
-  const blob = await receiveBlob(s.blobsDir, body, limit, checksummer ? (c) => checksummer.update(c) : undefined).catch(async (err: unknown) => {
+  const blob = await s.blobs.receive(body, { maxBytes: limit, ...(checksummer ? { onChunk: (c: Buffer) => checksummer.update(c) } : {}) }).catch(async (err: unknown) => {
     if (err instanceof TroveError && err.code === 'request_too_large' && pastDeclared) {
       throw await rejectUpload(s, file, version.id, `The upload is larger than the ${file.bytes} bytes the file declared.`);
     }
@@ -317,26 +316,26 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
     if (actual !== declared.hex) mismatch = `The upload's ${declared.algorithm} is ${actual}; the file declared ${declared.hex}.`;
   }
   if (mismatch !== null) {
-    discardBlob(blob);
+    await s.blobs.discard(blob);
     throw await rejectUpload(s, file, version.id, mismatch);
   }
   let updated: FileRow;
   try {
-    updated = await s.write(() => {
+    updated = await s.write(async () => {
       const current = getFileVersion(s.db, version.id);
       if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
       // The blob is put in place in the change that refers to it: an upload of the same bytes whose
       // row failed to commit (a full disk) may remove it, never one another upload's row refers to.
-      commitBlob(s.blobsDir, blob);
+      await s.blobs.commit(blob);
       markUploadReceived(s.db, version.id, blob.sha256);
       makeRunnable(s.db, version.id, nowIso());
       return getFileByRid(s.db, file.rid)!;
     });
   } catch (err) {
-    discardBlob(blob);
+    await s.blobs.discard(blob);
     // Nothing refers to the blob if the row was not written: a full disk gets its space back, and
     // the upload URL stays usable (the version still waits for its bytes).
-    if (!blobInUse(s.db, blob.sha256)) removeBlob(s.blobsDir, blob.sha256);
+    if (!blobInUse(s.db, blob.sha256)) await s.blobs.remove(blob.sha256);
     throw err;
   }
   s.notifyWork();

@@ -11,8 +11,6 @@ import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
-import { rmSync } from 'node:fs';
-import { blobPath } from './blobs.js';
 import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNamespace, liveNamespaceNamed, namespacesDeletedBefore, purgeCollection, purgeNamespace, undeleteNamespace } from '../store/sqlite/purge.js';
 
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
@@ -49,7 +47,7 @@ export async function purgeExpired(s: Services, now = Date.now()): Promise<{ col
   }
   for (const ns of expiredNamespaces) await s.write(() => purgeNamespace(s.db, ns));
   // Content-addressed bytes may be shared: only those no remaining version uses go.
-  for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) rmSync(blobPath(s.blobsDir, sha), { force: true });
+  for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) await s.blobs.remove(sha);
   // Search snapshots also go when the next search is kept; this frees them when none comes.
   await s.write(() => deleteExpiredSearchSnapshots(s.db, now));
   return { collections, namespaces: expiredNamespaces.length };

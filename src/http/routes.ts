@@ -341,8 +341,8 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Signed download of a file version',
       permission: { kind: 'none' },
       responses: { 200: { description: 'the bytes' }, 404: err('not_found') },
-      handler: ({ s, params }) => {
-        const { bytes, contentType, path } = openDownload(s, params.token);
+      handler: async ({ s, params }) => {
+        const { bytes, contentType, path } = await openDownload(s, params.token);
         return { status: 200, raw: { bytes, contentType }, headers: downloadHeaders(contentType, path) };
       },
     }),

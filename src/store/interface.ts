@@ -9,6 +9,7 @@ import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
+export type { BlobStore, PendingBlob } from './blob-store.js';
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';

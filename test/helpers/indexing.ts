@@ -26,7 +26,8 @@ export function inProcessWorker(f: Fixture, opts: { wrap?: (write: WriteFn) => W
   return {
     db: f.rt.services.db,
     write: opts.wrap ? opts.wrap(write) : write,
-    cfg: { blobsDir: '', fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    cfg: { fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
+    blobs: f.rt.services.blobs,
     embedding: null,
     isCanceled: () => false,
     isStopping: () => false,

@@ -11,7 +11,8 @@ import { hash } from 'node:crypto';
 import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/sqlite/files.js';
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/sqlite/passages.js';
-import { readBlob } from '../blobs.js';
+import type { BlobStore } from '../../store/interface.js';
+import { TroveError } from '../../contract/errors.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
@@ -27,7 +28,6 @@ import { IngestFailure, type IngestFailureCode } from './types.js';
 import type { FileErrorCode } from '../../contract/errors.js';
 
 export interface PipelineConfig {
-  blobsDir: string;
   fileRoots: string[];
   allowPrivateSources: boolean;
   /** How long a signed upload URL lives; a file whose bytes never came fails after it. */
@@ -104,6 +104,8 @@ export interface IndexingWorker {
   db: Db;
   write: WriteFn;
   cfg: PipelineConfig;
+  /** Uploaded bytes (src/store/blob-store.ts). */
+  blobs: BlobStore;
   /** The provider that embeds passages; null when the daemon embeds nothing. */
   embedding: Embedding | null;
   isCanceled: (jobId: string) => boolean;
@@ -116,10 +118,10 @@ export interface IndexingWorker {
 }
 
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
-export async function indexVersion({ db, cfg, embedding, fetchedAhead }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
+export async function indexVersion({ db, cfg, blobs, embedding, fetchedAhead }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
   const processing = processingOf(col);
   try {
-    const { bytes, inlineText } = await versionBytes(db, cfg, file, versionId, fetchedAhead?.(versionId));
+    const { bytes, inlineText } = await versionBytes(db, cfg, blobs, file, versionId, fetchedAhead?.(versionId));
     const source = inlineText === null ? {} : { source: { versionId, text: inlineText } };
     if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
     if (file.checksum && !checksumMatches(bytes, file.checksum)) {
@@ -182,16 +184,16 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-async function versionBytes(db: Db, cfg: PipelineConfig, file: FileRow, versionId: string, ahead?: Promise<FetchedSource>): Promise<{ bytes: Buffer; inlineText: string | null }> {
+async function versionBytes(db: Db, cfg: PipelineConfig, blobs: BlobStore, file: FileRow, versionId: string, ahead?: Promise<FetchedSource>): Promise<{ bytes: Buffer; inlineText: string | null }> {
   const version = getFileVersion(db, versionId);
   if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
   if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), inlineText: version.inline_text };
-  return { bytes: await storedOrFetchedBytes(cfg, file, version, ahead), inlineText: null };
+  return { bytes: await storedOrFetchedBytes(cfg, blobs, file, version, ahead), inlineText: null };
 }
 
-async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version: FileVersionRow, ahead?: Promise<FetchedSource>): Promise<Buffer> {
+async function storedOrFetchedBytes(cfg: PipelineConfig, blobs: BlobStore, file: FileRow, version: FileVersionRow, ahead?: Promise<FetchedSource>): Promise<Buffer> {
   if (ahead) return (await ahead).bytes;
-  if (version.blob_sha256) return readBlob(cfg.blobsDir, version.blob_sha256);
+  if (version.blob_sha256) return readStoredBlob(blobs, version.blob_sha256, cfg.maxFileBytes);
   // An upload that never will arrive (e.g. a reindex of its failed file) keeps the reason it failed.
   if (version.upload_state === 'rejected') throw new IngestFailure('source_mismatch', 'The uploaded bytes did not match the size or checksum the file declared.');
   if (version.upload_state === 'expired') throw new IngestFailure('upload_expired', UPLOAD_EXPIRED_MESSAGE);
@@ -200,6 +202,16 @@ async function storedOrFetchedBytes(cfg: PipelineConfig, file: FileRow, version:
     return fetched.bytes;
   }
   throw new IngestFailure('fetch_failed', 'The upload has not arrived.');
+}
+
+/** An upload's bytes; one over the per-file limit fails `too_large` without being read. */
+async function readStoredBlob(blobs: BlobStore, sha256: string, maxFileBytes: number): Promise<Buffer> {
+  try {
+    return await blobs.read(sha256, { maxBytes: maxFileBytes });
+  } catch (err) {
+    if (err instanceof TroveError && err.code === 'request_too_large') throw new IngestFailure('too_large', `The file is ${err.details.bytes} bytes; the limit is ${maxFileBytes}.`);
+    throw err;
+  }
 }
 
 function processingOf(col: CollectionRow): Processing {

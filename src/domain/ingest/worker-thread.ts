@@ -15,10 +15,13 @@ import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainer
 import type { Embedding } from '../embed/provider.js';
 import { fileVersionState } from '../../store/sqlite/files.js';
 import { FETCH_AHEAD_CAPACITY, FetchAhead } from './fetch-ahead.js';
+import { FsBlobStore } from '../../store/fs-blobs/fs-blob-store.js';
 
 export interface WorkerInit extends PipelineConfig {
   embedding: EmbeddingConfig;
   dbFile: string;
+  /** The data dir's blob folder (src/store/fs-blobs/), made ready by the daemon. */
+  blobsDir: string;
   /** The daemon's write token (src/store/sqlite/write-gate.ts): this thread writes only while it holds it. */
   writeGate: SharedArrayBuffer;
   /** Jobs claimed per batch; one transaction commits a batch's results. */
@@ -90,7 +93,7 @@ const ahead = new FetchAhead(
   () => ({ allowPrivate: init.allowPrivateSources, fileRoots: init.fileRoots, maxBytes: init.maxFileBytes, timeoutMs: init.fetchTimeoutMs }),
   () => wake?.(),
 );
-const worker: IndexingWorker = { db, write, cfg: init, embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
+const worker: IndexingWorker = { db, write, cfg: init, blobs: new FsBlobStore(init.blobsDir), embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
 
 /**
  * Ends the fetches of jobs that no longer wait for them (canceled, their collection or namespace
