@@ -79,7 +79,6 @@ const NOT_YET_THROUGH_THE_INTERFACE = [
   'src/domain/access/rules.ts',
   'src/domain/access/visibility.ts',
   'src/domain/answer/answer.ts',
-  'src/domain/answer/research.ts',
   'src/domain/collections.ts',
   'src/domain/context.ts',
   'src/domain/file-roots.ts',

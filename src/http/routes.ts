@@ -241,7 +241,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: { kind: 'action', action: 'query' },
       query: S.ListQuery,
       responses: { 200: { description: 'page', schema: S.page(S.ResearchRunSchema) }, ...common },
-      handler: ({ s, key, col, query }) => ({ status: 200, body: listRuns(s, key, col, query) }),
+      handler: async ({ s, key, col, query }) => ({ status: 200, body: await listRuns(s, key, col, query) }),
     }),
     route({
       method: 'GET',
@@ -249,7 +249,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a research run (the creating key or a cluster key)',
       permission: { kind: 'action', action: 'query' },
       responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
-      handler: ({ s, key, col, params }) => ({ status: 200, body: presentRun(resolveRun(s, key, col, params.run_id)) }),
+      handler: async ({ s, key, col, params }) => ({ status: 200, body: presentRun(await resolveRun(s, key, col, params.run_id)) }),
     }),
     route({
       method: 'POST',
@@ -257,7 +257,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Cancel a queued or running research run',
       permission: { kind: 'action', action: 'query' },
       responses: { 200: { description: 'run', schema: S.ResearchRunSchema }, ...common },
-      handler: async ({ s, key, col, params }) => ({ status: 200, body: await cancelRun(s, resolveRun(s, key, col, params.run_id)) }),
+      handler: async ({ s, key, col, params }) => ({ status: 200, body: await cancelRun(s, await resolveRun(s, key, col, params.run_id)) }),
     }),
 
     // ------------------------------------------------------------ files

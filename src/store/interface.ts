@@ -7,6 +7,7 @@ import type { CollectionReads, CollectionWrites } from './aggregates/collections
 import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { BlobStore, PendingBlob } from './blob-store.js';
@@ -14,6 +15,7 @@ export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } fro
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
@@ -22,6 +24,7 @@ export interface StoreReads {
   readonly events: EventReads;
   readonly keys: KeyReads;
   readonly namespaces: NamespaceReads;
+  readonly research: ResearchReads;
   readonly webhooks: WebhookReads;
 }
 
@@ -31,6 +34,7 @@ export interface StoreTx {
   readonly events: EventReads & EventWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly research: ResearchReads & ResearchWrites;
   readonly webhooks: WebhookReads & WebhookWrites;
 }
 

@@ -7,21 +7,7 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { ResearchRunSchema } from '../../contract/schemas.js';
-import { getCollectionByRid, type CollectionRow } from '../../store/sqlite/collections.js';
-import type { NamespaceRow } from '../../store/interface.js';
-import {
-  claimResearch,
-  expireIdempotencyKeys,
-  findResearchByIdempotency,
-  finishResearch,
-  getResearch,
-  getResearchByRid,
-  insertResearch,
-  listResearch,
-  requeueInterruptedResearch,
-  setResearchProgress,
-  type ResearchRow,
-} from '../../store/sqlite/research.js';
+import type { CollectionRow, NamespaceRow, ResearchRow, StoreReads } from '../../store/interface.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding, signCursor, LIST_CURSOR_TTL_MS } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
@@ -63,8 +49,8 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   if (idempotencyKey === undefined || idempotencyKey.trim() === '') throw new TroveError('invalid_request', 'Send an Idempotency-Key header with research requests (reuse it only to retry the same request).');
   if (idempotencyKey.length > 255) throw new TroveError('invalid_request', 'The Idempotency-Key header is at most 255 characters.');
   const hash = bodyHash(body);
-  const replay = () => {
-    const existing = findResearchByIdempotency(s.db, key.id, idempotencyKey);
+  const replay = async (tx: StoreReads) => {
+    const existing = await tx.research.findByIdempotency(key.id, idempotencyKey);
     if (!existing) return undefined;
     // The request is its URL as well as its body: the same key sent to another collection is a new
     // request, never a way to read the first collection's run from one the key may still reach.
@@ -72,9 +58,9 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
     if (existing.body_hash !== hash) throw new TroveError('idempotency_conflict', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
     return presentRun(existing);
   };
-  const earlier = await s.write(() => {
-    expireIdempotencyKeys(s.db, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
-    return replay();
+  const earlier = await s.store.write(async (tx) => {
+    await tx.research.expireIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
+    return replay(tx);
   });
   if (earlier) return earlier;
   checkAnswerRequest(key, col, s, body);
@@ -83,10 +69,10 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
   // The image is read now, and only what was read is kept (retrieval-api.md: "not stored or indexed").
   const image = body.query_image ? await readQueryImage(body.query_image, Math.min(deadline, Date.now() + 45_000), await s.generator()) : null;
   const { query_image: _image, ...request } = body;
-  const run = await s.write(() => {
-    const again = replay();
+  const run = await s.store.write(async (tx) => {
+    const again = await replay(tx);
     if (again) return again;
-    const row = insertResearch(s.db, {
+    const row = await tx.research.insert({
       id: newId('rsr'),
       namespace_rid: ns.rid,
       collection_rid: col.rid,
@@ -109,26 +95,26 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
 }
 
 /** Only the creating key or a cluster key can read or cancel a run; to others it does not exist. */
-export function resolveRun(s: Services, key: AuthenticatedKey, col: CollectionRow, runId: string): ResearchRow {
+export async function resolveRun(s: Services, key: AuthenticatedKey, col: CollectionRow, runId: string): Promise<ResearchRow> {
   if (!hasPrefix(runId, 'rsr')) throw new TroveError('invalid_request', "A research run is named by its 'rsr_' ID.");
-  const run = getResearch(s.db, col.rid, runId);
+  const run = await s.store.research.find(col.rid, runId);
   if (!run || (key.scope.kind !== 'cluster' && run.key_id !== key.id)) throw new TroveError('not_found', `Research run '${runId}' not found.`);
   return run;
 }
 
 /** Newest first; a cluster key sees every run of the collection, another key its own. */
-export function listRuns(s: Services, key: AuthenticatedKey, col: CollectionRow, query: { cursor?: string | undefined; limit: number }) {
+export async function listRuns(s: Services, key: AuthenticatedKey, col: CollectionRow, query: { cursor?: string | undefined; limit: number }) {
   const binding = requestBinding([key.id, 'research', col.id]);
   const before = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : null;
-  const rows = listResearch(s.db, { collectionRid: col.rid, beforeRid: before, limit: query.limit + 1, keyId: key.scope.kind === 'cluster' ? undefined : key.id });
+  const rows = await s.store.research.list({ collectionRid: col.rid, beforeRid: before, limit: query.limit + 1, keyId: key.scope.kind === 'cluster' ? undefined : key.id });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;
   return { items: page.map(presentRun), next_cursor: more ? signCursor(s.cursorSecret, binding, page[page.length - 1]!.rid, LIST_CURSOR_TTL_MS) : null };
 }
 
 export async function cancelRun(s: Services, run: ResearchRow): Promise<Run> {
-  if (await s.write(() => finishResearch(s.db, run.rid, { status: 'canceled', now: nowIso() }))) s.research.abort(run.rid);
-  return presentRun(getResearchByRid(s.db, run.rid)!);
+  if (await s.store.write((tx) => tx.research.finish(run.rid, { status: 'canceled', now: nowIso() }))) s.research.abort(run.rid);
+  return presentRun((await s.store.research.byRid(run.rid))!);
 }
 
 // ------------------------------------------------------------------ the runner
@@ -166,9 +152,9 @@ export function startResearchRunner(s: Services, log: { error(message: string, f
   const wake = () => wakeUp?.();
 
   const loop = (async () => {
-    await s.write(() => requeueInterruptedResearch(s.db, nowIso()));
+    await s.store.write((tx) => tx.research.requeueInterrupted(nowIso()));
     while (!stopping) {
-      const run = await s.write(() => claimResearch(s.db, nowIso()));
+      const run = await s.store.write((tx) => tx.research.claim(nowIso()));
       if (!run) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 5_000);
@@ -187,7 +173,7 @@ export function startResearchRunner(s: Services, log: { error(message: string, f
         await execute(s, run, controller.signal);
       } catch (err) {
         log.error('research run failed unexpectedly', { run: run.id, cause: String((err as Error)?.stack ?? err) });
-        await s.write(() => finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code: 'internal_error', message: 'The run failed unexpectedly.', retryable: false }), now: nowIso() }));
+        await s.store.write((tx) => tx.research.finish(run.rid, { status: 'failed', error: JSON.stringify({ code: 'internal_error', message: 'The run failed unexpectedly.', retryable: false }), now: nowIso() }));
       } finally {
         current = null;
       }
@@ -213,15 +199,15 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
   const body = JSON.parse(run.request) as AnswerBody;
   const stages = stagesFor(run.mode);
   const now = () => nowIso();
-  const fail = (code: string, message: string, retryable: boolean) => s.write(() => finishResearch(s.db, run.rid, { status: 'failed', error: JSON.stringify({ code, message, retryable }), now: now() }));
+  const fail = (code: string, message: string, retryable: boolean) => s.store.write((tx) => tx.research.finish(run.rid, { status: 'failed', error: JSON.stringify({ code, message, retryable }), now: now() }));
   if (Date.now() >= run.deadline_at) return void (await fail('deadline_exceeded', 'The run passed its time limit before it could finish.', true));
-  const col = getCollectionByRid(s.db, run.collection_rid);
+  const col = await s.store.collections.byRid(run.collection_rid);
   if (!col || col.deleted_at) return void (await fail('not_found', 'The collection was deleted.', false));
   const step = async (i: number) => {
     const st = stages[i]!;
     if (signal.aborted) throw new RunEnded();
     const progress = JSON.stringify({ stage: st.stage, label: st.label, step: i + 1, total_steps: stages.length });
-    if (!(await s.write(() => setResearchProgress(s.db, run.rid, progress, now())))) throw new RunEnded();
+    if (!(await s.store.write((tx) => tx.research.setProgress(run.rid, progress, now())))) throw new RunEnded();
   };
   const deadlineTimer = setTimeout(() => void fail('deadline_exceeded', `The run took longer than its ${answerTimeLimitMs(body.mode, run.image_text !== null) / 1000} s limit.`, true), Math.max(0, run.deadline_at - Date.now()));
   deadlineTimer.unref();
@@ -243,7 +229,7 @@ async function execute(s: Services, run: ResearchRow, signal: AbortSignal): Prom
       ({ answer, sources } = verifyCitations(answer, sources));
     }
     if (signal.aborted) throw new RunEnded();
-    await s.write(() => finishResearch(s.db, run.rid, {
+    await s.store.write((tx) => tx.research.finish(run.rid, {
       status: 'succeeded',
       answer,
       sources: body.return_sources ? JSON.stringify(sources) : null,

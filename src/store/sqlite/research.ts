@@ -1,40 +1,25 @@
 // Research runs (see src/domain/answer/research.ts).
+import type { NewResearch, ResearchReads, ResearchRow, ResearchWrites } from '../aggregates/research.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
 import { stmt } from './statements.js';
 
-export type ResearchStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+export type { NewResearch, ResearchRow, ResearchStatus } from '../aggregates/research.js';
 
-export interface ResearchRow {
-  rid: number;
-  id: string;
-  namespace_rid: number;
-  collection_rid: number;
-  namespace: string;
-  collection: string;
-  key_id: string;
-  idempotency_key: string | null;
-  body_hash: string;
-  request: string;
-  status: ResearchStatus;
-  mode: string;
-  progress: string | null;
-  answer: string | null;
-  sources: string | null;
-  image_description: string | null;
-  image_text: string | null;
-  usage: string | null;
-  error: string | null;
-  deadline_at: number;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
+export function sqliteResearch(db: Db): ResearchReads & ResearchWrites {
+  return {
+    findByIdempotency: async (keyId, idempotencyKey) => findResearchByIdempotency(db, keyId, idempotencyKey),
+    find: async (collectionRid, id) => getResearch(db, collectionRid, id),
+    byRid: async (rid) => getResearchByRid(db, rid),
+    list: async (opts) => listResearch(db, opts),
+    insert: async (row) => insertResearch(db, row),
+    expireIdempotencyKeys: async (createdBefore) => expireIdempotencyKeys(db, createdBefore),
+    claim: async (now) => claimResearch(db, now),
+    setProgress: async (rid, progress, now) => setResearchProgress(db, rid, progress, now),
+    finish: async (rid, fields) => finishResearch(db, rid, fields),
+    requeueInterrupted: async (now) => requeueInterruptedResearch(db, now),
+  };
 }
-
-export type NewResearch = Pick<
-  ResearchRow,
-  'id' | 'namespace_rid' | 'collection_rid' | 'namespace' | 'collection' | 'key_id' | 'idempotency_key' | 'body_hash' | 'request' | 'mode' | 'image_description' | 'image_text' | 'deadline_at' | 'created_at'
->;
 
 export function insertResearch(db: Db, row: NewResearch): ResearchRow {
   const run = stmt(

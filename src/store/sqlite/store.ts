@@ -7,6 +7,7 @@ import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqliteResearch } from './research.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
@@ -17,6 +18,7 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     events: sqliteEvents(db),
     keys: sqliteKeys(db),
     namespaces: sqliteNamespaces(db),
+    research: sqliteResearch(db),
     webhooks: sqliteWebhooks(db),
   };
   return {
