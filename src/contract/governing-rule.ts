@@ -19,7 +19,10 @@ export function ancestorFolders(path: string): string[] {
   return out;
 }
 
-/** The rule targets that can govern `path` (see src/store/sqlite/access-rules.ts targetKey). */
+/** One string per rule target, so one unique index keeps one rule per folder or file. */
+export const targetKey = (t: { folder: string; file?: undefined } | { file: string; folder?: undefined }): string => (t.folder !== undefined ? `d${t.folder}` : `f${t.file}`);
+
+/** The rule targets that can govern `path`, as targetKey writes them. */
 export function candidateTargets(path: string): string[] {
   return [...ancestorFolders(path).map((f) => `d${f}`), `f${path}`];
 }

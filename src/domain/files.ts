@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
-import { getCollectionByRid, type CollectionRow } from '../store/sqlite/collections.js';
+import type { CollectionRow } from '../store/interface.js';
 import {
   findLiveFileByPath,
   getFileByRid,
@@ -147,8 +147,8 @@ export async function addFile(
   body: z.output<typeof AddFileRequest>,
 ): Promise<{ file: FileResource; job: JobRow; upload?: UploadInstructions }> {
   const prepared = prepareSource(s, body.source, body.path);
-  const result = await s.write(() => {
-    const live = getCollectionByRid(s.db, col.rid);
+  const result = await s.store.write(async (tx) => {
+    const live = await tx.collections.byRid(col.rid);
     if (!live || live.deleted_at) throw new TroveError('not_found', `Collection '${col.name}' not found.`);
     const now = nowIso();
     const versionId = newId('ver');
@@ -167,7 +167,7 @@ export async function addFile(
         metadata: JSON.stringify(body.metadata),
         version_id: versionId,
         // A rule may exist before its file: the file starts under the rule that governs its path.
-        governing_rule_rid: governingRuleRidFor(s.db, col.rid, body.path),
+        governing_rule_rid: await governingRuleRidFor(tx, col.rid, body.path),
         created_at: now,
         updated_at: now,
       });

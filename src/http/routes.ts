@@ -378,7 +378,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get an access rule',
       permission: read,
       responses: { 200: { description: 'rule', schema: S.AccessRuleSchema }, ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: presentRule(resolveRule(s.db, col, params.rule_id)) }),
+      handler: async ({ s, col, params }) => ({ status: 200, body: presentRule(await resolveRule(s.store, col, params.rule_id)) }),
     }),
     route({
       method: 'PATCH',
@@ -392,7 +392,7 @@ export function dataPlaneRoutes(): RouteDef[] {
         409: err('limit_exceeded'),
         ...common,
       },
-      handler: async ({ s, ns, col, params, body }) => ruleReply(await patchRule(s, ns, col, resolveRule(s.db, col, params.rule_id), body)),
+      handler: async ({ s, ns, col, params, body }) => ruleReply(await patchRule(s, ns, col, await resolveRule(s.store, col, params.rule_id), body)),
     }),
     route({
       method: 'DELETE',
@@ -401,7 +401,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       permission: write,
       responses: { 204: { description: 'deleted' }, 202: { description: 'files move', schema: JobEnvelope }, ...common },
       handler: async ({ s, ns, col, params }) => {
-        const job = await removeRule(s, ns, col, resolveRule(s.db, col, params.rule_id));
+        const job = await removeRule(s, ns, col, await resolveRule(s.store, col, params.rule_id));
         return job ? { status: 202, body: { job: presentJob(job) } } : { status: 204 };
       },
     }),

@@ -3,6 +3,7 @@
 // promise resolves after COMMIT. Rows come back typed; rules and filters go in as data, never as
 // SQL. Each engine lives in a folder of its own (src/store/sqlite/ today) and is picked by the
 // composition root (daemon/); nothing above the store imports an engine.
+import type { AccessRuleReads, AccessRuleWrites } from './aggregates/access-rules.js';
 import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
 import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
@@ -10,6 +11,7 @@ import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
+export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
 export type { BlobStore, PendingBlob } from './blob-store.js';
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
@@ -20,6 +22,7 @@ export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChang
 
 /** What may be read outside a transaction. */
 export interface StoreReads {
+  readonly accessRules: AccessRuleReads;
   readonly collections: CollectionReads;
   readonly events: EventReads;
   readonly keys: KeyReads;
@@ -30,6 +33,7 @@ export interface StoreReads {
 
 /** A write transaction: every read and write in it sees one state and commits together. */
 export interface StoreTx {
+  readonly accessRules: AccessRuleReads & AccessRuleWrites;
   readonly collections: CollectionReads & CollectionWrites;
   readonly events: EventReads & EventWrites;
   readonly keys: KeyReads & KeyWrites;

@@ -5,47 +5,28 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { AccessRule, AccessRuleBatchRequest, CreateAccessRuleRequest, ListAccessRulesQuery, UpdateAccessRuleRequest } from '../../contract/schemas.js';
-import {
-  collectionRules,
-  deleteRule,
-  filesAwaitingJob,
-  filesUnder,
-  findRuleById,
-  findRuleByTarget,
-  holdFilesForJob,
-  insertRule,
-  listRules,
-  releaseFile,
-  rulesAbovePath,
-  targetKey,
-  updateRule,
-  type AccessRuleRow,
-  type RuleTarget,
-} from '../../store/sqlite/access-rules.js';
-import type { CollectionRow } from '../../store/interface.js';
+import type { AccessRuleRow, CollectionRow, NamespaceRow, RuleTarget, Store, StoreReads, StoreTx } from '../../store/interface.js';
 import type { Db } from '../../store/sqlite/db.js';
-import type { WriteFn } from '../../store/sqlite/writer.js';
 import { finishJob, jobStatus, type JobRow } from '../../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../../store/interface.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding } from '../cursors.js';
 import { enqueueCollectionJob } from '../jobs.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { pageOf } from '../paging.js';
-import { candidateTargets, governingRule, indexRules } from '../../contract/governing-rule.js';
+import { candidateTargets, governingRule, indexRules, targetKey } from '../../contract/governing-rule.js';
 
 /** retrieval-api.md, Limits: access rule readers. */
 export const MAX_READERS = 1024;
 
-const shape = (r: AccessRuleRow) => ({ folder: r.folder, file: r.file, sealed: r.sealed === 1 });
+const shape = (r: AccessRuleRow) => ({ folder: r.folder, file: r.file, sealed: r.sealed });
 
 export function presentRule(r: AccessRuleRow): AccessRule {
   return {
     id: r.id,
     folder: r.folder,
     file: r.file,
-    readers: JSON.parse(r.readers) as string[],
-    sealed: r.sealed === 1,
+    readers: r.readers,
+    sealed: r.sealed,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
@@ -89,37 +70,37 @@ const scopeOf = (t: RuleTarget) => (t.folder !== undefined ? { prefix: t.folder 
  * which moves it (retrieval-api.md: "files under the rule stay hidden from retrieval until the job
  * succeeds"). No file moves, no job.
  */
-function holdMovedFiles(s: Services, ns: NamespaceRow, col: CollectionRow, changed: RuleTarget[]): JobRow | null {
+async function holdMovedFiles(s: Services, tx: StoreTx, ns: NamespaceRow, col: CollectionRow, changed: RuleTarget[]): Promise<JobRow | null> {
   if (changed.length === 0) return null;
-  const index = indexRules(collectionRules(s.db, col.rid).map((r) => ({ ...shape(r), rid: r.rid })));
+  const index = indexRules((await tx.accessRules.ofCollection(col.rid)).map((r) => ({ ...shape(r), rid: r.rid })));
   const moved = new Set<number>();
   for (const target of changed) {
-    for (const f of filesUnder(s.db, col.rid, scopeOf(target))) {
+    for (const f of await tx.accessRules.filesUnder(col.rid, scopeOf(target))) {
       const now = governingRule(index, f.path)?.rid ?? null;
       if (now !== f.governing_rule_rid) moved.add(f.rid);
     }
   }
   if (moved.size === 0) return null;
   const job = enqueueCollectionJob(s.db, 'apply_access_rule', ns, col);
-  holdFilesForJob(s.db, [...moved], job.rid);
+  await tx.accessRules.holdFiles([...moved], job.rid);
   return job;
 }
 
 /** The worker's half: each held file gets the rule that governs it now, and is visible again. */
-export async function runApplyAccessRuleJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
-  await write(() => {
+export async function runApplyAccessRuleJob(store: Store, db: Db, job: JobRow): Promise<void> {
+  await store.write(async (tx) => {
     if (jobStatus(db, job.rid) !== 'running') return;
     if (job.collection_rid !== null) {
-      const index = indexRules(collectionRules(db, job.collection_rid).map((r) => ({ ...shape(r), rid: r.rid })));
-      for (const f of filesAwaitingJob(db, job.rid)) releaseFile(db, f.rid, governingRule(index, f.path)?.rid ?? null, job.rid);
+      const index = indexRules((await tx.accessRules.ofCollection(job.collection_rid)).map((r) => ({ ...shape(r), rid: r.rid })));
+      for (const f of await tx.accessRules.filesHeldBy(job.rid)) await tx.accessRules.releaseFile(f.rid, governingRule(index, f.path)?.rid ?? null, job.rid);
     }
     finishJob(db, job.rid, 'succeeded', nowIso());
   });
 }
 
 /** The rule that governs a new file at `path`, from the rules as they stand (a rule may exist before its file). */
-export function governingRuleRidFor(db: Db, collectionRid: number, path: string): number | null {
-  const rules = rulesAbovePath(db, collectionRid, candidateTargets(path));
+export async function governingRuleRidFor(store: StoreReads, collectionRid: number, path: string): Promise<number | null> {
+  const rules = await store.accessRules.onTargets(collectionRid, candidateTargets(path));
   return governingRule(rules.map((r) => ({ ...shape(r), rid: r.rid })), path)?.rid ?? null;
 }
 
@@ -136,9 +117,9 @@ export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow,
   requireEnforced(col);
   const target = targetOf(body.folder, body.file, 'body');
   const readers = checkedReaders(body.readers);
-  const result = await s.write(() => {
-    const { row, created } = upsert(s.db, col, { target, readers, sealed: body.sealed });
-    const job = holdMovedFiles(s, ns, col, created || row.changedSeal ? [target] : []);
+  const result = await s.store.write(async (tx) => {
+    const { row, created } = await upsert(tx, col, { target, readers, sealed: body.sealed });
+    const job = await holdMovedFiles(s, tx, ns, col, created || row.changedSeal ? [target] : []);
     return { rule: presentRule(row.rule), job, created };
   });
   afterWrite(s, result.job);
@@ -147,25 +128,30 @@ export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow,
 }
 
 /** `where` names the rule in an error: 'body', or the batch operation's path. */
-function upsert(db: Db, col: CollectionRow, { target, readers, sealed }: { target: RuleTarget; readers: string[]; sealed: boolean }, where = 'body'): { row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean } {
+async function upsert(
+  tx: StoreTx,
+  col: CollectionRow,
+  { target, readers, sealed }: { target: RuleTarget; readers: string[]; sealed: boolean },
+  where = 'body',
+): Promise<{ row: { rule: AccessRuleRow; changedSeal: boolean }; created: boolean }> {
   if (sealed && target.file !== undefined) throw new TroveError('invalid_request', `${where}: only folder rules can be sealed.`);
   const now = nowIso();
-  const existing = findRuleByTarget(db, col.rid, target);
-  if (!existing) return { row: { rule: insertRule(db, { id: newId('acr'), collection_rid: col.rid, target, readers, sealed, now }), changedSeal: false }, created: true };
-  return { row: { rule: updateRule(db, existing.rid, { readers, sealed, now }), changedSeal: (existing.sealed === 1) !== sealed }, created: false };
+  const existing = await tx.accessRules.findByTarget(col.rid, target);
+  if (!existing) return { row: { rule: await tx.accessRules.insert({ id: newId('acr'), collection_rid: col.rid, target, readers, sealed, now }), changedSeal: false }, created: true };
+  return { row: { rule: await tx.accessRules.update(existing.rid, { readers, sealed, now }), changedSeal: existing.sealed !== sealed }, created: false };
 }
 
 export async function listCollectionRules(s: Services, key: AuthenticatedKey, col: CollectionRow, query: z.output<typeof ListAccessRulesQuery>) {
   const target = query.folder !== undefined ? targetKey({ folder: query.folder }) : query.file !== undefined ? targetKey({ file: query.file }) : undefined;
   const binding = requestBinding([key.id, 'access-rules', col.id, target ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
-  const rows = listRules(s.db, { collectionRid: col.rid, afterRid: after, limit: query.limit + 1, target });
+  const rows = await s.store.accessRules.list({ collectionRid: col.rid, afterRid: after, limit: query.limit + 1, target });
   return pageOf(s, rows, query.limit, binding, presentRule);
 }
 
-export function resolveRule(db: Db, col: CollectionRow, ruleId: string): AccessRuleRow {
+export async function resolveRule(store: StoreReads, col: CollectionRow, ruleId: string): Promise<AccessRuleRow> {
   if (!hasPrefix(ruleId, 'acr')) throw new TroveError('invalid_request', "An access rule is named by its 'acr_' ID.");
-  const rule = findRuleById(db, col.rid, ruleId);
+  const rule = await store.accessRules.findById(col.rid, ruleId);
   if (!rule) throw new TroveError('not_found', `Access rule '${ruleId}' not found.`);
   return rule;
 }
@@ -178,7 +164,7 @@ type UpdateFields = {
 };
 
 /** The six rules of PATCH .../access-rules/{rule_id}; returns whether the seal changed. */
-function applyUpdate(db: Db, rule: AccessRuleRow, body: UpdateFields, where: string): { rule: AccessRuleRow; changedSeal: boolean } {
+async function applyUpdate(tx: StoreTx, rule: AccessRuleRow, body: UpdateFields, where: string): Promise<{ rule: AccessRuleRow; changedSeal: boolean }> {
   const replacing = body.readers !== undefined && body.readers !== null;
   const adds = body.add_readers ?? [];
   const removes = body.remove_readers ?? [];
@@ -189,25 +175,25 @@ function applyUpdate(db: Db, rule: AccessRuleRow, body: UpdateFields, where: str
   // Rule 4.
   if (body.sealed === true && rule.file !== null) throw new TroveError('invalid_request', `${where}: only folder rules can be sealed.`);
   // Rule 3: removals before additions; removing an absent reader or adding a present one does nothing.
-  let readers = JSON.parse(rule.readers) as string[];
+  let readers = [...rule.readers];
   if (replacing) readers = body.readers!;
   else {
     const removed = new Set(removes);
     readers = readers.filter((r) => !removed.has(r));
     for (const r of adds) if (!readers.includes(r)) readers.push(r);
   }
-  const sealed = body.sealed ?? rule.sealed === 1;
-  const updated = updateRule(db, rule.rid, { readers: checkedReaders(readers, where), sealed, now: nowIso() });
-  return { rule: updated, changedSeal: sealed !== (rule.sealed === 1) };
+  const sealed = body.sealed ?? rule.sealed;
+  const updated = await tx.accessRules.update(rule.rid, { readers: checkedReaders(readers, where), sealed, now: nowIso() });
+  return { rule: updated, changedSeal: sealed !== rule.sealed };
 }
 
 const targetOfRow = (r: AccessRuleRow): RuleTarget => (r.folder !== null ? { folder: r.folder } : { file: r.file! });
 
 /** Rules 5 and 6: a reader-only change is 200 and applies on the next request; a seal change that moves files is 202. */
 export async function patchRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow, body: z.output<typeof UpdateAccessRuleRequest>): Promise<RuleWrite> {
-  const result = await s.write(() => {
-    const { rule: updated, changedSeal } = applyUpdate(s.db, rule, body, 'body');
-    const job = holdMovedFiles(s, ns, col, changedSeal ? [targetOfRow(updated)] : []);
+  const result = await s.store.write(async (tx) => {
+    const { rule: updated, changedSeal } = await applyUpdate(tx, rule, body, 'body');
+    const job = await holdMovedFiles(s, tx, ns, col, changedSeal ? [targetOfRow(updated)] : []);
     return { rule: presentRule(updated), job };
   });
   afterWrite(s, result.job);
@@ -216,9 +202,9 @@ export async function patchRule(s: Services, ns: NamespaceRow, col: CollectionRo
 
 /** DELETE .../access-rules/{rule_id}: 204, or 202 with the job when files move (decisions.md §2). */
 export async function removeRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow): Promise<JobRow | null> {
-  const job = await s.write(() => {
-    deleteRule(s.db, rule.rid);
-    return holdMovedFiles(s, ns, col, [targetOfRow(rule)]);
+  const job = await s.store.write(async (tx) => {
+    await tx.accessRules.delete(rule.rid);
+    return holdMovedFiles(s, tx, ns, col, [targetOfRow(rule)]);
   });
   afterWrite(s, job);
   return job;
@@ -229,38 +215,42 @@ export async function removeRule(s: Services, ns: NamespaceRow, col: CollectionR
  * that moves. `rules` holds what upsert and update left, in operation order.
  */
 export async function batchRules(s: Services, ns: NamespaceRow, col: CollectionRow, body: z.output<typeof AccessRuleBatchRequest>): Promise<{ rules: AccessRule[]; job: JobRow | null }> {
-  const result = await s.write(() => {
+  const result = await s.store.write(async (tx) => {
     const rules: AccessRuleRow[] = [];
     const changed: RuleTarget[] = [];
-    body.operations.forEach((op, i) => {
+    for (const [i, op] of body.operations.entries()) {
       const where = `operations.${i}`;
       const target = targetOf(op.folder, op.file, where);
       if (op.op === 'upsert') {
         requireEnforced(col);
         if (op.add_readers != null || op.remove_readers != null) throw new TroveError('invalid_request', `${where}: upsert takes readers and sealed, not add_readers or remove_readers.`);
         if (op.readers == null) throw new TroveError('invalid_request', `${where}: upsert needs readers.`);
-        const { row, created } = upsert(s.db, col, { target, readers: checkedReaders(op.readers, where), sealed: op.sealed ?? false }, where);
+        const { row, created } = await upsert(tx, col, { target, readers: checkedReaders(op.readers, where), sealed: op.sealed ?? false }, where);
         rules.push(row.rule);
         if (created || row.changedSeal) changed.push(target);
       } else if (op.op === 'update') {
-        const existing = findRuleByTarget(s.db, col.rid, target);
+        const existing = await tx.accessRules.findByTarget(col.rid, target);
         if (!existing) throw new TroveError('not_found', `${where}: no access rule on ${describeTarget(target)}.`);
-        const { rule, changedSeal } = applyUpdate(s.db, existing, op, where);
+        const { rule, changedSeal } = await applyUpdate(tx, existing, op, where);
         rules.push(rule);
         if (changedSeal) changed.push(target);
       } else {
         if (op.readers != null || op.add_readers != null || op.remove_readers != null || op.sealed != null) {
           throw new TroveError('invalid_request', `${where}: delete takes only folder or file.`);
         }
-        const existing = findRuleByTarget(s.db, col.rid, target);
+        const existing = await tx.accessRules.findByTarget(col.rid, target);
         if (!existing) throw new TroveError('not_found', `${where}: no access rule on ${describeTarget(target)}.`);
-        deleteRule(s.db, existing.rid);
+        await tx.accessRules.delete(existing.rid);
         changed.push(target);
       }
-    });
+    }
     // A rule upserted then deleted in the same batch is gone: report rules as they stand.
-    const live = rules.map((r) => findRuleById(s.db, col.rid, r.id)).filter((r): r is AccessRuleRow => r !== undefined);
-    return { rules: live.map(presentRule), job: holdMovedFiles(s, ns, col, changed) };
+    const live: AccessRuleRow[] = [];
+    for (const r of rules) {
+      const now = await tx.accessRules.findById(col.rid, r.id);
+      if (now) live.push(now);
+    }
+    return { rules: live.map(presentRule), job: await holdMovedFiles(s, tx, ns, col, changed) };
   });
   afterWrite(s, result.job);
   return result;

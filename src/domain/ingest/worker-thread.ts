@@ -6,6 +6,7 @@ import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/sqlite/jo
 import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
 import { WriteGate } from '../../store/sqlite/write-gate.js';
 import { Writer } from '../../store/sqlite/writer.js';
+import { sqliteStore } from '../../store/sqlite/store.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
@@ -49,6 +50,7 @@ const port = parentPort!;
 const db = openDatabase(init.dbFile);
 const writer = new Writer(db, new WriteGate(init.writeGate), 'worker');
 const write = <T>(change: () => T | Promise<T>): Promise<T> => writer.write(change);
+const store = sqliteStore(db, write);
 const canceled = new Set<string>();
 let stopping = false;
 let wake: (() => void) | null = null;
@@ -190,7 +192,7 @@ async function loop(): Promise<void> {
       if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
-      else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(db, write, job);
+      else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, db, job);
     }
     for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
     lastWork = Date.now();

@@ -1,53 +1,66 @@
 // Access rules and the per-file governing rule they produce (retrieval-api.md, Access rule).
+import type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from '../aggregates/access-rules.js';
+import { targetKey } from '../../contract/governing-rule.js';
 import type { Db } from './db.js';
 import { stmt } from './statements.js';
 
-export interface AccessRuleRow {
-  rid: number;
-  id: string;
-  collection_rid: number;
-  folder: string | null;
-  file: string | null;
-  target: string;
-  /** JSON array of principals, in the order given. */
+/** access_rules as stored: readers as JSON, sealed as 0/1. */
+interface StoredRule extends Omit<AccessRuleRow, 'readers' | 'sealed'> {
   readers: string;
   sealed: number;
-  created_at: string;
-  updated_at: string;
 }
 
-export type RuleTarget = { folder: string; file?: undefined } | { file: string; folder?: undefined };
+const ruleOf = (r: StoredRule): AccessRuleRow => ({ ...r, readers: JSON.parse(r.readers) as string[], sealed: r.sealed === 1 });
+const maybeRule = (r: unknown): AccessRuleRow | undefined => (r === undefined ? undefined : ruleOf(r as StoredRule));
 
-/** One string per target, so one unique index keeps one rule per folder or file. */
-export const targetKey = (t: RuleTarget): string => (t.folder !== undefined ? `d${t.folder}` : `f${t.file}`);
+export function sqliteAccessRules(db: Db): AccessRuleReads & AccessRuleWrites {
+  return {
+    findByTarget: async (collectionRid, target) => findRuleByTarget(db, collectionRid, target),
+    findById: async (collectionRid, id) => findRuleById(db, collectionRid, id),
+    byRids: async (rids) => getRulesByRid(db, rids),
+    ofCollection: async (collectionRid) => collectionRules(db, collectionRid),
+    onTargets: async (collectionRid, targets) => rulesAbovePath(db, collectionRid, targets),
+    list: async (opts) => listRules(db, opts),
+    filesUnder: async (collectionRid, scope) => filesUnder(db, collectionRid, scope),
+    filesHeldBy: async (jobRid) => filesAwaitingJob(db, jobRid),
+    insert: async (row) => insertRule(db, row),
+    update: async (rid, fields) => updateRule(db, rid, fields),
+    delete: async (rid) => deleteRule(db, rid),
+    holdFiles: async (fileRids, jobRid) => holdFilesForJob(db, fileRids, jobRid),
+    releaseFile: async (fileRid, governingRuleRid, jobRid) => releaseFile(db, fileRid, governingRuleRid, jobRid),
+  };
+}
+
+export type { AccessRuleRow, GovernedFile, RuleTarget, VisibleFile } from '../aggregates/access-rules.js';
+
 
 export function findRuleByTarget(db: Db, collectionRid: number, target: RuleTarget): AccessRuleRow | undefined {
-  return stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND target = ?').get(collectionRid, targetKey(target)) as AccessRuleRow | undefined;
+  return maybeRule(stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND target = ?').get(collectionRid, targetKey(target)));
 }
 
 export function findRuleById(db: Db, collectionRid: number, id: string): AccessRuleRow | undefined {
-  return stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND id = ?').get(collectionRid, id) as AccessRuleRow | undefined;
+  return maybeRule(stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND id = ?').get(collectionRid, id));
 }
 
-export function getRulesByRid(db: Db, rids: number[]): AccessRuleRow[] {
+export function getRulesByRid(db: Db, rids: readonly number[]): AccessRuleRow[] {
   if (rids.length === 0) return [];
-  return stmt(db, 'SELECT * FROM access_rules WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as AccessRuleRow[];
+  return (stmt(db, 'SELECT * FROM access_rules WHERE rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(rids)) as StoredRule[]).map(ruleOf);
 }
 
 export function collectionRules(db: Db, collectionRid: number): AccessRuleRow[] {
-  return stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as AccessRuleRow[];
+  return (stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as StoredRule[]).map(ruleOf);
 }
 
 /** The rules that can govern `path`: folder rules on its ancestors and a file rule on it. */
-export function rulesAbovePath(db: Db, collectionRid: number, targets: string[]): AccessRuleRow[] {
-  return stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND target IN (SELECT value FROM json_each(?))').all(collectionRid, JSON.stringify(targets)) as AccessRuleRow[];
+export function rulesAbovePath(db: Db, collectionRid: number, targets: readonly string[]): AccessRuleRow[] {
+  return (stmt(db, 'SELECT * FROM access_rules WHERE collection_rid = ? AND target IN (SELECT value FROM json_each(?))').all(collectionRid, JSON.stringify(targets)) as StoredRule[]).map(ruleOf);
 }
 
 export function listRules(db: Db, opts: { collectionRid: number; afterRid: number; limit: number; target?: string | undefined }): AccessRuleRow[] {
-  return stmt(
+  return (stmt(
     db,
     `SELECT * FROM access_rules WHERE collection_rid = @c AND rid > @after AND (@target IS NULL OR target = @target) ORDER BY rid LIMIT @limit`,
-  ).all({ c: opts.collectionRid, after: opts.afterRid, limit: opts.limit, target: opts.target ?? null }) as AccessRuleRow[];
+  ).all({ c: opts.collectionRid, after: opts.afterRid, limit: opts.limit, target: opts.target ?? null }) as StoredRule[]).map(ruleOf);
 }
 
 function writeReaders(db: Db, ruleRid: number, readers: string[]): void {
@@ -64,9 +77,9 @@ export function insertRule(
     db,
     `INSERT INTO access_rules (id, collection_rid, folder, file, target, readers, sealed, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-  ).get(row.id, row.collection_rid, row.target.folder ?? null, row.target.file ?? null, targetKey(row.target), JSON.stringify(row.readers), row.sealed ? 1 : 0, row.now, row.now) as AccessRuleRow;
+  ).get(row.id, row.collection_rid, row.target.folder ?? null, row.target.file ?? null, targetKey(row.target), JSON.stringify(row.readers), row.sealed ? 1 : 0, row.now, row.now) as StoredRule;
   writeReaders(db, created.rid, row.readers);
-  return created;
+  return ruleOf(created);
 }
 
 export function updateRule(db: Db, rid: number, fields: { readers: string[]; sealed: boolean; now: string }): AccessRuleRow {
@@ -75,9 +88,9 @@ export function updateRule(db: Db, rid: number, fields: { readers: string[]; sea
     fields.sealed ? 1 : 0,
     fields.now,
     rid,
-  ) as AccessRuleRow;
+  ) as StoredRule;
   writeReaders(db, rid, fields.readers);
-  return updated;
+  return ruleOf(updated);
 }
 
 export function deleteRule(db: Db, rid: number): void {
@@ -86,13 +99,6 @@ export function deleteRule(db: Db, rid: number): void {
 }
 
 // ------------------------------------------------------------------ files and their governing rule
-
-export interface GovernedFile {
-  rid: number;
-  path: string;
-  governing_rule_rid: number | null;
-  access_job_rid: number | null;
-}
 
 /** Living files whose path equals `path` or starts with `prefix`: the files a rule can govern. */
 export function filesUnder(db: Db, collectionRid: number, scope: { prefix: string } | { path: string }): GovernedFile[] {
@@ -109,7 +115,7 @@ export function filesAwaitingJob(db: Db, jobRid: number): GovernedFile[] {
   return stmt(db, 'SELECT rid, path, governing_rule_rid, access_job_rid FROM files WHERE access_job_rid = ?').all(jobRid) as GovernedFile[];
 }
 
-export function holdFilesForJob(db: Db, fileRids: number[], jobRid: number): void {
+export function holdFilesForJob(db: Db, fileRids: readonly number[], jobRid: number): void {
   stmt(db, 'UPDATE files SET access_job_rid = ? WHERE rid IN (SELECT value FROM json_each(?))').run(jobRid, JSON.stringify(fileRids));
 }
 
@@ -128,12 +134,12 @@ export function visibleToPrincipalsSql(): string {
 }
 
 /** The ready files the principals may read, each with what changes when its indexed content does. */
-export function visibleReadyFiles(db: Db, collectionRid: number, principalsJson: string): { id: string; indexed_version_id: string | null; updated_at: string }[] {
+export function visibleReadyFiles(db: Db, collectionRid: number, principalsJson: string): VisibleFile[] {
   return stmt(
     db,
     `SELECT f.id, f.indexed_version_id, f.updated_at FROM files f
      WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND ${visibleToPrincipalsSql()} ORDER BY f.rid`,
-  ).all(collectionRid, principalsJson) as { id: string; indexed_version_id: string | null; updated_at: string }[];
+  ).all(collectionRid, principalsJson) as VisibleFile[];
 }
 
 /** File counts by status over the files the principals may read (search warnings must not count others). */

@@ -3,6 +3,7 @@
 // keeps the single-writer guarantees of a synchronous transaction.
 import type { Store, StoreTx } from '../interface.js';
 import type { Db } from './db.js';
+import { sqliteAccessRules } from './access-rules.js';
 import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
 import { sqliteKeys } from './keys.js';
@@ -14,6 +15,7 @@ import type { WriteFn } from './writer.js';
 export function sqliteStore(db: Db, write: WriteFn): Store {
   // One connection: a transaction's reads and writes are the connection's own.
   const tx: StoreTx = {
+    accessRules: sqliteAccessRules(db),
     collections: sqliteCollections(db),
     events: sqliteEvents(db),
     keys: sqliteKeys(db),
