@@ -61,8 +61,8 @@ t.test('an event exists only for a change that committed', async (t) => {
   const count = () => (f.rt.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
   const before = count();
   await t.rejects(
-    f.rt.services.write(() => {
-      enqueue(f.rt.db, { type: 'reindex_collection', namespace_rid: null, collection_rid: null, namespace: null, collection: null, file_rid: null, file_id: null, version_id: null });
+    f.rt.services.store.write(async (tx) => {
+      await enqueue(tx.jobs, { type: 'reindex_collection', namespace_rid: null, collection_rid: null, namespace: null, collection: null, file_rid: null, file_id: null, version_id: null });
       t.equal(count(), before + 1, 'the event is written inside the transaction');
       throw new Error('roll back');
     }),

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import { ProcessingSchema, type Collection, type CreateCollectionRequest, type Processing, type ProcessingPatchSchema, type UpdateCollectionRequest } from '../contract/schemas.js';
-import type { JobRow } from '../store/sqlite/jobs.js';
+import type { JobRow } from '../store/interface.js';
 import type { CollectionRow, NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
@@ -86,19 +86,15 @@ export async function patchCollection(
       },
       nowIso(),
     );
-    const job = needsReindex ? enqueueReindex(s, ns, updated) : null;
+    const job = needsReindex ? await enqueueCollectionJob(tx, 'reindex_collection', ns, updated) : null;
     return { collection: await presentCollection(tx, updated, ns.name), job };
   });
   if (result.job) s.notifyWork();
   return result;
 }
 
-function enqueueReindex(s: Services, ns: NamespaceRow, col: CollectionRow): JobRow {
-  return enqueueCollectionJob(s.db, 'reindex_collection', ns, col);
-}
-
 export async function reindexCollection(s: Services, ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
-  const job = await s.write(() => enqueueReindex(s, ns, col));
+  const job = await s.store.write((tx) => enqueueCollectionJob(tx, 'reindex_collection', ns, col));
   s.notifyWork();
   return job;
 }
@@ -107,7 +103,7 @@ export async function reindexCollection(s: Services, ns: NamespaceRow, col: Coll
 export async function deleteCollection(s: Services, ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
   const job = await s.store.write(async (tx) => {
     await tx.collections.markDeleted(col.rid, nowIso());
-    return enqueueCollectionJob(s.db, 'delete_collection', ns, col);
+    return enqueueCollectionJob(tx, 'delete_collection', ns, col);
   });
   s.notifyWork();
   return job;

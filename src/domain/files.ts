@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
-import type { CollectionRow } from '../store/interface.js';
+import type { CollectionRow, JobRow, StoreTx } from '../store/interface.js';
 import {
   findLiveFileByPath,
   getFileByRid,
@@ -18,7 +18,6 @@ import {
   type FileRow,
   type SourceFields,
 } from '../store/sqlite/files.js';
-import { cancelQueuedFileJobs, makeRunnable, type JobRow } from '../store/sqlite/jobs.js';
 import type { NamespaceRow } from '../store/interface.js';
 import { blobInUse } from '../store/sqlite/purge.js';
 import type { Services } from './context.js';
@@ -104,7 +103,7 @@ function uploadInstructions(s: Services, versionId: string, contentType: string)
 }
 
 /** Writes a new version of a file's bytes and queues its indexing (not runnable until an upload lands). */
-function newVersion(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow, prepared: PreparedSource): JobRow {
+function newVersion(s: Services, tx: StoreTx, ns: NamespaceRow, col: CollectionRow, file: FileRow, prepared: PreparedSource): Promise<JobRow> {
   insertFileVersion(s.db, {
     id: file.version_id,
     file_rid: file.rid,
@@ -113,7 +112,7 @@ function newVersion(s: Services, ns: NamespaceRow, col: CollectionRow, file: Fil
     upload_state: prepared.fields.source_type === 'upload' ? 'waiting' : null,
     created_at: file.updated_at,
   });
-  return enqueue(s.db, {
+  return enqueue(tx.jobs, {
     type: 'index_file',
     namespace_rid: ns.rid,
     collection_rid: col.rid,
@@ -155,7 +154,7 @@ export async function addFile(
     const existing = findLiveFileByPath(s.db, col.rid, body.path);
     let file: FileRow;
     if (existing) {
-      cancelQueuedFileJobs(s.db, existing.rid, now, 'A newer version of the file was added.');
+      await tx.jobs.cancelQueuedFileJobs(existing.rid, now, 'A newer version of the file was added.');
       file = replaceFileSource(s.db, existing.rid, { ...prepared.fields, version_id: versionId }, JSON.stringify(body.metadata), now);
     } else {
       file = insertFile(s.db, {
@@ -172,7 +171,7 @@ export async function addFile(
         updated_at: now,
       });
     }
-    const job = newVersion(s, ns, col, file, prepared);
+    const job = await newVersion(s, tx, ns, col, file, prepared);
     return { file, job, live };
   });
   if (result.job.runnable) s.notifyWork();
@@ -212,12 +211,12 @@ export async function patchFile(
     return { file: presentFile(s.db, updated), job: null };
   }
   const prepared = prepareSource(s, body.source, file.path);
-  const result = await s.write(() => {
+  const result = await s.store.write(async (tx) => {
     stillLive(s, file);
     const now = nowIso();
-    cancelQueuedFileJobs(s.db, file.rid, now, 'A newer version of the file was added.');
+    await tx.jobs.cancelQueuedFileJobs(file.rid, now, 'A newer version of the file was added.');
     const updated = replaceFileSource(s.db, file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata === undefined ? null : JSON.stringify(body.metadata), now);
-    return { file: updated, job: newVersion(s, ns, col, updated, prepared) };
+    return { file: updated, job: await newVersion(s, tx, ns, col, updated, prepared) };
   });
   if (result.job.runnable) s.notifyWork();
   const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
@@ -226,12 +225,12 @@ export async function patchFile(
 }
 
 export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): Promise<JobRow> {
-  const job = await s.write(() => {
+  const job = await s.store.write(async (tx) => {
     stillLive(s, file);
     const now = nowIso();
-    cancelQueuedFileJobs(s.db, file.rid, now, 'The file was deleted.');
+    await tx.jobs.cancelQueuedFileJobs(file.rid, now, 'The file was deleted.');
     markFileDeleted(s.db, file.rid, now);
-    return enqueue(s.db, {
+    return enqueue(tx.jobs, {
       type: 'delete_file',
       namespace_rid: ns.rid,
       collection_rid: col.rid,
@@ -321,14 +320,14 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   }
   let updated: FileRow;
   try {
-    updated = await s.write(async () => {
+    updated = await s.store.write(async (tx) => {
       const current = getFileVersion(s.db, version.id);
       if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
       // The blob is put in place in the change that refers to it: an upload of the same bytes whose
       // row failed to commit (a full disk) may remove it, never one another upload's row refers to.
       await s.blobs.commit(blob);
       markUploadReceived(s.db, version.id, blob.sha256);
-      makeRunnable(s.db, version.id, nowIso());
+      await tx.jobs.makeRunnable(version.id, nowIso());
       return getFileByRid(s.db, file.rid)!;
     });
   } catch (err) {

@@ -1,8 +1,6 @@
 import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import type { ListJobsQuery } from '../contract/schemas.js';
-import { findCollection } from '../store/sqlite/collections.js';
-import { listJobs } from '../store/sqlite/jobs.js';
 import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
@@ -16,13 +14,14 @@ export async function listNamespaceJobs(s: Services, key: AuthenticatedKey, ns: 
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
   let collectionRids: number[] | undefined;
   if (query.collection !== undefined) {
-    const col = findCollection(s.db, ns.rid, query.collection);
+    const col = await s.store.collections.find(ns.rid, query.collection);
     if (!col || !canSeeCollection(key, ns, col)) throw new TroveError('not_found', `Collection '${query.collection}' not found in namespace '${ns.name}'.`);
     collectionRids = [col.rid];
   } else if (key.scope.kind === 'collection') {
     const names = key.scope.collections;
-    collectionRids = names.map((n) => findCollection(s.db, ns.rid, n)?.rid).filter((r): r is number => r !== undefined);
+    const found = await Promise.all(names.map((n) => s.store.collections.find(ns.rid, n)));
+    collectionRids = found.flatMap((col) => (col ? [col.rid] : []));
   }
-  const rows = listJobs(s.db, { namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, status: query.status, type: query.type, collectionRids });
+  const rows = await s.store.jobs.list({ namespaceRid: ns.rid, afterRid: after, limit: query.limit + 1, status: query.status, type: query.type, collectionRids });
   return pageOf(s, rows, query.limit, binding, presentJob);
 }

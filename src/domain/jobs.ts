@@ -1,32 +1,29 @@
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
-import type { Db } from '../store/sqlite/db.js';
-import { finishJob, getJob, insertJob, type JobRow, type NewJob } from '../store/sqlite/jobs.js';
-import { getCollectionByRid, type CollectionRow } from '../store/sqlite/collections.js';
-import { getNamespaceByRid, type NamespaceRow } from '../store/sqlite/namespaces.js';
+import type { CollectionRow, JobRow, JobWrites, NamespaceRow, NewJob, StoreReads, StoreTx } from '../store/interface.js';
 import { setFileStatus, getFileByRid } from '../store/sqlite/files.js';
 import type { Services } from './context.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 
-export function enqueue(db: Db, fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): JobRow {
-  return insertJob(db, { ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() });
+export function enqueue(jobs: JobWrites, fields: Omit<NewJob, 'id' | 'created_at' | 'runnable'> & { runnable?: number }): Promise<JobRow> {
+  return jobs.insert({ ...fields, id: newId('job'), runnable: fields.runnable ?? 1, created_at: nowIso() });
 }
 
 /** A job on a whole collection (reindex, delete, access-rule application). */
-export function enqueueCollectionJob(db: Db, type: 'reindex_collection' | 'delete_collection' | 'apply_access_rule', ns: NamespaceRow, col: CollectionRow): JobRow {
-  return enqueue(db, { type, namespace_rid: ns.rid, collection_rid: col.rid, namespace: ns.name, collection: col.name, file_rid: null, file_id: null, version_id: null });
+export function enqueueCollectionJob(tx: StoreTx, type: 'reindex_collection' | 'delete_collection' | 'apply_access_rule', ns: NamespaceRow, col: CollectionRow): Promise<JobRow> {
+  return enqueue(tx.jobs, { type, namespace_rid: ns.rid, collection_rid: col.rid, namespace: ns.name, collection: col.name, file_rid: null, file_id: null, version_id: null });
 }
 
 /** A job is visible when its namespace (and collection, for collection keys) is in the key's scope. */
-export function resolveJob(db: Db, key: AuthenticatedKey, jobId: string): JobRow {
-  const job = getJob(db, jobId);
+export async function resolveJob(store: StoreReads, key: AuthenticatedKey, jobId: string): Promise<JobRow> {
+  const job = await store.jobs.byId(jobId);
   const missing = new TroveError('not_found', `Job '${jobId}' not found.`);
   if (!job) throw missing;
   if (key.scope.kind === 'cluster') return job;
-  const ns = job.namespace_rid === null ? undefined : getNamespaceByRid(db, job.namespace_rid);
+  const ns = job.namespace_rid === null ? undefined : await store.namespaces.byRid(job.namespace_rid);
   if (!ns || !canSeeNamespace(key, ns)) throw missing;
   if (key.scope.kind === 'collection') {
-    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    const col = job.collection_rid === null ? undefined : await store.collections.byRid(job.collection_rid);
     if (!col || !canSeeCollection(key, ns, col)) throw missing;
   }
   return job;
@@ -40,9 +37,9 @@ export async function cancelJob(s: Services, job: JobRow): Promise<JobRow> {
   if (job.type === 'apply_access_rule' && (job.status === 'queued' || job.status === 'running')) {
     throw new TroveError('invalid_request', 'An apply_access_rule job cannot be canceled: the rule change is already in effect and the job only moves files to it.');
   }
-  const result = await s.write(() => {
+  const result = await s.store.write(async (tx) => {
     const now = nowIso();
-    const changed = finishJob(s.db, job.rid, 'canceled', now, { code: 'canceled', message: 'The job was canceled.' });
+    const changed = await tx.jobs.finish(job.rid, 'canceled', now, { code: 'canceled', message: 'The job was canceled.' });
     if (changed && job.type === 'index_file' && job.file_rid !== null) {
       const file = getFileByRid(s.db, job.file_rid);
       // An older indexed version stays searchable; a file never indexed fails visibly.
@@ -51,7 +48,7 @@ export async function cancelJob(s: Services, job: JobRow): Promise<JobRow> {
         else setFileStatus(s.db, file.rid, 'failed', now, { code: 'canceled', message: 'Indexing was canceled.' });
       }
     }
-    return { changed, job: getJob(s.db, job.id)! };
+    return { changed, job: (await tx.jobs.byId(job.id))! };
   });
   if (result.changed) s.notifyCancel(job.id);
   return result.job;

@@ -2,8 +2,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { CreateNamespaceRequest, Namespace } from '../contract/schemas.js';
-import { insertJob, type JobRow } from '../store/sqlite/jobs.js';
-import type { NamespaceRow } from '../store/interface.js';
+import type { JobRow, NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { collectionsInScope, type AuthenticatedKey } from './keys.js';
 import { presentNamespace } from './present.js';
@@ -55,7 +54,7 @@ export async function deleteNamespace(s: Services, ns: NamespaceRow, force: bool
     const now = nowIso();
     for (const rid of collections) await tx.collections.markDeleted(rid, now);
     await tx.namespaces.markDeleted(ns.rid, now);
-    return insertJob(s.db, {
+    return tx.jobs.insert({
       id: newId('job'),
       type: 'delete_namespace',
       namespace_rid: ns.rid,

@@ -6,7 +6,7 @@ import type { CollectionRow, FileCounts, NamespaceRow, StoreReads } from '../sto
 import { getRulesByRid } from '../store/sqlite/access-rules.js';
 import { fileResource } from '../store/sqlite/file-resource.js';
 import type { FileRow } from '../store/sqlite/files.js';
-import type { JobRow } from '../store/sqlite/jobs.js';
+import type { JobRow } from '../store/interface.js';
 
 /**
  * `onlyCollections`: the collections the caller may see (a collection key's), by name; usage then

@@ -6,7 +6,6 @@ import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
 import { deleteExpiredSearchSnapshots } from '../store/sqlite/search-snapshots.js';
-import { requeueCollectionFiles } from '../store/sqlite/jobs.js';
 import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
@@ -24,7 +23,7 @@ export async function restoreBucket(s: Services, key: AuthenticatedKey, ns: Name
     if (Date.parse(col.deleted_at!) < Date.now() - RECOVERY_WINDOW_MS) throw missing;
     if (await tx.collections.find(ns.rid, col.name)) throw new TroveError('already_exists', `A bucket named '${col.name}' exists again in workspace '${ns.name}'; delete or rename it before restoring.`);
     const restored = await tx.collections.restore(col.rid, nowIso());
-    const requeued = requeueCollectionFiles(s.db, col.rid, nowIso());
+    const requeued = await tx.jobs.requeueCollectionFiles(col.rid, nowIso());
     return { collection: await presentCollection(tx, restored, ns.name), requeued };
   });
   if (result.requeued > 0) s.notifyWork();
@@ -59,7 +58,7 @@ export async function purgeExpired(s: Services, now = Date.now()): Promise<{ col
  * refuses every API key (workspace-api.md: "API keys cannot call this route").
  */
 export async function restoreWorkspace(s: Services, ref: string): Promise<{ id: string }> {
-  const result = await s.write(() => {
+  const result = await s.store.write(async (tx) => {
     const ns = findDeletedNamespace(s.db, ref);
     if (!ns || Date.parse(ns.deleted_at) < Date.now() - RECOVERY_WINDOW_MS) {
       throw new TroveError('not_found', `No deleted workspace '${ref}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
@@ -68,7 +67,7 @@ export async function restoreWorkspace(s: Services, ref: string): Promise<{ id: 
     const now = nowIso();
     const cols = undeleteNamespace(s.db, ns.rid, ns.deleted_at, now);
     let requeued = 0;
-    for (const rid of cols) requeued += requeueCollectionFiles(s.db, rid, now);
+    for (const rid of cols) requeued += await tx.jobs.requeueCollectionFiles(rid, now);
     return { id: ns.id, requeued };
   });
   if (result.requeued > 0) s.notifyWork();

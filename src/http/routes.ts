@@ -14,7 +14,7 @@ import { listNamespaceJobs } from '../domain/job-lists.js';
 import { infoDocument } from '../domain/info.js';
 import { downloadHeaders } from './downloads.js';
 import { route, yieldToReads, type RouteDef } from './router.js';
-import type { JobRow } from '../store/sqlite/jobs.js';
+import type { JobRow } from '../store/interface.js';
 import { Readable } from 'node:stream';
 import { batchRules, listCollectionRules, patchRule, presentRule, putRule, removeRule, resolveRule, type RuleWrite } from '../domain/access/rules.js';
 import { createKey, listAdministeredKeys, presentCaller, presentKey, resolveKey, revokeKey } from '../domain/key-admin.js';
@@ -485,7 +485,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       path: '/jobs/{job}',
       summary: 'Get a job',
       permission: read,
-      target: (s, key, params) => resolveJob(s.db, key, params.job),
+      target: (s, key, params) => resolveJob(s.store, key, params.job),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
       handler: ({ target }) => ({ status: 200, body: presentJob(target as JobRow) }),
     }),
@@ -494,7 +494,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       path: '/jobs/{job}:cancel',
       summary: 'Cancel a queued or running job',
       permission: write,
-      target: (s, key, params) => resolveJob(s.db, key, params.job),
+      target: (s, key, params) => resolveJob(s.store, key, params.job),
       responses: { 200: { description: 'job', schema: S.JobSchema }, ...common },
       handler: async ({ s, target }) => ({ status: 200, body: presentJob(await cancelJob(s, target as JobRow)) }),
     }),

@@ -5,9 +5,7 @@ import type { z } from 'zod';
 import { TroveError } from '../../contract/errors.js';
 import { hasPrefix, newId, nowIso } from '../../contract/ids.js';
 import type { AccessRule, AccessRuleBatchRequest, CreateAccessRuleRequest, ListAccessRulesQuery, UpdateAccessRuleRequest } from '../../contract/schemas.js';
-import type { AccessRuleRow, CollectionRow, NamespaceRow, RuleTarget, Store, StoreReads, StoreTx } from '../../store/interface.js';
-import type { Db } from '../../store/sqlite/db.js';
-import { finishJob, jobStatus, type JobRow } from '../../store/sqlite/jobs.js';
+import type { AccessRuleRow, CollectionRow, JobRow, NamespaceRow, RuleTarget, Store, StoreReads, StoreTx } from '../../store/interface.js';
 import type { Services } from '../context.js';
 import { readCursor, requestBinding } from '../cursors.js';
 import { enqueueCollectionJob } from '../jobs.js';
@@ -70,7 +68,7 @@ const scopeOf = (t: RuleTarget) => (t.folder !== undefined ? { prefix: t.folder 
  * which moves it (retrieval-api.md: "files under the rule stay hidden from retrieval until the job
  * succeeds"). No file moves, no job.
  */
-async function holdMovedFiles(s: Services, tx: StoreTx, ns: NamespaceRow, col: CollectionRow, changed: RuleTarget[]): Promise<JobRow | null> {
+async function holdMovedFiles(tx: StoreTx, ns: NamespaceRow, col: CollectionRow, changed: RuleTarget[]): Promise<JobRow | null> {
   if (changed.length === 0) return null;
   const index = indexRules((await tx.accessRules.ofCollection(col.rid)).map((r) => ({ ...shape(r), rid: r.rid })));
   const moved = new Set<number>();
@@ -81,20 +79,20 @@ async function holdMovedFiles(s: Services, tx: StoreTx, ns: NamespaceRow, col: C
     }
   }
   if (moved.size === 0) return null;
-  const job = enqueueCollectionJob(s.db, 'apply_access_rule', ns, col);
+  const job = await enqueueCollectionJob(tx, 'apply_access_rule', ns, col);
   await tx.accessRules.holdFiles([...moved], job.rid);
   return job;
 }
 
 /** The worker's half: each held file gets the rule that governs it now, and is visible again. */
-export async function runApplyAccessRuleJob(store: Store, db: Db, job: JobRow): Promise<void> {
+export async function runApplyAccessRuleJob(store: Store, job: JobRow): Promise<void> {
   await store.write(async (tx) => {
-    if (jobStatus(db, job.rid) !== 'running') return;
+    if ((await tx.jobs.status(job.rid)) !== 'running') return;
     if (job.collection_rid !== null) {
       const index = indexRules((await tx.accessRules.ofCollection(job.collection_rid)).map((r) => ({ ...shape(r), rid: r.rid })));
       for (const f of await tx.accessRules.filesHeldBy(job.rid)) await tx.accessRules.releaseFile(f.rid, governingRule(index, f.path)?.rid ?? null, job.rid);
     }
-    finishJob(db, job.rid, 'succeeded', nowIso());
+    await tx.jobs.finish(job.rid, 'succeeded', nowIso());
   });
 }
 
@@ -119,7 +117,7 @@ export async function putRule(s: Services, ns: NamespaceRow, col: CollectionRow,
   const readers = checkedReaders(body.readers);
   const result = await s.store.write(async (tx) => {
     const { row, created } = await upsert(tx, col, { target, readers, sealed: body.sealed });
-    const job = await holdMovedFiles(s, tx, ns, col, created || row.changedSeal ? [target] : []);
+    const job = await holdMovedFiles(tx, ns, col, created || row.changedSeal ? [target] : []);
     return { rule: presentRule(row.rule), job, created };
   });
   afterWrite(s, result.job);
@@ -193,7 +191,7 @@ const targetOfRow = (r: AccessRuleRow): RuleTarget => (r.folder !== null ? { fol
 export async function patchRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow, body: z.output<typeof UpdateAccessRuleRequest>): Promise<RuleWrite> {
   const result = await s.store.write(async (tx) => {
     const { rule: updated, changedSeal } = await applyUpdate(tx, rule, body, 'body');
-    const job = await holdMovedFiles(s, tx, ns, col, changedSeal ? [targetOfRow(updated)] : []);
+    const job = await holdMovedFiles(tx, ns, col, changedSeal ? [targetOfRow(updated)] : []);
     return { rule: presentRule(updated), job };
   });
   afterWrite(s, result.job);
@@ -204,7 +202,7 @@ export async function patchRule(s: Services, ns: NamespaceRow, col: CollectionRo
 export async function removeRule(s: Services, ns: NamespaceRow, col: CollectionRow, rule: AccessRuleRow): Promise<JobRow | null> {
   const job = await s.store.write(async (tx) => {
     await tx.accessRules.delete(rule.rid);
-    return holdMovedFiles(s, tx, ns, col, [targetOfRow(rule)]);
+    return holdMovedFiles(tx, ns, col, [targetOfRow(rule)]);
   });
   afterWrite(s, job);
   return job;
@@ -250,7 +248,7 @@ export async function batchRules(s: Services, ns: NamespaceRow, col: CollectionR
       const now = await tx.accessRules.findById(col.rid, r.id);
       if (now) live.push(now);
     }
-    return { rules: live.map(presentRule), job: await holdMovedFiles(s, tx, ns, col, changed) };
+    return { rules: live.map(presentRule), job: await holdMovedFiles(tx, ns, col, changed) };
   });
   afterWrite(s, result.job);
   return result;

@@ -9,7 +9,7 @@
 // cancel, a deleted collection or a changed file ends its fetch. The lane holds a bounded number of
 // jobs, taken in turn from each namespace, so neither memory nor one tenant's slow hosts grow
 // without limit.
-import type { JobRow } from '../../store/sqlite/jobs.js';
+import type { JobRow } from '../../store/interface.js';
 import { fetchSourceUri, type FetchedSource, type FetchOptions } from './fetch.js';
 
 /** Fetches running at once. */

@@ -192,7 +192,7 @@ async function loop(): Promise<void> {
       if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
-      else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, db, job);
+      else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, job);
     }
     for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
     lastWork = Date.now();

@@ -1,42 +1,38 @@
 import type { FileErrorCode } from '../../contract/errors.js';
+import { newId } from '../../contract/ids.js';
+import type { JobReads, JobRow, JobStatus, JobWrites, NewJob } from '../aggregates/jobs.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
 import { resetIndexingFiles, resetInterruptedFiles } from './files.js';
 import { stmt } from './statements.js';
+
+export type { JobRow, JobStatus, JobType, NewJob } from '../aggregates/jobs.js';
+
+export function sqliteJobs(db: Db): JobReads & JobWrites {
+  return {
+    byId: async (id) => getJob(db, id),
+    status: async (rid) => jobStatus(db, rid),
+    list: async (opts) => listJobs(db, opts),
+    queuedSourceFetches: async (limit) => queuedSourceFetches(db, limit),
+    hasQueuedIndexJobs: async (collectionRid) => hasQueuedIndexJobs(db, collectionRid),
+    insert: async (job) => insertJob(db, job),
+    claim: async (limit, now, fetched) => claimJobs(db, limit, now, fetched),
+    finish: async (rid, status, now, error) => finishJob(db, rid, status, now, error ?? null),
+    makeRunnable: async (versionId, now) => makeRunnable(db, versionId, now),
+    countWorkerDeath: async () => countWorkerDeath(db),
+    requeueInterruptedWork: async (now) => requeueInterruptedWork(db, now),
+    cancelQueuedFileJobs: async (fileRid, now, message) => cancelQueuedFileJobs(db, fileRid, now, message),
+    cancelCollectionJobs: async (collectionRid, now, exceptRid) => cancelCollectionJobs(db, collectionRid, now, exceptRid),
+    failVersionJobs: async (versionId, now, error) => failVersionJobs(db, versionId, now, error),
+    requeueCollectionFiles: async (collectionRid, now) => requeueCollectionFiles(db, collectionRid, now),
+  };
+}
 
 /** Each job a statement created or moved to another status reports it (job.updated), in the statement's order. */
 function reportJobs(db: Db, rows: { rid: number }[]): number {
   for (const r of rows) appendEvent(db, 'job.updated', r.rid);
   return rows.length;
 }
-
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
-export type JobType = 'index_file' | 'delete_file' | 'reindex_collection' | 'delete_collection' | 'delete_namespace' | 'apply_access_rule';
-
-export interface JobRow {
-  rid: number;
-  id: string;
-  type: JobType;
-  status: JobStatus;
-  namespace_rid: number | null;
-  collection_rid: number | null;
-  namespace: string | null;
-  collection: string | null;
-  file_rid: number | null;
-  file_id: string | null;
-  version_id: string | null;
-  runnable: number;
-  attempts: number;
-  /** Times the indexing worker died holding this job (migration 17). */
-  worker_deaths: number;
-  /** A TEXT column: finishJob and failVersionJobs take a FileErrorCode, the cancel statements write 'superseded'. */
-  error_code: FileErrorCode | null;
-  error_message: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export type NewJob = Pick<JobRow, 'id' | 'type' | 'namespace_rid' | 'collection_rid' | 'namespace' | 'collection' | 'file_rid' | 'file_id' | 'version_id' | 'runnable' | 'created_at'>;
 
 export function insertJob(db: Db, job: NewJob): JobRow {
   const row = stmt(
@@ -55,7 +51,7 @@ export function getJob(db: Db, id: string): JobRow | undefined {
 
 export function listJobs(
   db: Db,
-  opts: { namespaceRid: number; afterRid: number; limit: number; status?: string | undefined; type?: string | undefined; collectionRids?: number[] | undefined },
+  opts: { namespaceRid: number; afterRid: number; limit: number; status?: string | undefined; type?: string | undefined; collectionRids?: readonly number[] | undefined },
 ): JobRow[] {
   return stmt(
     db,
@@ -198,18 +194,16 @@ export function failVersionJobs(db: Db, versionId: string, now: string, error: {
  */
 export function requeueCollectionFiles(db: Db, collectionRid: number, now: string): number {
   resetIndexingFiles(db, collectionRid, now);
-  return reportJobs(
+  const waiting = stmt(
     db,
-    stmt(
-    db,
-    `INSERT INTO jobs (id, type, status, namespace_rid, collection_rid, namespace, collection, file_rid, file_id, version_id, runnable, created_at, updated_at)
-     SELECT 'job_' || lower(hex(randomblob(10))), 'index_file', 'queued', c.namespace_rid, c.rid, n.name, c.name, f.rid, f.id, f.version_id,
-            CASE WHEN v.upload_state = 'waiting' THEN 0 ELSE 1 END, @now, @now
+    `SELECT c.namespace_rid, c.rid AS collection_rid, n.name AS namespace, c.name AS collection, f.rid AS file_rid, f.id AS file_id, f.version_id,
+            CASE WHEN v.upload_state = 'waiting' THEN 0 ELSE 1 END AS runnable
      FROM files f JOIN collections c ON c.rid = f.collection_rid JOIN namespaces n ON n.rid = c.namespace_rid
      LEFT JOIN file_versions v ON v.id = f.version_id
      WHERE f.collection_rid = @col AND f.deleted_at IS NULL AND f.status = 'pending'
        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.file_rid = f.rid AND j.status IN ('queued', 'running'))
-     RETURNING rid`,
-    ).all({ now, col: collectionRid }) as { rid: number }[],
-  );
+     ORDER BY f.rid`,
+  ).all({ col: collectionRid }) as Omit<NewJob, 'id' | 'type' | 'created_at'>[];
+  for (const job of waiting) insertJob(db, { ...job, id: newId('job'), type: 'index_file', created_at: now });
+  return waiting.length;
 }
