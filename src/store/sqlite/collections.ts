@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Processing } from '../../contract/schemas.js';
 import type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from '../aggregates/collections.js';
 import { sqlite, type Db } from './sqlite.js';
@@ -82,7 +83,9 @@ export function updateCollection(db: Db, rid: number, fields: { display_name: st
     rid,
   ) as StoredCollection;
   const updated = collectionOf(stored);
-  if (before && (before.display_name !== stored.display_name || before.processing !== stored.processing || before.access_control !== stored.access_control)) {
+  // Processing compared as data: the same settings written with their keys in another order are no change.
+  const processingChanged = before !== undefined && !isDeepStrictEqual(JSON.parse(before.processing), updated.processing);
+  if (before && (before.display_name !== stored.display_name || processingChanged || before.access_control !== stored.access_control)) {
     appendEvent(db, 'collection.updated', rid);
   }
   return updated;
