@@ -20,7 +20,7 @@
 // themselves).
 import { sqlite, type Db } from './sqlite.js';
 import { PRETOKENIZED_TOKENIZE, SHARED_FTS_TABLE, ftsInstancesTableName, ftsTableName } from './migrations.js';
-import { passageTerms } from './keyword-terms.js';
+import { passageTerms, type PassageTerms } from './keyword-terms.js';
 import { stmt } from './statements.js';
 
 export interface KeywordIndex {
@@ -76,11 +76,19 @@ function bumpKeywordVersion(db: Db, collectionRid: number): void {
   stmt(db, 'INSERT INTO keyword_versions (collection_rid, version) VALUES (?, 1) ON CONFLICT (collection_rid) DO UPDATE SET version = version + 1').run(collectionRid);
 }
 
+/** A passage's keyword text, and its terms when they were made beforehand (passageTerms of that text). */
+export interface KeywordRow {
+  rid: number;
+  heading: string;
+  text: string;
+  terms?: PassageTerms | undefined;
+}
+
 /**
  * Passages' text into the collection's keyword index: the last write of its transaction
  * (passages.ts replacePassageRows says why), so the version is bumped before.
  */
-export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly { rid: number; heading: string; text: string }[]): void {
+export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly KeywordRow[]): void {
   if (rows.length === 0) return;
   const index = keywordIndexOf(db, collectionRid);
   const insert = stmt(db, `INSERT INTO ${index.table} (rowid, heading, body) VALUES (?, ?, ?)`);
@@ -89,8 +97,13 @@ export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly {
     return;
   }
   bumpKeywordVersion(db, collectionRid);
+  const missing = rows.filter((r) => !r.terms);
+  const made = new Map(passageTerms(missing).map((terms, i) => [missing[i]!, terms]));
   const key = (terms: string[]) => (index.prefix === '' ? terms.join(' ') : terms.map((term) => index.prefix + term).join(' '));
-  passageTerms(rows).forEach((terms, i) => insert.run(rows[i]!.rid, key(terms.heading), key(terms.body)));
+  for (const r of rows) {
+    const terms = r.terms ?? made.get(r)!;
+    insert.run(r.rid, key(terms.heading), key(terms.body));
+  }
 }
 
 /** A file's rows out of the collection's keyword index. */

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { deleteKeywordRows, keywordIndexOf, writeKeywordRows } from './keyword-index.js';
+import { deleteKeywordRows, keywordIndexOf, writeKeywordRows, type KeywordRow } from './keyword-index.js';
 import { deleteFileVectors } from './vectors.js';
 import { rowsByRid, stmt } from './statements.js';
 
@@ -70,8 +70,12 @@ function nextPassageRid(db: Db): number {
   return row.n + 1;
 }
 
-/** The passages' text into the collection's keyword index: the last write of its transaction (see replacePassageRows). */
-export function indexPassageText(db: Db, collectionRid: number, rows: readonly { rid: number; heading: string; text: string }[]): void {
+/**
+ * The passages' text into the collection's keyword index: the last write of its transaction (see
+ * replacePassageRows). `terms`, when given, are the text's (keyword-terms.ts passageTerms, made
+ * before the transaction); otherwise a pre-tokenized index makes them here.
+ */
+export function indexPassageText(db: Db, collectionRid: number, rows: readonly KeywordRow[]): void {
   writeKeywordRows(db, collectionRid, rows);
 }
 
