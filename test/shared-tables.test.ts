@@ -153,7 +153,7 @@ t.test('a grown collection moves to an index of its own with every score as it w
   t.equal(rows(23), 0, "a purge takes the collection's rows of the shared index");
   t.equal(rows(22), kept, 'and no other');
   db.transaction(() => purgeCollection(db, 21))();
-  t.equal((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name GLOB 'fts_own_21*'").get() as { n: number }).n, 0, 'and its own table goes');
+  t.equal((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name GLOB 'fts_21*'").get() as { n: number }).n, 0, 'and its own table goes');
   for (const query of QUERIES) t.same(rank(db, 22, query), other.get(query), `${query}: the other tenant ranks as before`);
 });
 

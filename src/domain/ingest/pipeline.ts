@@ -12,6 +12,7 @@ import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileBy
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/sqlite/passages.js';
 import { passageTerms, type PassageTerms } from '../../store/sqlite/keyword-terms.js';
+import { keywordIndexOf } from '../../store/sqlite/keyword-index.js';
 import { readBlob } from '../blobs.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
@@ -46,9 +47,8 @@ export interface PipelineConfig {
  * `source`: the version's inline text, which passages that are verbatim slices of it are read from
  * (src/store/sqlite/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
  * differs from the passage (Han or kana text, src/contract/cjk.ts); `keywordTerms`: that text's index
- * terms, which a pre-tokenized keyword index stores (src/store/sqlite/keyword-index.ts). Both made
- * here, not in the write transaction: tokenizing there held the write token for ~20% of a
- * semantic SciFact ingest's extra time.
+ * terms, which the keyword index collections share stores (src/store/sqlite/keyword-index.ts). Both
+ * made here, not in the write transaction, which holds the write token.
  */
 export type Indexed =
   | {
@@ -167,8 +167,8 @@ export async function indexVersion({ db, cfg, embedding, fetchedAhead }: Indexin
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
     const keywordText = rows.some((p) => hasCjk(p.text) || hasCjk(p.heading)) ? { keywordText: rows.map((p) => ({ heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) })) } : {};
-    const keywordTerms = passageTerms(keywordText.keywordText ?? rows);
-    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText, keywordTerms };
+    const keywordTerms = keywordIndexOf(db, col.rid).shared ? { keywordTerms: passageTerms(keywordText.keywordText ?? rows) } : {};
+    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText, ...keywordTerms };
     if (!processing.semantic || !embedding) return indexed;
     checkModel(col, embedding);
     return { ...indexed, vectors: await embedPassages(db, col, file.rid, file.indexed_version_id !== null, rows, embedding) };

@@ -37,7 +37,7 @@ export function footprint(db: Db): Footprint {
   for (const { name, pgsize } of pages) {
     out.fileBytes += pgsize;
     const table = owner.get(name) ?? name;
-    if (/^fts_(\d+|own_\d+|shared)(_|$)/.test(table)) out.ftsBytes += pgsize;
+    if (/^fts_(\d+|shared)(_|$)/.test(table)) out.ftsBytes += pgsize;
     else if (table === 'passages') out.passagesBytes += pgsize;
     else if (table === 'file_versions') out.fileVersionsBytes += pgsize;
     else if (/^vec_(\d+_data|shared)$/.test(table)) {

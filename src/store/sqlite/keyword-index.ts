@@ -11,16 +11,19 @@
 // keeps each as it is (PRETOKENIZED_TOKENIZE): the same terms, offsets and lengths as a table of
 // its own, so the same scores.
 //
-// A collection that grows past OWN_INDEX_AT passages moves to a table of its own (`fts_own_N`,
-// pre-tokenized too, without the key), in one write transaction of the indexing worker: its terms are
-// copied as they are, so scores do not move, readers go on in their snapshots, and its writes are the
-// worker's own, so none is lost. A large collection in the shared table would pay for the others: its
-// index merges into one segment rewrite the whole table, and a large index is where segments cost a
-// search. Collections made before migration 22 keep their own tables (`fts_N`, which tokenize text
-// themselves).
+// A collection that reaches OWN_INDEX_AT live passages moves to a table of its own (`fts_N`, as
+// collections made before migration 22 have, tokenizing text itself), in one write transaction of
+// the indexing worker: readers go on in their snapshots, and its keyword writes are the worker's own,
+// so none is lost. Its rows there are made again from its passages' text as the ingest made them
+// (contract/cjk.ts keywordIndexText), so they hold the same terms and every score stays. In the
+// shared table a large collection would cost everyone: merging its index into one segment (what
+// keeps a large index quick to search) would rewrite every tenant's rows, and each of its files
+// would be tokenized twice. Collections made before migration 22 keep their own tables.
+import { keywordIndexText } from '../../contract/cjk.js';
 import { sqlite, type Db } from './sqlite.js';
-import { PRETOKENIZED_TOKENIZE, SHARED_FTS_TABLE, ftsInstancesTableName, ftsTableName } from './migrations.js';
+import { SHARED_FTS_TABLE, createFtsTableSql, ftsInstancesTableName, ftsTableName } from './migrations.js';
 import { passageTerms, type PassageTerms } from './keyword-terms.js';
+import { getPassages } from './passages.js';
 import { stmt } from './statements.js';
 
 export interface KeywordIndex {
@@ -28,43 +31,38 @@ export interface KeywordIndex {
   table: string;
   /** Its fts5vocab 'instance' view. */
   instances: string;
-  /** What each of the collection's terms is written behind: its key in the shared table, '' in a table of its own. */
-  prefix: string;
-  /** Rows are stored as passageTerms' terms; false: a table from before migration 22, which tokenizes text itself. */
-  pretokenized: boolean;
+  /** The shared table (rows are keyed terms, see above), or the collection's own (rows are text). */
   shared: boolean;
+  /** What each of the collection's terms is written behind: its key in the shared table, '' in its own. */
+  prefix: string;
 }
 
-/** Passages (of live files) at which a collection leaves the shared table for one of its own. */
+/**
+ * Live passages at which a collection leaves the shared table: SciFact (5,183 abstracts) leaves
+ * during its ingest, a collection of a few notes never does. The move re-tokenizes this many
+ * passages in one transaction (2,000 SciFact abstracts: under a second).
+ */
 export const OWN_INDEX_AT = 2000;
-
-/** The own table a grown collection moves to. */
-export function ownFtsTableName(collectionRid: number): string {
-  if (!Number.isSafeInteger(collectionRid) || collectionRid <= 0) throw new Error(`bad collection rid ${collectionRid}`);
-  return `fts_own_${collectionRid}`;
-}
 
 // table_info looks the name up in the parsed schema (a query on sqlite_master would scan all of it);
 // the shadow `_data` table is a plain table, so no virtual table is connected to answer.
 const hasTable = (db: Db, name: string) => stmt(db, 'SELECT 1 FROM pragma_table_info(?) LIMIT 1').get(`${name}_data`) !== undefined;
 
 export function keywordIndexOf(db: Db, collectionRid: number): KeywordIndex {
-  const own = ownFtsTableName(collectionRid);
-  if (hasTable(db, own)) return { table: own, instances: `${own}_instances`, prefix: '', pretokenized: true, shared: false };
-  const legacy = ftsTableName(collectionRid);
-  if (hasTable(db, legacy)) return { table: legacy, instances: ftsInstancesTableName(collectionRid), prefix: '', pretokenized: false, shared: false };
-  return { table: SHARED_FTS_TABLE, instances: `${SHARED_FTS_TABLE}_instances`, prefix: `${collectionRid}:`, pretokenized: true, shared: true };
+  const own = ftsTableName(collectionRid);
+  if (hasTable(db, own)) return { table: own, instances: ftsInstancesTableName(collectionRid), shared: false, prefix: '' };
+  return { table: SHARED_FTS_TABLE, instances: `${SHARED_FTS_TABLE}_instances`, shared: true, prefix: `${collectionRid}:` };
 }
 
 /**
- * A string that changes whenever the collection's keyword rows do, read in the caller's snapshot. A
- * pre-tokenized index counts the collection's changes (keyword_versions), so another tenant's writes
- * to the shared table leave its cached statistics valid; an index from before migration 22 gives its
- * structure record (FTS5_STRUCTURE_ROWID, fts5Int.h; rewritten by every write and merge) and its
- * averages record (rowid 1, rewritten by every insert and delete).
+ * A string that changes whenever the collection's keyword rows do, read in the caller's snapshot. In
+ * the shared table it counts the collection's changes (keyword_versions), so another tenant's writes
+ * leave its cached statistics valid; an own table gives its structure record (FTS5_STRUCTURE_ROWID,
+ * fts5Int.h; rewritten by every write and merge) and its averages record (rowid 1, rewritten by
+ * every insert and delete).
  */
 export function keywordIndexState(db: Db, index: KeywordIndex, collectionRid: number): string {
-  if (index.pretokenized) {
+  if (index.shared) {
     const row = stmt(db, 'SELECT version FROM keyword_versions WHERE collection_rid = ?').get(collectionRid) as { version: number } | undefined;
     return `${index.table}:${row?.version ?? 0}`;
   }
@@ -92,14 +90,14 @@ export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly K
   if (rows.length === 0) return;
   const index = keywordIndexOf(db, collectionRid);
   const insert = stmt(db, `INSERT INTO ${index.table} (rowid, heading, body) VALUES (?, ?, ?)`);
-  if (!index.pretokenized) {
+  if (!index.shared) {
     for (const r of rows) insert.run(r.rid, r.heading, r.text);
     return;
   }
   bumpKeywordVersion(db, collectionRid);
   const missing = rows.filter((r) => !r.terms);
   const made = new Map(passageTerms(missing).map((terms, i) => [missing[i]!, terms]));
-  const key = (terms: string[]) => (index.prefix === '' ? terms.join(' ') : terms.map((term) => index.prefix + term).join(' '));
+  const key = (terms: string) => (terms === '' ? '' : index.prefix + terms.replaceAll(' ', ` ${index.prefix}`));
   for (const r of rows) {
     const terms = r.terms ?? made.get(r)!;
     insert.run(r.rid, key(terms.heading), key(terms.body));
@@ -109,7 +107,7 @@ export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly K
 /** A file's rows out of the collection's keyword index. */
 export function deleteKeywordRows(db: Db, collectionRid: number, fileRid: number): void {
   const index = keywordIndexOf(db, collectionRid);
-  if (index.pretokenized) bumpKeywordVersion(db, collectionRid);
+  if (index.shared) bumpKeywordVersion(db, collectionRid);
   stmt(db, `DELETE FROM ${index.table} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
 }
 
@@ -124,7 +122,7 @@ export function purgeKeywordIndex(db: Db, collectionRid: number): void {
   sqlite(db).exec(`DROP TABLE IF EXISTS ${index.instances}; DROP TABLE IF EXISTS ${index.table};`);
 }
 
-/** Whether a collection in the shared table has grown to OWN_INDEX_AT passages (a read: the worker asks before it writes). */
+/** Whether a collection in the shared table has grown to OWN_INDEX_AT live passages (a read: the worker asks before it writes). */
 export function keywordIndexOutgrown(db: Db, collectionRid: number, threshold = OWN_INDEX_AT): boolean {
   if (!keywordIndexOf(db, collectionRid).shared) return false;
   const row = stmt(db, 'SELECT count(*) AS n FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ? AND deleted_at IS NULL)').get(collectionRid) as { n: number };
@@ -134,41 +132,28 @@ export function keywordIndexOutgrown(db: Db, collectionRid: number, threshold = 
 /**
  * Moves a collection that outgrew the shared table to a table of its own, in the caller's write
  * transaction; false when it stays (not shared, or not grown). Every row the collection has there
- * (its passages with a length record, deleted files' included until their job removes them) is
- * copied term for term, without the key, so postings, offsets and lengths, and every score, stay.
+ * (its passages with a length record, deleted files' included until their job removes them) is made
+ * again from the passage's text as the ingest made it, so terms, offsets and lengths, and every
+ * score, stay. keywordIndexText is what the ingest applies (to every passage of a file with Han or
+ * kana; other text it leaves as it is): a change to it needs the collections in the shared table
+ * reindexed before they move.
  */
 export function moveKeywordIndexToOwnTable(db: Db, collectionRid: number, threshold = OWN_INDEX_AT): boolean {
   if (!keywordIndexOutgrown(db, collectionRid, threshold)) return false;
   const shared = keywordIndexOf(db, collectionRid);
-  const own = ownFtsTableName(collectionRid);
-  sqlite(db).exec(createPretokenizedFtsSql(own));
-  bumpKeywordVersion(db, collectionRid);
-  const docs = new Map<number, { heading: string[]; body: string[] }>();
-  for (const [rid] of stmt(
-    db,
-    `SELECT p.rid FROM passages p JOIN ${shared.table}_docsize d ON d.id = p.rid WHERE p.file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)`,
-  )
-    .raw()
-    .iterate(collectionRid) as IterableIterator<[number]>)
-    docs.set(rid, { heading: [], body: [] });
-  // The key's terms are a contiguous range: `7:` up to `7;` (';' follows ':').
-  const from = shared.prefix;
-  const to = `${shared.prefix.slice(0, -1)};`;
-  for (const [term, doc, column, offset] of stmt(db, `SELECT term, doc, col, offset FROM ${shared.instances} WHERE term >= ? AND term < ?`)
-    .raw()
-    .iterate(from, to) as IterableIterator<[string, number, string, number]>) {
-    const terms = docs.get(doc);
-    if (terms) (column === 'heading' ? terms.heading : terms.body)[offset] = term.slice(from.length);
-  }
+  const rids = (
+    stmt(db, `SELECT p.rid FROM passages p JOIN ${shared.table}_docsize d ON d.id = p.rid WHERE p.file_rid IN (SELECT rid FROM files WHERE collection_rid = ?) ORDER BY p.rid`)
+      .raw()
+      .all(collectionRid) as [number][]
+  ).map((r) => r[0]);
+  sqlite(db).exec(createFtsTableSql(collectionRid));
+  stmt(db, 'DELETE FROM keyword_versions WHERE collection_rid = ?').run(collectionRid);
   const remove = stmt(db, `DELETE FROM ${shared.table} WHERE rowid = ?`);
-  for (const rid of docs.keys()) remove.run(rid);
+  for (const rid of rids) remove.run(rid);
   // The inserts last: a write after an FTS5 insert in the same transaction makes it flush a segment.
-  const insert = stmt(db, `INSERT INTO ${own} (rowid, heading, body) VALUES (?, ?, ?)`);
-  for (const [rid, terms] of docs) insert.run(rid, terms.heading.join(' '), terms.body.join(' '));
+  const insert = stmt(db, `INSERT INTO ${ftsTableName(collectionRid)} (rowid, heading, body) VALUES (?, ?, ?)`);
+  for (let from = 0; from < rids.length; from += 500) {
+    for (const p of getPassages(db, rids.slice(from, from + 500))) insert.run(p.rid, keywordIndexText(p.heading), keywordIndexText(p.text));
+  }
   return true;
-}
-
-function createPretokenizedFtsSql(table: string): string {
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(heading, body, content='', contentless_delete=1, tokenize="${PRETOKENIZED_TOKENIZE}");
-    CREATE VIRTUAL TABLE IF NOT EXISTS ${table}_instances USING fts5vocab(${table}, 'instance');`;
 }

@@ -14,9 +14,8 @@ export const SHARED_FTS_TABLE = 'fts_shared';
 export const SHARED_VECTOR_TABLE = 'vec_shared';
 
 /**
- * The tokenizer of the pre-tokenized keyword indexes (the shared one, and a collection's own once it
- * moved out): their text is the index terms FTS_TOKENIZE made, space-separated, each behind its
- * collection's key in the shared one (`7:orchard`). FTS_TOKENIZE's terms hold only lower-case ASCII
+ * The tokenizer of the keyword index collections share: its text is the index terms FTS_TOKENIZE
+ * made, space-separated, each behind its collection's key (`7:orchard`). FTS_TOKENIZE's terms hold only lower-case ASCII
  * letters, digits and non-ASCII characters: all token characters to `ascii`, which folds only ASCII
  * capitals, so each term comes back as exactly one token, itself, at the same offset.
  */

@@ -3,7 +3,7 @@
 // Their writes leave the reads cached until a write (read-cache.ts) in place: no cached read looks at them.
 import type { Db } from './db.js';
 import { keywordIndexOf } from './keyword-index.js';
-import { keywordPostings, liveFiles, phraseTerms } from './keyword-postings.js';
+import { keywordPostings, liveFiles } from './keyword-postings.js';
 import { unseenByCaches } from './read-cache.js';
 import { rowsByRid, stmt } from './statements.js';
 
@@ -140,14 +140,11 @@ export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: st
   const index = keywordIndexOf(db, collectionRid);
   if (index.shared) return fts5Bm25Order(db, collectionRid, phrases, fileRid, weights);
   const fts = index.table;
-  // A pre-tokenized table holds terms: the query's phrases are made of them the same way.
-  const match = index.pretokenized ? phrases.map((p) => `"${phraseTerms(p).join(' ')}"`).filter((p) => p !== '""') : phrases;
-  if (match.length === 0) return [];
   const rows = stmt(
     db,
     `SELECT rowid AS rid FROM ${fts} WHERE ${fts} MATCH ? AND rowid IN (SELECT rid FROM passages WHERE file_rid = ?)
      ORDER BY bm25(${fts}, ?, ?), rowid`,
-  ).all(match.join(' OR '), fileRid, weights.heading, weights.body) as { rid: number }[];
+  ).all(phrases.join(' OR '), fileRid, weights.heading, weights.body) as { rid: number }[];
   return rows.map((r) => r.rid);
 }
 
