@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { loadBuiltinEmbedder } from '../src/domain/embed/builtin.js';
-import { vectorTableName } from '../src/store/sqlite/migrations.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -21,7 +20,7 @@ t.test('the builtin vectors carry meaning', async (t) => {
 
 function vectorCount(f: Fixture, colId: string): { vectors: number; passages: number } {
   const col = f.rt.db.prepare('SELECT rid FROM collections WHERE id = ?').get(colId) as { rid: number };
-  const vectors = (f.rt.db.prepare(`SELECT count(*) AS n FROM ${vectorTableName(col.rid)}_data`).get() as { n: number }).n;
+  const vectors = (f.rt.db.prepare('SELECT count(*) AS n FROM vec_shared WHERE collection_rid = ?').get(col.rid) as { n: number }).n;
   const passages = (f.rt.db.prepare('SELECT count(*) AS n FROM passages p JOIN files f ON f.rid = p.file_rid WHERE f.collection_rid = ?').get(col.rid) as { n: number }).n;
   return { vectors, passages };
 }

@@ -1,7 +1,9 @@
 // The keyword index is merged into one segment once indexing goes quiet (issue 15): every ingest
 // transaction adds an FTS5 segment and a query reads them all. mergeKeywordIndexStep merges a
 // bounded amount per call and says when there is nothing left; the ranking is the same before and
-// after; the indexing worker runs it by itself a second after its last job.
+// after; the indexing worker runs it by itself a second after its last job, on a collection's own
+// index (the one collections share keeps FTS5's own merges: merged whole, it would be rewritten for
+// every tenant's write).
 import t from 'tap';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -9,6 +11,7 @@ import path from 'node:path';
 import { openDatabase } from '../src/store/sqlite/db.js';
 import { createFtsTableSql, ftsTableName } from '../src/store/sqlite/migrations.js';
 import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/sqlite/passages.js';
+import { keywordIndexOf, moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 
@@ -59,12 +62,19 @@ t.test('the indexing worker merges a collection once indexing goes quiet', async
   const f = await startFixture();
   t.teardown(() => f.close());
   const { ns, col, base } = await seedCollection(f, 'merge', 'docs', { processing: { semantic: false } });
+  t.equal((await addInline(f, base, '/n0.txt', 'lighthouse entry 0: the lamp was trimmed at dusk')).status, 202);
+  await f.waitForIdle(ns, col);
+  const rid = (f.rt.db.prepare('SELECT rid FROM collections WHERE name = ?').get(col) as { rid: number }).rid;
+  t.ok(keywordIndexOf(f.rt.db, rid).shared, 'a new collection is in the shared index');
+  t.notOk(f.rt.db.transaction(() => mergeKeywordIndexStep(f.rt.db, rid, 100))(), 'which the worker leaves to FTS5');
+  // As the worker moves a grown collection (at a lower threshold): its own index from now on.
+  t.ok(await f.rt.services.write(() => moveKeywordIndexToOwnTable(f.rt.db, rid, 1)), 'moved to an index of its own');
   // Files added one at a time, each indexed before the next: a commit, and a segment, each.
-  for (let i = 0; i < 6; i++) {
+  for (let i = 1; i < 6; i++) {
     t.equal((await addInline(f, base, `/n${i}.txt`, `lighthouse entry ${i}: the lamp was trimmed at dusk`)).status, 202);
     await f.waitForIdle(ns, col);
   }
-  const rid = (f.rt.db.prepare('SELECT rid FROM collections WHERE name = ?').get(col) as { rid: number }).rid;
+  t.ok(keywordIndexSegments(f.rt.db, rid) > 1, 'one segment a commit');
   const merged = await waitFor('one segment', () => keywordIndexSegments(f.rt.db, rid) === 1, PATIENCE_MS, 50);
   t.ok(merged, 'the index ends as one segment');
   // Then the upkeep folds the WAL into the database: an idle data dir is its database file.

@@ -114,6 +114,17 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   const colRid = (f.rt.db.prepare("SELECT rid FROM collections WHERE name = 'docs'").get() as { rid: number }).rid;
   const sha = (f.rt.db.prepare('SELECT blob_sha256 AS b FROM file_versions WHERE blob_sha256 IS NOT NULL').get() as { b: string }).b;
   t.ok(await f.rt.services.blobs.exists(sha), 'the uploaded bytes are stored');
+  // Both collections' keyword rows and vectors are keyed rows of the shared tables.
+  const keepRid = (f.rt.db.prepare("SELECT rid FROM collections WHERE name = ?").get(keep.col) as { rid: number }).rid;
+  const indexed = (rid: number) => ({
+    keyword: (f.rt.db.prepare("SELECT count(*) AS n FROM fts_shared_instances WHERE term >= ? AND term < ?").get(`${rid}:`, `${rid};`) as { n: number }).n,
+    lengths: (f.rt.db.prepare('SELECT count(*) AS n FROM fts_shared_docsize WHERE id IN (SELECT p.rid FROM passages p JOIN files f ON f.rid = p.file_rid WHERE f.collection_rid = ?)').get(rid) as { n: number }).n,
+    vectors: (f.rt.db.prepare('SELECT count(*) AS n FROM vec_shared WHERE collection_rid = ?').get(rid) as { n: number }).n,
+  });
+  const keptBefore = indexed(keepRid);
+  t.ok(indexed(colRid).keyword > 0 && indexed(colRid).lengths > 0 && indexed(colRid).vectors > 0, 'the collection has keyword rows and vectors');
+  t.ok(keptBefore.keyword > 0 && keptBefore.vectors > 0, 'so has the other one');
+  const schema = f.rt.db.pragma('schema_version', { simple: true });
   await f.call('DELETE', base);
 
   t.same(await purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
@@ -122,8 +133,9 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   const count = (sql: string) => (f.rt.db.prepare(sql).get(colRid) as { n: number }).n;
   t.equal(count('SELECT count(*) AS n FROM collections WHERE rid = ?'), 0, 'the collection row is gone');
   t.equal(count('SELECT count(*) AS n FROM files WHERE collection_rid = ?'), 0, 'its files');
-  const tables = f.rt.db.prepare('SELECT count(*) AS n FROM sqlite_master WHERE name IN (?, ?, ?)').get(`fts_${colRid}`, `vec_${colRid}`, `vec_${colRid}_data`) as { n: number };
-  t.equal(tables.n, 0, 'its keyword and vector indexes');
+  t.same(indexed(colRid), { keyword: 0, lengths: 0, vectors: 0 }, 'its keyword rows and vectors');
+  t.same(indexed(keepRid), keptBefore, "and only its: the other collection's are all there");
+  t.equal(f.rt.db.pragma('schema_version', { simple: true }), schema, 'a purge drops no table');
   t.notOk(await f.rt.services.blobs.exists(sha), 'and the bytes no other file uses');
   t.equal((await f.call('POST', '/v1/workspaces/pg/buckets/docs/restore')).status, 404, 'no longer restorable');
   const kept = await f.call('POST', `${keep.base}:search`, { query: 'kept words', mode: 'keyword' });

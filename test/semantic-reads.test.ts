@@ -5,7 +5,6 @@ import t, { type Test } from 'tap';
 import { collectionModelOf, MAX_HELD_TOPICS, topicScores } from '../src/domain/search/collection-topics.js';
 import { encodeTopic } from '../src/domain/search/collection-model.js';
 import { putFileTopics } from '../src/store/sqlite/collection-models.js';
-import { vectorTableName } from '../src/store/sqlite/migrations.js';
 import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { similarities } from '../src/store/sqlite/vectors.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
@@ -18,15 +17,14 @@ t.test('cosines of passages by rid: every block of the list, the same values as 
   await f.waitForIdle('w', 'notes');
   const db = f.rt.services.db;
   const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
-  const table = `${vectorTableName(collectionRid)}_data`;
-  const rows = sqlite(db).prepare(`SELECT rid, embedding FROM ${table} ORDER BY rid`).all() as { rid: number; embedding: Buffer }[];
+  const rows = sqlite(db).prepare('SELECT rid, embedding FROM vec_shared WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number; embedding: Buffer }[];
   t.ok(rows.length >= 150, 'a vector per passage');
   const query = new Float32Array(rows[7]!.embedding.buffer.slice(rows[7]!.embedding.byteOffset, rows[7]!.embedding.byteOffset + rows[7]!.embedding.byteLength));
   // More than two blocks of 64, out of order, with a repeat and rids that have no vector.
   const asked = [...rows.map((r) => r.rid).reverse(), rows[3]!.rid, 999_999, -1];
   const got = similarities(db, collectionRid, query, asked);
   const reference = new Map(
-    (sqlite(db).prepare(`SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${table} WHERE rid IN (SELECT value FROM json_each(?))`).all(Buffer.from(query.buffer), JSON.stringify(asked)) as { rid: number; d: number }[]).map((r) => [r.rid, 1 - r.d]),
+    (sqlite(db).prepare('SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM vec_shared WHERE rid IN (SELECT value FROM json_each(?))').all(Buffer.from(query.buffer), JSON.stringify(asked)) as { rid: number; d: number }[]).map((r) => [r.rid, 1 - r.d]),
   );
   t.equal(got.size, rows.length, 'every passage with a vector, once');
   t.same([...got].sort((a, b) => a[0] - b[0]), [...reference].sort((a, b) => a[0] - b[0]), 'the same cosines, bit for bit');

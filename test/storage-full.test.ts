@@ -175,19 +175,19 @@ t.test('an upload on a full disk: 503 insufficient_storage, no half-written blob
   t.same(filesUnder(blobsDir), [], 'no blob or temporary file is left');
 
   // The database row that would refer to the blob: the database is full when it is written.
-  const services = f.rt.services as { write: (change: () => unknown) => Promise<unknown> };
-  const write = services.write;
+  const store = f.rt.services.store as unknown as { write: (change: (tx: unknown) => Promise<unknown>) => Promise<unknown> };
+  const write = store.write;
   f.rt.db.exec('CREATE TABLE filler (bytes BLOB)');
   capDatabase(f.rt.db);
   // After the change has run to its end: the upload's change awaits the blob store's commit.
-  services.write = (change) =>
-    write(async () => {
-      const value = await change();
+  store.write = (change) =>
+    write(async (tx) => {
+      const value = await change(tx);
       for (;;) f.rt.db.prepare('INSERT INTO filler (bytes) VALUES (?)').run(Buffer.alloc(8192));
       return value;
     });
   const noRow = await put();
-  services.write = write;
+  store.write = write;
   uncapDatabase(f.rt.db);
   isDiskFull(t, noRow, 'database row');
   t.same(filesUnder(blobsDir), [], 'the blob no row refers to is removed');

@@ -13,6 +13,8 @@ import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, has
 import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/sqlite/passages.js';
 import type { BlobStore } from '../../store/interface.js';
 import { TroveError } from '../../contract/errors.js';
+import { passageTerms, type PassageTerms } from '../../store/sqlite/keyword-terms.js';
+import { keywordIndexOf } from '../../store/sqlite/keyword-index.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
@@ -44,11 +46,21 @@ export interface PipelineConfig {
 /**
  * `source`: the version's inline text, which passages that are verbatim slices of it are read from
  * (src/store/sqlite/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
- * differs from the passage (Han or kana text, src/contract/cjk.ts); made here, not in the
- * write transaction.
+ * differs from the passage (Han or kana text, src/contract/cjk.ts); `keywordTerms`: that text's index
+ * terms, which the keyword index collections share stores (src/store/sqlite/keyword-index.ts). Both
+ * made here, not in the write transaction, which holds the write token.
  */
 export type Indexed =
-  | { ok: true; contentType: string; notes: string[]; passages: NewPassage[]; vectors?: EmbeddedPassage[]; source?: PassageSource; keywordText?: { heading: string; text: string }[] }
+  | {
+      ok: true;
+      contentType: string;
+      notes: string[];
+      passages: NewPassage[];
+      vectors?: EmbeddedPassage[];
+      source?: PassageSource;
+      keywordText?: { heading: string; text: string }[];
+      keywordTerms?: PassageTerms[];
+    }
   | { ok: false; code: IngestFailureCode; message: string };
 
 export interface EmbeddedPassage {
@@ -157,7 +169,8 @@ export async function indexVersion({ db, cfg, blobs, embedding, fetchedAhead }: 
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
     const keywordText = rows.some((p) => hasCjk(p.text) || hasCjk(p.heading)) ? { keywordText: rows.map((p) => ({ heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) })) } : {};
-    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText };
+    const keywordTerms = keywordIndexOf(db, col.rid).shared ? { keywordTerms: passageTerms(keywordText.keywordText ?? rows) } : {};
+    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText, ...keywordTerms };
     if (!processing.semantic || !embedding) return indexed;
     checkModel(col, embedding);
     return { ...indexed, vectors: await embedPassages(db, col, file.rid, file.indexed_version_id !== null, rows, embedding) };
@@ -232,15 +245,15 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
     if (group) group.push(f);
     else byCollection.set(f.col.rid, [f]);
   }
-  const text: { collectionRid: number; rows: { rid: number; heading: string; text: string }[] }[] = [];
+  const text: { collectionRid: number; rows: { rid: number; heading: string; text: string; terms?: PassageTerms | undefined }[] }[] = [];
   for (const [collectionRid, group] of byCollection) {
     const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages, source: f.result.source })));
-    const rows: { rid: number; heading: string; text: string }[] = [];
+    const rows: { rid: number; heading: string; text: string; terms?: PassageTerms | undefined }[] = [];
     const vectors: NewVector[] = [];
     group.forEach((f, k) => {
       const fileRids = rids[k]!;
       f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
-      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, ...(f.result.keywordText?.[i] ?? { heading: p.heading, text: p.text }) }));
+      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, ...(f.result.keywordText?.[i] ?? { heading: p.heading, text: p.text }), terms: f.result.keywordTerms?.[i] }));
     });
     putFileTopics(db, group.flatMap((f) => (f.topic ? [{ fileRid: f.fileRid, vector: f.topic }] : [])));
     // One call per collection: the table check and the vector-version bump once, not per file.

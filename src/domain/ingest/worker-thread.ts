@@ -4,6 +4,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { openDatabase, truncateWal } from '../../store/sqlite/db.js';
 import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/sqlite/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
+import { keywordIndexOutgrown, moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index.js';
 import { WriteGate } from '../../store/sqlite/write-gate.js';
 import { Writer } from '../../store/sqlite/writer.js';
 import { sqliteStore } from '../../store/sqlite/store.js';
@@ -194,7 +195,11 @@ async function loop(): Promise<void> {
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, job);
     }
-    for (const job of jobs) if (job.collection_rid !== null) unmerged.add(job.collection_rid);
+    const touched = new Set(jobs.flatMap((job) => (job.collection_rid === null ? [] : [job.collection_rid])));
+    // A collection that outgrew the keyword index collections share moves to one of its own, its
+    // terms copied as they are (store/sqlite/keyword-index.ts); asked first without the write token.
+    for (const rid of touched) if (keywordIndexOutgrown(db, rid)) await write(() => moveKeywordIndexToOwnTable(db, rid));
+    for (const rid of touched) unmerged.add(rid);
     lastWork = Date.now();
     walGrew = true;
     port.postMessage({ type: 'progress', finished: jobs.length } satisfies FromWorker);

@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Processing } from '../../contract/schemas.js';
 import type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from '../aggregates/collections.js';
-import { sqlite, type Db } from './sqlite.js';
+import type { Db } from './sqlite.js';
 import { appendEvent } from './events.js';
-import { createFtsTableSql } from './migrations.js';
 import { stmt } from './statements.js';
 
 export type { CollectionRow, FileCounts } from '../aggregates/collections.js';
@@ -43,7 +42,7 @@ export function insertCollection(db: Db, row: Omit<CollectionRow, 'rid' | 'delet
        VALUES (@id, @namespace_rid, @name, @display_name, @processing, @access_control, @embedding_model, @created_at, @updated_at) RETURNING *`,
     ).get({ ...row, processing: JSON.stringify(row.processing) }) as StoredCollection,
   );
-  sqlite(db).exec(createFtsTableSql(created.rid));
+  // No table of its own: its keyword rows and vectors go to the shared tables (keyword-index.ts).
   appendEvent(db, 'collection.updated', created.rid);
   return created;
 }

@@ -13,7 +13,7 @@ export interface Footprint {
   passagesBytes: number;
   /** Stored file text (inline sources) and version rows. */
   fileVersionsBytes: number;
-  /** The float32 vectors kept per passage (vec_N_data). */
+  /** The float32 vectors kept per passage (vec_shared, and vec_N_data of collections made before migration 22). */
   vectorBytes: number;
   /** sqlite-vec vec0 tables, when a database still has them (before migration 12). */
   vec0Bytes: number;
@@ -37,11 +37,13 @@ export function footprint(db: Db): Footprint {
   for (const { name, pgsize } of pages) {
     out.fileBytes += pgsize;
     const table = owner.get(name) ?? name;
-    if (/^fts_\d+(_|$)/.test(table)) out.ftsBytes += pgsize;
+    if (/^fts_(\d+|shared)(_|$)/.test(table)) out.ftsBytes += pgsize;
     else if (table === 'passages') out.passagesBytes += pgsize;
     else if (table === 'file_versions') out.fileVersionsBytes += pgsize;
-    else if (/^vec_\d+_data$/.test(table)) {
+    else if (/^vec_(\d+_data|shared)$/.test(table)) {
       out.vectorBytes += pgsize;
+      // Counted once per table, not again for its index.
+      if (name !== table) continue;
       const shape = stmt(db, `SELECT count(*) AS n, coalesce(sum(length(embedding)), 0) AS bytes FROM "${table}"`).get() as { n: number; bytes: number };
       out.vectors += shape.n;
       rawVectorBytes += shape.bytes;

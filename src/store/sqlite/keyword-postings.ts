@@ -3,11 +3,14 @@
 // collection passes its live files (ready, not deleted), an enforced one the files its reader may
 // read. FTS5's own statistics are not used: its averages record keeps counting deleted rows on a
 // contentless_delete table, and it counts every file, readable or not, ready or not. The postings
-// come from an fts5vocab 'instance' table and the lengths from the index's docsize table.
+// come from an fts5vocab 'instance' table and the lengths from the index's docsize table; in the
+// table collections share, a term is looked up behind the collection's key, so the postings read are
+// the collection's own (keyword-index.ts).
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Db } from './db.js';
-import { FTS_TOKENIZE, ftsInstancesTableName, ftsTableName } from './migrations.js';
+import { FTS_TOKENIZE } from './migrations.js';
+import { keywordIndexOf, keywordIndexState, type KeywordIndex } from './keyword-index.js';
 import { untilWrite } from './read-cache.js';
 import { sqlite } from './sqlite.js';
 import { stmt } from './statements.js';
@@ -82,21 +85,22 @@ export function keywordPostings(db: Db, request: PostingsRequest): KeywordPostin
   // One snapshot for the index's state, the passages and the postings: a commit between them would
   // pair one state's postings with another's passages.
   return sqlite(db).transaction(() => {
-    const state = keywordIndexState(db, ftsTableName(request.collectionRid));
+    const index = keywordIndexOf(db, request.collectionRid);
+    const state = keywordIndexState(db, index, request.collectionRid);
     const caches = cachesOf(db);
-    const passages = countedPassages(db, caches, request, state);
-    const phrases = request.phrases.map((phrase) => phrasePostings(db, caches, request, state, phrase, passages.rids));
+    const passages = countedPassages(db, caches, request, index, state);
+    const phrases = request.phrases.map((phrase) => phrasePostings(db, caches, request, index, state, phrase, passages.rids));
     return { passages, phrases };
   })();
 }
 
 const EMPTY: PhrasePostings = { passages: new Int32Array(0), heading: new Uint32Array(0), body: new Uint32Array(0) };
 
-function phrasePostings(db: Db, caches: Caches, request: PostingsRequest, state: string, phrase: string, rids: Int32Array): PhrasePostings {
+function phrasePostings(db: Db, caches: Caches, request: PostingsRequest, index: KeywordIndex, state: string, phrase: string, rids: Int32Array): PhrasePostings {
   const terms = phraseTerms(phrase);
   if (terms.length === 0 || rids.length === 0) return EMPTY;
-  if (terms.length === 1) return countedOnly(termCounts(db, caches, request, state, terms[0]!), rids);
-  return countedOnly(phraseCounts(db, request.collectionRid, terms), rids);
+  if (terms.length === 1) return countedOnly(termCounts(db, caches, request, index, state, terms[0]!), rids);
+  return countedOnly(phraseCounts(db, index, terms), rids);
 }
 
 /**
@@ -136,7 +140,7 @@ function countedOnly(triples: Int32Array, rids: Int32Array): PhrasePostings {
  * terms had come before). Counted in SQL: one row per passage and field instead of one per
  * occurrence.
  */
-function termCounts(db: Db, caches: Caches, request: PostingsRequest, state: string, term: string): Int32Array {
+function termCounts(db: Db, caches: Caches, request: PostingsRequest, index: KeywordIndex, state: string, term: string): Int32Array {
   const key = request.collectionId;
   let byTerm = caches.terms.get(key);
   if (!byTerm || byTerm.state !== state) {
@@ -146,9 +150,9 @@ function termCounts(db: Db, caches: Caches, request: PostingsRequest, state: str
   }
   const cached = byTerm.terms.get(term);
   if (cached) return cached;
-  const rows = stmt(db, `SELECT doc, col, count(*) FROM ${ftsInstancesTableName(request.collectionRid)} WHERE term = ? GROUP BY doc, col ORDER BY doc`)
+  const rows = stmt(db, `SELECT doc, col, count(*) FROM ${index.instances} WHERE term = ? GROUP BY doc, col ORDER BY doc`)
     .raw()
-    .all(term) as [number, string, number][];
+    .all(index.prefix + term) as [number, string, number][];
   const triples: number[] = [];
   for (const [doc, column, count] of rows) {
     if (triples.length === 0 || triples[triples.length - 3] !== doc) triples.push(doc, 0, 0);
@@ -176,12 +180,12 @@ function termCounts(db: Db, caches: Caches, request: PostingsRequest, state: str
  * triples in rowid order: the offsets where every term follows the one before in the same column, as
  * FTS5's phrase match counts them. Rare enough not to be kept.
  */
-function phraseCounts(db: Db, collectionRid: number, terms: readonly string[]): Int32Array {
-  const read = stmt(db, `SELECT doc, col, offset FROM ${ftsInstancesTableName(collectionRid)} WHERE term = ?`).raw();
+function phraseCounts(db: Db, index: KeywordIndex, terms: readonly string[]): Int32Array {
+  const read = stmt(db, `SELECT doc, col, offset FROM ${index.instances} WHERE term = ?`).raw();
   const at = (doc: number, column: string, offset: number) => `${doc}:${column}:${offset}`;
-  const later = terms.slice(1).map((term) => new Set((read.all(term) as [number, string, number][]).map(([doc, column, offset]) => at(doc, column, offset))));
+  const later = terms.slice(1).map((term) => new Set((read.all(index.prefix + term) as [number, string, number][]).map(([doc, column, offset]) => at(doc, column, offset))));
   const perDoc = new Map<number, [number, number]>();
-  for (const [doc, column, offset] of read.all(terms[0]) as [number, string, number][]) {
+  for (const [doc, column, offset] of read.all(index.prefix + terms[0]) as [number, string, number][]) {
     if (!later.every((set, i) => set.has(at(doc, column, offset + i + 1)))) continue;
     const counts = perDoc.get(doc) ?? [0, 0];
     counts[column === 'heading' ? 0 : 1]++;
@@ -199,8 +203,8 @@ function digestOf(files: readonly number[]): string {
   return digest;
 }
 
-function countedPassages(db: Db, caches: Caches, request: PostingsRequest, state: string): CountedPassages {
-  const fts = ftsTableName(request.collectionRid);
+function countedPassages(db: Db, caches: Caches, request: PostingsRequest, index: KeywordIndex, state: string): CountedPassages {
+  const fts = index.table;
   const key = `${request.collectionId}:${state}:${digestOf(request.files)}`;
   const cached = caches.counted.get(key);
   if (cached) {
@@ -258,16 +262,6 @@ function sumOfVarints(block: Buffer): number {
     sum += value;
   }
   return sum;
-}
-
-/**
- * A string that changes whenever the keyword index does: its structure record (FTS5_STRUCTURE_ROWID,
- * fts5Int.h; a few dozen bytes per segment, rewritten by every write and merge) and its averages
- * record (rowid 1, rewritten by every insert and delete), read in the caller's snapshot.
- */
-export function keywordIndexState(db: Db, fts: string): string {
-  const block = (id: number) => (stmt(db, `SELECT block FROM ${fts}_data WHERE id = ?`).get(id) as { block: Buffer } | undefined)?.block?.toString('base64') ?? '';
-  return `${block(1)}:${block(10)}`;
 }
 
 /**

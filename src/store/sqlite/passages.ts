@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { ftsTableName } from './migrations.js';
+import { deleteKeywordRows, keywordIndexOf, writeKeywordRows, type KeywordRow } from './keyword-index.js';
 import { deleteFileVectors } from './vectors.js';
 import { rowsByRid, stmt } from './statements.js';
 
@@ -70,19 +70,21 @@ function nextPassageRid(db: Db): number {
   return row.n + 1;
 }
 
-/** The passages' text into the collection's FTS5 table: the last write of its transaction (see replacePassageRows). */
-export function indexPassageText(db: Db, collectionRid: number, rows: readonly { rid: number; heading: string; text: string }[]): void {
-  const insertFts = stmt(db, `INSERT INTO ${ftsTableName(collectionRid)} (rowid, heading, body) VALUES (?, ?, ?)`);
-  for (const r of rows) insertFts.run(r.rid, r.heading, r.text);
+/**
+ * The passages' text into the collection's keyword index: the last write of its transaction (see
+ * replacePassageRows). `terms`, when given, are the text's (keyword-terms.ts passageTerms, made
+ * before the transaction); otherwise a pre-tokenized index makes them here.
+ */
+export function indexPassageText(db: Db, collectionRid: number, rows: readonly KeywordRow[]): void {
+  writeKeywordRows(db, collectionRid, rows);
 }
 
 export function deletePassages(db: Db, collectionRid: number, fileRid: number): void {
   // A new file has none: one lookup instead of a vector, an FTS and a passage delete per file.
   if (!stmt(db, 'SELECT 1 FROM passages WHERE file_rid = ? LIMIT 1').get(fileRid)) return;
-  const fts = ftsTableName(collectionRid);
   deleteFileVectors(db, collectionRid, fileRid);
   stmt(db, 'DELETE FROM file_topics WHERE file_rid = ?').run(fileRid);
-  stmt(db, `DELETE FROM ${fts} WHERE rowid IN (SELECT rid FROM passages WHERE file_rid = ?)`).run(fileRid);
+  deleteKeywordRows(db, collectionRid, fileRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid = ?').run(fileRid);
 }
 
@@ -118,10 +120,14 @@ export function passagesOfFiles(db: Db, fileRids: readonly number[]): Map<number
  * all of them: ~10% of a query's time on SciFact (issue 15). A negative budget is FTS5's
  * "merge across levels" (as 'optimize' does, but `pages` leaf pages at a time, so other writers
  * wait one step at most); FTS5's documented test for work done is total_changes() growing by 2.
- * A collection whose index is gone (deleted meanwhile, or keyword search off) has nothing to merge.
+ * A collection whose index is gone (deleted meanwhile, or keyword search off) has nothing to merge,
+ * nor has one in the shared table: merging that into one segment would rewrite every tenant's rows
+ * each time, so it keeps the merges FTS5 makes as it writes (automerge: a few segments per level).
  */
 export function mergeKeywordIndexStep(db: Db, collectionRid: number, pages: number): boolean {
-  const fts = ftsTableName(collectionRid);
+  const index = keywordIndexOf(db, collectionRid);
+  if (index.shared) return false;
+  const fts = index.table;
   const totalChanges = stmt(db, 'SELECT total_changes() AS n');
   const before = (totalChanges.get() as { n: number }).n;
   try {
@@ -133,9 +139,9 @@ export function mergeKeywordIndexStep(db: Db, collectionRid: number, pages: numb
   return (totalChanges.get() as { n: number }).n - before >= 2;
 }
 
-/** Segments in a collection's keyword index (1 when fully merged; 0 when empty or absent). */
+/** Segments in the keyword index holding a collection (1 when fully merged; 0 when empty or absent). */
 export function keywordIndexSegments(db: Db, collectionRid: number): number {
-  const fts = ftsTableName(collectionRid);
+  const fts = keywordIndexOf(db, collectionRid).table;
   try {
     return (stmt(db, `SELECT count(DISTINCT segid) AS n FROM ${fts}_idx`).get() as { n: number }).n;
   } catch {

@@ -1,9 +1,9 @@
 // Purging what was deleted once its recovery window has passed (decisions.md §5): every row and
 // index of a collection, and a namespace once its collections are gone.
-import { bumpVectorVersion } from './vectors.js';
-import { sqlite, type Db } from './sqlite.js';
+import { dropVectors } from './vectors.js';
+import type { Db } from './sqlite.js';
 import { appendEvent } from './events.js';
-import { ftsInstancesTableName, ftsTableName, vectorTableName } from './migrations.js';
+import { purgeKeywordIndex } from './keyword-index.js';
 import { stmt } from './statements.js';
 
 export function collectionsDeletedBefore(db: Db, cutoff: string): { rid: number; namespace_rid: number }[] {
@@ -21,10 +21,9 @@ export function collectionRidsOf(db: Db, namespaceRid: number): number[] {
 /** Removes a collection and everything in it; returns the blob hashes its file versions used. */
 export function purgeCollection(db: Db, collectionRid: number): string[] {
   const blobs = (stmt(db, 'SELECT DISTINCT v.blob_sha256 AS b FROM file_versions v JOIN files f ON f.rid = v.file_rid WHERE f.collection_rid = ? AND v.blob_sha256 IS NOT NULL').all(collectionRid) as { b: string }[]).map((r) => r.b);
-  sqlite(db).exec(`DROP TABLE IF EXISTS ${ftsInstancesTableName(collectionRid)}`);
-  sqlite(db).exec(`DROP TABLE IF EXISTS ${ftsTableName(collectionRid)}`);
-  sqlite(db).exec(`DROP TABLE IF EXISTS ${vectorTableName(collectionRid)}_data`);
-  bumpVectorVersion(db, collectionRid);
+  // Its keyword rows and vectors first: in the shared tables they are found through its passages.
+  purgeKeywordIndex(db, collectionRid);
+  dropVectors(db, collectionRid);
   stmt(db, 'DELETE FROM passages WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM file_topics WHERE file_rid IN (SELECT rid FROM files WHERE collection_rid = ?)').run(collectionRid);
   stmt(db, 'DELETE FROM collection_models WHERE collection_rid = ?').run(collectionRid);

@@ -1,12 +1,15 @@
-// Passage vectors, per collection, in one plain table keyed by passage rid (float32 blobs), created
-// when the first vectors arrive (their length fixes the dimensions) and dropped when a reindex
-// moves the collection to another model. Nearest-neighbour scans run on an in-memory int8 copy of
+// Passage vectors, in one plain table all collections share, keyed by passage rid and indexed by
+// (collection, rid) (float32 blobs; a collection's rows hold one length, its model's dimensions), so
+// a collection's first vectors need no new table; a reindex that moves the collection to another
+// model deletes its rows. A collection made before migration 22 that has a table of its own
+// (vec_N_data) keeps it until such a reindex drops it. A scan reads one collection's rows through the
+// index whichever table holds them. Nearest-neighbour scans run on an in-memory int8 copy of
 // it (src/store/sqlite/simd-scan.ts), split into VECTOR_SHARDS by rid so that one query's scan runs on
 // several threads at once; the copy shortlists and this table scores the shortlist exactly. Until
 // migration 12 a sqlite-vec vec0 table held every vector a second time for scans; the copy made it
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
 import { sqlite, type Db } from './sqlite.js';
-import { vectorTableName } from './migrations.js';
+import { SHARED_VECTOR_TABLE, vectorTableName } from './migrations.js';
 import { firstWindow, selectionSql, type FileSelection } from './search.js';
 import { Int8Scanner } from './simd-scan.js';
 import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
@@ -23,27 +26,39 @@ export const VECTOR_SHARDS = 2;
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const isZero = (v: Float32Array) => v.every((x) => x === 0);
 
-const dataTable = (collectionRid: number) => `${vectorTableName(collectionRid)}_data`;
-
-export function hasVectorTable(db: Db, collectionRid: number): boolean {
-  // table_info looks the name up in the parsed schema; a query on sqlite_master scans every table,
-  // index and trigger of the data dir, on each file indexed and each semantic search.
-  return stmt(db, 'SELECT 1 FROM pragma_table_info(?) LIMIT 1').get(dataTable(collectionRid)) !== undefined;
+/**
+ * The table holding a collection's vectors and what keeps its rows there, as SQL over an alias `v`
+ * with its parameters (to follow the query's earlier ones).
+ */
+interface VectorTable {
+  table: string;
+  own: boolean;
+  /** ` AND v.collection_rid = ?` in the shared table, '' in a table of its own. */
+  scope: string;
+  params: number[];
 }
 
-function ensureVectorTable(db: Db, collectionRid: number, dimensions: number): void {
-  if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
-  sqlite(db).exec(`CREATE TABLE IF NOT EXISTS ${dataTable(collectionRid)} (rid INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, embedding BLOB NOT NULL)`);
+function vectorTableOf(db: Db, collectionRid: number): VectorTable {
+  const own = `${vectorTableName(collectionRid)}_data`;
+  // table_info looks the name up in the parsed schema; a query on sqlite_master scans every table,
+  // index and trigger of the data dir, on each file indexed and each semantic search.
+  if (stmt(db, 'SELECT 1 FROM pragma_table_info(?) LIMIT 1').get(own) !== undefined) return { table: own, own: true, scope: '', params: [] };
+  return { table: SHARED_VECTOR_TABLE, own: false, scope: ' AND v.collection_rid = ?', params: [collectionRid] };
 }
 
 export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
   // A text with no word the model knows has no direction: it is simply not in the dense index.
   const usable = vectors.filter((v) => !isZero(v.embedding));
   if (usable.length === 0) return;
-  ensureVectorTable(db, collectionRid, usable[0]!.embedding.length);
-  const insertData = stmt(db, `INSERT INTO ${dataTable(collectionRid)} (rid, text_hash, embedding) VALUES (?, ?, ?)`);
-  for (const v of usable) {
-    insertData.run(v.passageRid, v.textHash, blob(v.embedding));
+  const dimensions = usable[0]!.embedding.length;
+  if (!Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 8192) throw new Error(`bad vector dimensions ${dimensions}`);
+  const t = vectorTableOf(db, collectionRid);
+  if (t.own) {
+    const insertData = stmt(db, `INSERT INTO ${t.table} (rid, text_hash, embedding) VALUES (?, ?, ?)`);
+    for (const v of usable) insertData.run(v.passageRid, v.textHash, blob(v.embedding));
+  } else {
+    const insertData = stmt(db, `INSERT INTO ${t.table} (rid, collection_rid, text_hash, embedding) VALUES (?, ?, ?, ?)`);
+    for (const v of usable) insertData.run(v.passageRid, collectionRid, v.textHash, blob(v.embedding));
   }
   bumpVectorVersion(db, collectionRid);
 }
@@ -63,8 +78,8 @@ function vectorVersion(db: Db, collectionRid: number): number {
 
 /** A file's vectors by the hash of the text they embed, so unchanged passages are not embedded again. */
 export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): Map<string, Float32Array> {
-  if (!hasVectorTable(db, collectionRid)) return new Map();
-  const rows = stmt(db, `SELECT text_hash AS h, embedding AS e FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as {
+  const t = vectorTableOf(db, collectionRid);
+  const rows = stmt(db, `SELECT text_hash AS h, embedding AS e FROM ${t.table} v WHERE v.rid IN (SELECT rid FROM passages WHERE file_rid = ?)${t.scope}`).all(fileRid, ...t.params) as {
     h: string;
     e: Buffer;
   }[];
@@ -72,18 +87,23 @@ export function vectorsByHash(db: Db, collectionRid: number, fileRid: number): M
 }
 
 export function deleteFileVectors(db: Db, collectionRid: number, fileRid: number): void {
-  if (!hasVectorTable(db, collectionRid)) return;
-  const rids = stmt(db, `SELECT rid FROM ${dataTable(collectionRid)} WHERE rid IN (SELECT rid FROM passages WHERE file_rid = ?)`).all(fileRid) as { rid: number }[];
-  const delData = stmt(db, `DELETE FROM ${dataTable(collectionRid)} WHERE rid = ?`);
+  const t = vectorTableOf(db, collectionRid);
+  const rids = stmt(db, `SELECT rid FROM ${t.table} v WHERE v.rid IN (SELECT rid FROM passages WHERE file_rid = ?)${t.scope}`).all(fileRid, ...t.params) as { rid: number }[];
+  const delData = stmt(db, `DELETE FROM ${t.table} WHERE rid = ?`);
   for (const { rid } of rids) {
     delData.run(rid);
   }
   if (rids.length > 0) bumpVectorVersion(db, collectionRid);
 }
 
-/** A reindex under another model starts from an empty dense index (its dimensions may differ). */
+/**
+ * A reindex under another model starts from an empty dense index (its dimensions may differ), and
+ * so does a purge: a table of the collection's own goes, or its rows of the shared one.
+ */
 export function dropVectors(db: Db, collectionRid: number): void {
-  sqlite(db).exec(`DROP TABLE IF EXISTS ${dataTable(collectionRid)}`);
+  const t = vectorTableOf(db, collectionRid);
+  if (t.own) sqlite(db).exec(`DROP TABLE IF EXISTS ${t.table}`);
+  stmt(db, `DELETE FROM ${SHARED_VECTOR_TABLE} WHERE collection_rid = ?`).run(collectionRid);
   bumpVectorVersion(db, collectionRid);
 }
 
@@ -106,7 +126,7 @@ export interface DenseHit {
  * filtering never happens after the cut.
  */
 export function denseHits(db: Db, opts: { collectionRid: number; query: Float32Array; selection: FileSelection | null; limit: number; shard: number }): DenseHit[] {
-  if (!hasVectorTable(db, opts.collectionRid)) return [];
+  const t = vectorTableOf(db, opts.collectionRid);
   const narrowed = opts.selection && selectionSql(opts.selection);
   const where = narrowed ? `AND (${narrowed.sql})` : '';
   const filterParams = narrowed?.params ?? [];
@@ -116,10 +136,10 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
     const rows = stmt(
       db,
       `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
-       FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
-       WHERE v.rid % ${VECTOR_SHARDS} = ? AND f.status = 'ready' AND f.deleted_at IS NULL ${where}
+       FROM ${t.table} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
+       WHERE v.rid % ${VECTOR_SHARDS} = ?${t.scope} AND f.status = 'ready' AND f.deleted_at IS NULL ${where}
        ORDER BY d ASC, p.rid ASC LIMIT ?`,
-    ).all(q, opts.shard, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
+    ).all(q, opts.shard, ...t.params, ...filterParams, opts.limit) as { pid: number; fr: number; d: number | null }[];
     return rows.filter((r) => r.d !== null).map(hitOf);
   }
   const scores = cached.scanner.scan(opts.query);
@@ -134,9 +154,9 @@ export function denseHits(db: Db, opts: { collectionRid: number; query: Float32A
     const rows = stmt(
       db,
       `SELECT p.rid AS pid, p.file_rid AS fr, vec_distance_l2(v.embedding, ?) AS d
-       FROM ${dataTable(opts.collectionRid)} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
-       WHERE v.rid IN (SELECT value FROM json_each(?)) AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
-    ).all(q, JSON.stringify(fresh.map((i) => cached.rids[i]!)), ...filterParams) as { pid: number; fr: number; d: number | null }[];
+       FROM ${t.table} v JOIN passages p ON p.rid = v.rid JOIN files f ON f.rid = p.file_rid
+       WHERE v.rid IN (SELECT value FROM json_each(?))${t.scope} AND f.status = 'ready' AND f.deleted_at IS NULL ${where}`,
+    ).all(q, JSON.stringify(fresh.map((i) => cached.rids[i]!)), ...t.params, ...filterParams) as { pid: number; fr: number; d: number | null }[];
     for (const r of rows) if (r.d !== null) exact.set(r.pid, hitOf(r));
   };
   // `inside`: rows to score exactly; `outside`: the best int8 score of any other row.
@@ -284,7 +304,6 @@ export interface RefreshOptions {
  * table, exactly, so the budget changes speed, never ranking.
  */
 export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, options: RefreshOptions): void {
-  if (!hasVectorTable(db, collectionRid)) return;
   const now = options.now ?? Date.now();
   const state = copyState(db, collectionRid, shard);
   const current = vectorVersion(db, collectionRid);
@@ -298,9 +317,12 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
   delete state.copy;
   // One read transaction: the version, the count and the rows all come from the same snapshot.
   const built = sqlite(db).transaction(() => {
-    const table = dataTable(collectionRid);
+    const t = vectorTableOf(db, collectionRid);
     const at = vectorVersion(db, collectionRid);
-    const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ?`).get(shard) as { n: number; bytes: number | null };
+    const shape = stmt(db, `SELECT count(*) AS n, max(length(embedding)) AS bytes FROM ${t.table} v WHERE v.rid % ${VECTOR_SHARDS} = ?${t.scope}`).get(shard, ...t.params) as {
+      n: number;
+      bytes: number | null;
+    };
     if (shape.n === 0 || !shape.bytes) return null;
     const needed = copyBytes(shape.n, shape.bytes / 4);
     if (needed > options.budgetBytes) {
@@ -313,7 +335,10 @@ export function refreshVectorCopy(db: Db, collectionRid: number, shard: number, 
     const rids = new Float64Array(shape.n);
     // Streamed row by row: holding every row's Buffer at once would need the float32 size again.
     let row = 0;
-    for (const r of stmt(db, `SELECT rid, embedding AS e FROM ${table} WHERE rid % ${VECTOR_SHARDS} = ? ORDER BY rid`).iterate(shard) as IterableIterator<{ rid: number; e: Buffer }>) {
+    for (const r of stmt(db, `SELECT v.rid AS rid, v.embedding AS e FROM ${t.table} v WHERE v.rid % ${VECTOR_SHARDS} = ?${t.scope} ORDER BY v.rid`).iterate(shard, ...t.params) as IterableIterator<{
+      rid: number;
+      e: Buffer;
+    }>) {
       rids[row] = r.rid;
       scanner.setBytes(row++, r.e);
     }
@@ -336,18 +361,19 @@ function evictCopies(db: Db, budget: number): void {
 /** Cosine similarity of the query to given passages (BM25 candidates the dense stage did not return). */
 export function similarities(db: Db, collectionRid: number, query: Float32Array, passageRids: number[]): Map<number, number> {
   const out = new Map<number, number>();
-  if (passageRids.length === 0 || !hasVectorTable(db, collectionRid)) return out;
+  if (passageRids.length === 0) return out;
+  const t = vectorTableOf(db, collectionRid);
   // Bound IN blocks, a key lookup each: \`rid IN (SELECT value FROM json_each(?))\` cost 0.6 ms of a
   // semantic SciFact search for its ~100 keyword hits (issue 16: semantic p50 within 1.3× keyword).
-  let sql = SIMILARITY_SQL.get(collectionRid);
-  if (!sql) SIMILARITY_SQL.set(collectionRid, (sql = `SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${dataTable(collectionRid)} WHERE rid IN (${IN_BLOCK_PARAMS})`));
+  let sql = SIMILARITY_SQL.get(t.table);
+  if (!sql) SIMILARITY_SQL.set(t.table, (sql = `SELECT rid, vec_distance_cosine(embedding, ?) AS d FROM ${t.table} v WHERE rid IN (${IN_BLOCK_PARAMS})${t.scope}`));
   const q = blob(query);
   for (let from = 0; from < passageRids.length; from += IN_BLOCK) {
     const block: (number | null)[] = passageRids.slice(from, from + IN_BLOCK);
     while (block.length < IN_BLOCK) block.push(null);
-    for (const r of stmt(db, sql).all(q, ...block) as { rid: number; d: number | null }[]) if (r.d !== null) out.set(r.rid, 1 - r.d);
+    for (const r of stmt(db, sql).all(q, ...block, ...t.params) as { rid: number; d: number | null }[]) if (r.d !== null) out.set(r.rid, 1 - r.d);
   }
   return out;
 }
-/** similarities' SQL per collection, built once (a fresh string per call costs a hash in the statement cache). */
-const SIMILARITY_SQL = new Map<number, string>();
+/** similarities' SQL per table, built once (a fresh string per call costs a hash in the statement cache). */
+const SIMILARITY_SQL = new Map<string, string>();
