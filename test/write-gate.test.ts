@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { openDatabase } from '../src/store/sqlite/db.js';
 import { stmt } from '../src/store/sqlite/statements.js';
 import { WriteGate } from '../src/store/sqlite/write-gate.js';
@@ -85,16 +85,24 @@ t.test('the HTTP thread answers /health and reads while the worker holds a long 
   await holder.terminate();
 });
 
-t.test('the writer', async (t) => {
+/** A database of its own with its writer; `put` writes through the store's statement cache, as every store function does. */
+function writerFixture(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'trove-writer-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
   t.teardown(() => db.close());
   const gate = new WriteGate();
-  const writer = new Writer(db, gate, 'main');
-  // Through the store's statement cache, as every store function writes.
-  const put = (key: string) => stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?)').run(key, 'v');
-  const has = (key: string) => db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key) !== undefined;
+  return {
+    db,
+    gate,
+    writer: new Writer(db, gate, 'main'),
+    put: (key: string) => stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?)').run(key, 'v'),
+    has: (key: string) => db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key) !== undefined,
+  };
+}
+
+t.test('the writer', async (t) => {
+  const { gate, writer, put, has } = writerFixture(t);
 
   t.throws(() => put('bypass'), /outside a write transaction/, 'a write that does not come through the writer fails at once');
   t.notOk(has('bypass'));
@@ -144,14 +152,7 @@ t.test('the writer', async (t) => {
 });
 
 t.test('async changes: each keeps its savepoint until it settles, the next waits its turn, COMMIT waits for the last', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'trove-writer-async-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
-  t.teardown(() => db.close());
-  const gate = new WriteGate();
-  const writer = new Writer(db, gate, 'main');
-  const put = (key: string) => stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?)').run(key, 'v');
-  const has = (key: string) => db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key) !== undefined;
+  const { gate, writer, put, has } = writerFixture(t);
   const tick = () => new Promise((r) => setImmediate(r));
   const later = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -40,13 +40,15 @@ export interface CollectionReads {
   fileCounts(collectionRid: number): Promise<FileCounts>;
 }
 
+/** The writes that name a collection by `rid` need one that exists (callers resolved it first). */
 export interface CollectionWrites {
   /** Ready to take files at once; reported as `collection.updated`. */
   insert(row: Omit<CollectionRow, 'rid' | 'deleted_at' | 'generation'>): Promise<CollectionRow>;
   /** Reported (collection.updated) when a field its resource shows changed. */
   update(rid: number, fields: { display_name: string | null; processing: Processing; access_control: string }, now: string): Promise<CollectionRow>;
+  /** Reported (collection.updated) when it was living. */
   markDeleted(rid: number, now: string): Promise<void>;
-  /** Back from deletion, its counters as they were. */
+  /** Back from deletion, its counters as they were; reported when it was deleted. */
   restore(rid: number, now: string): Promise<CollectionRow>;
   /** A new index generation (each indexing batch). */
   bumpGeneration(rid: number): Promise<void>;

@@ -26,15 +26,8 @@ export interface KeyRow {
   last_used_at: string | null;
 }
 
-export interface NewKey {
-  id: string;
-  name: string;
-  prefix: string;
-  secret_hash: Buffer;
-  scope: StoredScope;
-  created_by: string | null;
-  created_at: string;
-}
+/** A key to insert: its namespace is its scope's, and the rest starts blank. */
+export type NewKey = Pick<KeyRow, 'id' | 'name' | 'prefix' | 'secret_hash' | 'scope' | 'created_by' | 'created_at'>;
 
 export interface KeyReads {
   /** The key a presented secret is filed under (prefixes are unique). */
@@ -48,6 +41,7 @@ export interface KeyReads {
   createdBy(creatorId: string): Promise<KeyRow[]>;
 }
 
+/** The writes that name a key by `id` need one that exists: the engine rejects otherwise. */
 export interface KeyWrites {
   /** The key's namespace is its scope's (null for a cluster key). */
   insert(key: NewKey): Promise<KeyRow>;

@@ -28,6 +28,7 @@ export interface NamespaceReads {
   usage(rid: number, onlyCollections?: readonly string[]): Promise<NamespaceUsage>;
 }
 
+/** The writes that name a namespace by `rid` need one that exists (callers resolved it first). */
 export interface NamespaceWrites {
   insert(row: Omit<NamespaceRow, 'rid' | 'deleted_at'>): Promise<NamespaceRow>;
   updateDisplayName(rid: number, displayName: string | null, now: string): Promise<NamespaceRow>;

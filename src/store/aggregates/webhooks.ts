@@ -69,7 +69,11 @@ export interface WebhookReads {
   byRid(rid: number): Promise<WebhookRow | undefined>;
   list(namespaceRid: number, afterRid: number, limit: number): Promise<WebhookRow[]>;
   enabled(): Promise<WebhookRow[]>;
-  /** One delivery of the log, if the audience may see its event. */
+  /**
+   * One delivery of the log, if the audience may see its event. The delivery reads (this,
+   * listDeliveries, replayCandidates) are of one webhook the caller already resolved in its
+   * namespace, so the audience's namespace is not checked again; its collections and research are.
+   */
   findDelivery(webhookRid: number, id: string, audience: EventAudience): Promise<DeliveryRow | undefined>;
   deliveryByRid(rid: number): Promise<DeliveryRow | undefined>;
   /** Newest first; `beforeRid` 0 means from the newest; only deliveries of events the audience may see. */

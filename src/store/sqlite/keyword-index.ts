@@ -39,11 +39,13 @@ export interface KeywordIndex {
 
 /**
  * Live passages at which a collection leaves the shared table: SciFact (5,183 abstracts) leaves
- * during its ingest, a collection of a few notes never does. The move re-tokenizes this many
- * passages in one transaction: 0.17 s for 2,000 SciFact abstracts (447k tokens), where copying
- * their terms from the shared table's instance view took 2.8 s (a busier machine, same data).
+ * early in its ingest, a collection of a few notes never does. Until it leaves, each file is
+ * tokenized twice: at 2,000 SciFact's ingest through the API took 1.78× its floor against 1.57×
+ * before shared tables (keyword-only, medians of 6 to 8 interleaved runs), at 500 1.59×. The move
+ * re-tokenizes this many passages in one transaction (0.17 s for 2,000 SciFact abstracts), where
+ * copying their terms from the shared table's instance view took 2.8 s.
  */
-export const OWN_INDEX_AT = 2000;
+export const OWN_INDEX_AT = 500;
 
 // table_info looks the name up in the parsed schema (a query on sqlite_master would scan all of it);
 // the shadow `_data` table is a plain table, so no virtual table is connected to answer.
