@@ -8,6 +8,7 @@ import type {
   EventAudience,
   EventRow,
   NamespaceRow,
+  NewJob,
   NewKey,
   NewResearch,
   NewWebhook,
@@ -812,6 +813,123 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
       t.same(sortedIds(await store.webhooks.listDeliveries(w.rid, { beforeRid: 0, limit: 10, audience: EVERYTHING })), ['dlv_cutoff', 'dlv_new', 'dlv_old_pending'], 'pending ones and newer ones stay');
       t.same(await store.webhooks.attemptsOf(oldOk!.rid), [], "a deleted delivery's attempts go with it");
       t.equal(await store.write((tx) => tx.webhooks.deleteDeliveriesBefore(at(5))), 0, 'again: none');
+    });
+  });
+
+
+  // ------------------------------------------------------------------ jobs
+
+  t.test('jobs', async (t) => {
+    const test = on(t);
+    const setup = async (store: Store) => {
+      const ns = await namespace(store, 'ns_1', 'alpha');
+      const col = await collection(store, ns.rid, 'col_1', 'docs');
+      const other = await collection(store, ns.rid, 'col_2', 'other');
+      return { ns, col, other };
+    };
+    const newJob = (id: string, ns: NamespaceRow, col: { rid: number; name: string } | null, over: Partial<NewJob> = {}): NewJob => ({
+      id,
+      type: 'reindex_collection',
+      namespace_rid: ns.rid,
+      collection_rid: col?.rid ?? null,
+      namespace: ns.name,
+      collection: col?.name ?? null,
+      file_rid: null,
+      file_id: null,
+      version_id: null,
+      runnable: 1,
+      created_at: at(5),
+      ...over,
+    });
+    const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+
+    test('insert queues the job and reports it; byId, status, list', async (t, store) => {
+      const { ns, col, other } = await setup(store);
+      const last = await store.events.lastRid();
+      const job = await store.write((tx) => tx.jobs.insert(newJob('job_1', ns, col)));
+      t.match(job, { ...newJob('job_1', ns, col), status: 'queued', attempts: 0, worker_deaths: 0, error_code: null, error_message: null, updated_at: at(5) }, 'queued, never tried');
+      t.same(await store.jobs.byId('job_1'), job, 'byId');
+      t.equal(await store.jobs.byId('job_nope'), undefined, 'unknown ID');
+      t.equal(await store.jobs.status(job.rid), 'queued', 'status');
+      t.equal(await store.jobs.status(job.rid + 1000), undefined, 'status of an unknown rid');
+      t.same((await eventsSince(store, last)).map((e) => [e.type, e.namespace_rid, e.collection_rid]), [['job.updated', ns.rid, col.rid]], 'one job.updated');
+
+      const [j2, j3] = await store.write(async (tx) => [
+        await tx.jobs.insert(newJob('job_2', ns, other, { type: 'delete_collection' })),
+        await tx.jobs.insert(newJob('job_3', ns, null, { type: 'delete_namespace', collection: null })),
+      ]);
+      const list = (over: { afterRid?: number; limit?: number; status?: string; type?: string; collectionRids?: number[] }) =>
+        store.jobs.list({ namespaceRid: ns.rid, afterRid: over.afterRid ?? 0, limit: over.limit ?? 10, status: over.status, type: over.type, collectionRids: over.collectionRids }).then(ids);
+      t.same(await list({}), ['job_1', 'job_2', 'job_3'], 'in creation order');
+      t.same(await list({ afterRid: job.rid }), ['job_2', 'job_3'], 'after a cursor');
+      t.same(await list({ limit: 1 }), ['job_1'], 'up to the limit');
+      t.same(await list({ type: 'delete_collection' }), ['job_2'], 'by type');
+      t.same(await list({ collectionRids: [col.rid] }), ['job_1'], 'by collection (namespace-level jobs excluded)');
+      t.same(await list({ collectionRids: [] }), [], 'an empty collection list selects none');
+      t.same(await list({ status: 'running' }), [], 'by status');
+      t.ok(j2 && j3, 'both inserted in one transaction');
+      const elsewhere = await namespace(store, 'ns_2', 'beta');
+      t.same(await store.jobs.list({ namespaceRid: elsewhere.rid, afterRid: 0, limit: 10 }), [], "another namespace's list is empty");
+    });
+
+    test('claim: oldest runnable first, up to the limit; a job tried before is claimed alone', async (t, store) => {
+      const { ns, col } = await setup(store);
+      await store.write(async (tx) => {
+        await tx.jobs.insert(newJob('job_1', ns, col));
+        await tx.jobs.insert(newJob('job_2', ns, col, { runnable: 0 }));
+        await tx.jobs.insert(newJob('job_3', ns, col));
+        await tx.jobs.insert(newJob('job_4', ns, col));
+      });
+      const last = await store.events.lastRid();
+      const first = await store.write((tx) => tx.jobs.claim(2, at(6)));
+      t.same(ids(first), ['job_1', 'job_3'], 'the two oldest runnable ones; one not runnable is skipped');
+      t.match(first[0], { status: 'running', attempts: 1, updated_at: at(6) }, 'running, one attempt');
+      t.equal((await eventsSince(store, last)).filter((e) => e.type === 'job.updated').length, 2, 'each claim is reported');
+      t.same(ids(await store.write((tx) => tx.jobs.claim(5, at(7)))), ['job_4'], 'what is left');
+      t.same(await store.write((tx) => tx.jobs.claim(5, at(8))), [], 'nothing runnable left');
+
+      await store.write((tx) => tx.jobs.makeRunnable('ver_never', at(9)));
+      t.equal(await store.jobs.status((await store.jobs.byId('job_2'))!.rid), 'queued', 'makeRunnable of another version changes nothing');
+
+      // A daemon died holding job_1, job_3 and job_4: they go back to the queue, and count one death each.
+      const died = await store.write((tx) => tx.jobs.countWorkerDeath());
+      t.same(ids(died).sort(), ['job_1', 'job_3', 'job_4'], 'every running job counts a worker death');
+      t.match(died[0], { worker_deaths: 1 });
+      const requeued = await store.write((tx) => tx.jobs.requeueInterruptedWork(at(10)));
+      t.same(requeued, { jobs: 3, files: 0 }, 'the running jobs go back to the queue (no files here)');
+      const again = await store.write((tx) => tx.jobs.claim(5, at(11)));
+      t.same(ids(again), ['job_1'], 'a job tried before is claimed alone');
+      t.match(again[0], { attempts: 2 });
+    });
+
+    test('finish: only a queued or running job ends, once', async (t, store) => {
+      const { ns, col, other } = await setup(store);
+      const [a, b] = await store.write(async (tx) => [await tx.jobs.insert(newJob('job_a', ns, col)), await tx.jobs.insert(newJob('job_b', ns, other))]);
+      const last = await store.events.lastRid();
+      t.equal(await store.write((tx) => tx.jobs.finish(a!.rid, 'failed', at(12), { code: 'extraction_failed', message: 'no text' })), true, 'a queued job can end');
+      t.match(await store.jobs.byId('job_a'), { status: 'failed', error_code: 'extraction_failed', error_message: 'no text', updated_at: at(12) });
+      t.equal(await store.write((tx) => tx.jobs.finish(a!.rid, 'succeeded', at(13))), false, 'an ended job stays as it ended');
+      t.equal(await store.jobs.status(a!.rid), 'failed');
+      t.equal((await eventsSince(store, last)).length, 1, 'only the change is reported');
+      t.equal(await store.write((tx) => tx.jobs.finish(b!.rid + 1000, 'canceled', at(14))), false, 'an unknown rid: false');
+
+      await store.write((tx) => tx.jobs.cancelCollectionJobs(other.rid, at(15), -1));
+      t.match(await store.jobs.byId('job_b'), { status: 'canceled', error_code: 'superseded' }, "a deleted collection's jobs end canceled");
+      const keep = await store.write((tx) => tx.jobs.insert(newJob('job_c', ns, col)));
+      await store.write((tx) => tx.jobs.cancelCollectionJobs(col.rid, at(16), keep.rid));
+      t.equal(await store.jobs.status(keep.rid), 'queued', 'but not the one deleting it');
+    });
+
+    test('hasQueuedIndexJobs and queuedSourceFetches see only what they promise', async (t, store) => {
+      const { ns, col } = await setup(store);
+      t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), false, 'nothing queued');
+      const job = await store.write((tx) => tx.jobs.insert(newJob('job_r', ns, col)));
+      t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), true, 'a queued reindex counts');
+      await store.write((tx) => tx.jobs.finish(job.rid, 'succeeded', at(17)));
+      t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), false, 'a finished one does not');
+      await store.write((tx) => tx.jobs.insert(newJob('job_d', ns, col, { type: 'delete_collection' })));
+      t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), false, 'nor other kinds of work');
+      t.same(await store.jobs.queuedSourceFetches(10), [], 'no index job of an http(s) source');
     });
   });
 
