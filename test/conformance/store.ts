@@ -817,6 +817,57 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
   });
 
 
+  // ------------------------------------------------------------------ access rules
+
+  t.test('access rules', async (t) => {
+    const test = on(t);
+
+    test('insert, find by target and ID, update, delete; rows typed', async (t, store) => {
+      const ns = await namespace(store, 'ns_1', 'alpha');
+      const col = await collection(store, ns.rid, 'col_1', 'docs');
+      const other = await collection(store, ns.rid, 'col_2', 'other');
+      const rule = await store.write((tx) => tx.accessRules.insert({ id: 'acr_1', collection_rid: col.rid, target: { folder: '/team/' }, readers: ['group:b', 'group:a'], sealed: true, now: at(20) }));
+      t.match(rule, { id: 'acr_1', collection_rid: col.rid, folder: '/team/', file: null, readers: ['group:b', 'group:a'], sealed: true, created_at: at(20), updated_at: at(20) }, 'readers a list in the order given, sealed a boolean');
+      t.same(await store.accessRules.findByTarget(col.rid, { folder: '/team/' }), rule, 'by target');
+      t.equal(await store.accessRules.findByTarget(other.rid, { folder: '/team/' }), undefined, 'not in another collection');
+      t.equal(await store.accessRules.findByTarget(col.rid, { file: '/team/' }), undefined, 'a file target is another target');
+      t.same(await store.accessRules.findById(col.rid, 'acr_1'), rule, 'by ID');
+      t.equal(await store.accessRules.findById(other.rid, 'acr_1'), undefined, 'by ID in its collection only');
+      await t.rejects(
+        store.write((tx) => tx.accessRules.insert({ id: 'acr_2', collection_rid: col.rid, target: { folder: '/team/' }, readers: [], sealed: false, now: at(21) })),
+        'one rule per target',
+      );
+      const updated = await store.write((tx) => tx.accessRules.update(rule.rid, { readers: ['user:c'], sealed: false, now: at(22) }));
+      t.match(updated, { rid: rule.rid, readers: ['user:c'], sealed: false, created_at: at(20), updated_at: at(22) }, 'update replaces readers and seal');
+      await store.write((tx) => tx.accessRules.delete(rule.rid));
+      t.equal(await store.accessRules.findById(col.rid, 'acr_1'), undefined, 'deleted');
+      t.same(await store.accessRules.byRids([rule.rid]), [], 'gone by rid too');
+      t.same(await store.accessRules.byRids([]), [], 'an empty rid list: none');
+    });
+
+    test('ofCollection, onTargets, list and byRids', async (t, store) => {
+      const ns = await namespace(store, 'ns_1', 'alpha');
+      const col = await collection(store, ns.rid, 'col_1', 'docs');
+      const other = await collection(store, ns.rid, 'col_2', 'other');
+      const [root, team, file, elsewhere] = await store.write(async (tx) => [
+        await tx.accessRules.insert({ id: 'acr_root', collection_rid: col.rid, target: { folder: '/' }, readers: ['everyone'], sealed: false, now: at(23) }),
+        await tx.accessRules.insert({ id: 'acr_team', collection_rid: col.rid, target: { folder: '/team/' }, readers: ['group:team'], sealed: false, now: at(23) }),
+        await tx.accessRules.insert({ id: 'acr_file', collection_rid: col.rid, target: { file: '/team/plan.md' }, readers: ['user:ann'], sealed: false, now: at(23) }),
+        await tx.accessRules.insert({ id: 'acr_other', collection_rid: other.rid, target: { folder: '/' }, readers: [], sealed: false, now: at(23) }),
+      ]);
+      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+      t.same(ids(await store.accessRules.ofCollection(col.rid)), ['acr_root', 'acr_team', 'acr_file'], "a collection's rules in creation order");
+      t.same(ids(await store.accessRules.onTargets(col.rid, ['d/', 'd/team/', 'f/team/plan.md'])).sort(), ['acr_file', 'acr_root', 'acr_team'], 'the rules on the targets named');
+      t.same(ids(await store.accessRules.onTargets(col.rid, ['d/other/'])), [], 'none on a target without a rule');
+      t.same(ids(await store.accessRules.list({ collectionRid: col.rid, afterRid: root!.rid, limit: 10 })), ['acr_team', 'acr_file'], 'list after a cursor');
+      t.same(ids(await store.accessRules.list({ collectionRid: col.rid, afterRid: 0, limit: 1 })), ['acr_root'], 'up to the limit');
+      t.same(ids(await store.accessRules.list({ collectionRid: col.rid, afterRid: 0, limit: 10, target: 'f/team/plan.md' })), ['acr_file'], 'one target');
+      t.same(ids(await store.accessRules.byRids([elsewhere!.rid, team!.rid])).sort(), ['acr_other', 'acr_team'], 'by rids, any collection');
+      t.same(await store.accessRules.filesUnder(col.rid, { prefix: '/team/' }), [], 'no files yet under a folder');
+      t.ok(file, 'the file rule was made');
+    });
+  });
+
   // ------------------------------------------------------------------ jobs
 
   t.test('jobs', async (t) => {
