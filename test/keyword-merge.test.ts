@@ -11,7 +11,8 @@ import path from 'node:path';
 import { openDatabase } from '../src/store/sqlite/db.js';
 import { createFtsTableSql, ftsTableName } from '../src/store/sqlite/migrations.js';
 import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/sqlite/passages.js';
-import { keywordIndexOf, moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index.js';
+import { keywordIndexOf } from '../src/store/sqlite/keyword-index.js';
+import { moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index-move.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 import { waitFor, PATIENCE_MS } from './helpers/wait.js';
 

@@ -134,6 +134,13 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
   const eventsSince = (store: Store, afterRid: number) => store.events.after({ afterRid, limit: 1000, audience: EVERYTHING });
   const namespace = (store: Store, id: string, name = id) => store.write((tx) => tx.namespaces.insert(newNamespace(id, name)));
   const collection = (store: Store, namespaceRid: number, id: string, name = id) => store.write((tx) => tx.collections.insert(newCollection(namespaceRid, id, name)));
+  /** Namespace `alpha` with collections `docs` and `other`. */
+  const twoCollections = async (store: Store) => {
+    const ns = await namespace(store, 'ns_1', 'alpha');
+    const col = await collection(store, ns.rid, 'col_1', 'docs');
+    const other = await collection(store, ns.rid, 'col_2', 'other');
+    return { ns, col, other };
+  };
 
   // ------------------------------------------------------------------ transactions
 
@@ -823,9 +830,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     const test = on(t);
 
     test('insert, find by target and ID, update, delete; rows typed', async (t, store) => {
-      const ns = await namespace(store, 'ns_1', 'alpha');
-      const col = await collection(store, ns.rid, 'col_1', 'docs');
-      const other = await collection(store, ns.rid, 'col_2', 'other');
+      const { col, other } = await twoCollections(store);
       const rule = await store.write((tx) => tx.accessRules.insert({ id: 'acr_1', collection_rid: col.rid, target: { folder: '/team/' }, readers: ['group:b', 'group:a'], sealed: true, now: at(20) }));
       t.match(rule, { id: 'acr_1', collection_rid: col.rid, folder: '/team/', file: null, readers: ['group:b', 'group:a'], sealed: true, created_at: at(20), updated_at: at(20) }, 'readers a list in the order given, sealed a boolean');
       t.same(await store.accessRules.findByTarget(col.rid, { folder: '/team/' }), rule, 'by target');
@@ -846,9 +851,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('ofCollection, onTargets, list and byRids', async (t, store) => {
-      const ns = await namespace(store, 'ns_1', 'alpha');
-      const col = await collection(store, ns.rid, 'col_1', 'docs');
-      const other = await collection(store, ns.rid, 'col_2', 'other');
+      const { col, other } = await twoCollections(store);
       const [root, team, file, elsewhere] = await store.write(async (tx) => [
         await tx.accessRules.insert({ id: 'acr_root', collection_rid: col.rid, target: { folder: '/' }, readers: ['everyone'], sealed: false, now: at(23) }),
         await tx.accessRules.insert({ id: 'acr_team', collection_rid: col.rid, target: { folder: '/team/' }, readers: ['group:team'], sealed: false, now: at(23) }),
@@ -872,12 +875,6 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
 
   t.test('jobs', async (t) => {
     const test = on(t);
-    const setup = async (store: Store) => {
-      const ns = await namespace(store, 'ns_1', 'alpha');
-      const col = await collection(store, ns.rid, 'col_1', 'docs');
-      const other = await collection(store, ns.rid, 'col_2', 'other');
-      return { ns, col, other };
-    };
     const newJob = (id: string, ns: NamespaceRow, col: { rid: number; name: string } | null, over: Partial<NewJob> = {}): NewJob => ({
       id,
       type: 'reindex_collection',
@@ -895,7 +892,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
     test('insert queues the job and reports it; byId, status, list', async (t, store) => {
-      const { ns, col, other } = await setup(store);
+      const { ns, col, other } = await twoCollections(store);
       const last = await store.events.lastRid();
       const job = await store.write((tx) => tx.jobs.insert(newJob('job_1', ns, col)));
       t.match(job, { ...newJob('job_1', ns, col), status: 'queued', attempts: 0, worker_deaths: 0, error_code: null, error_message: null, updated_at: at(5) }, 'queued, never tried');
@@ -924,7 +921,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('claim: oldest runnable first, up to the limit; a job tried before is claimed alone', async (t, store) => {
-      const { ns, col } = await setup(store);
+      const { ns, col } = await twoCollections(store);
       await store.write(async (tx) => {
         await tx.jobs.insert(newJob('job_1', ns, col));
         await tx.jobs.insert(newJob('job_2', ns, col, { runnable: 0 }));
@@ -954,7 +951,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('finish: only a queued or running job ends, once', async (t, store) => {
-      const { ns, col, other } = await setup(store);
+      const { ns, col, other } = await twoCollections(store);
       const [a, b] = await store.write(async (tx) => [await tx.jobs.insert(newJob('job_a', ns, col)), await tx.jobs.insert(newJob('job_b', ns, other))]);
       const last = await store.events.lastRid();
       t.equal(await store.write((tx) => tx.jobs.finish(a!.rid, 'failed', at(12), { code: 'extraction_failed', message: 'no text' })), true, 'a queued job can end');
@@ -972,7 +969,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('hasQueuedIndexJobs and queuedSourceFetches see only what they promise', async (t, store) => {
-      const { ns, col } = await setup(store);
+      const { ns, col } = await twoCollections(store);
       t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), false, 'nothing queued');
       const job = await store.write((tx) => tx.jobs.insert(newJob('job_r', ns, col)));
       t.equal(await store.jobs.hasQueuedIndexJobs(col.rid), true, 'a queued reindex counts');
@@ -988,15 +985,9 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
 
   t.test('research', async (t) => {
     const test = on(t);
-    const setup = async (store: Store) => {
-      const ns = await namespace(store, 'ns_1', 'alpha');
-      const col = await collection(store, ns.rid, 'col_1', 'docs');
-      const other = await collection(store, ns.rid, 'col_2', 'other');
-      return { ns, col, other };
-    };
 
     test('insert queues the run and reports it with its owner', async (t, store) => {
-      const { ns, col, other } = await setup(store);
+      const { ns, col, other } = await twoCollections(store);
       const last = await store.events.lastRid();
       const run = await store.write((tx) => tx.research.insert(newResearch('res_1', ns, col, 'key_1', { idempotency_key: 'idem', image_description: 'a chart' })));
       t.match(
@@ -1017,7 +1008,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('idempotency keys: found per key, forgotten after the cutoff', async (t, store) => {
-      const { ns, col } = await setup(store);
+      const { ns, col } = await twoCollections(store);
       const r1 = await store.write((tx) => tx.research.insert(newResearch('res_1', ns, col, 'key_1', { idempotency_key: 'same', created_at: at(1) })));
       const r2 = await store.write((tx) => tx.research.insert(newResearch('res_2', ns, col, 'key_2', { idempotency_key: 'same', created_at: at(3) })));
       t.equal((await store.research.findByIdempotency('key_1', 'same'))?.rid, r1.rid, "one key's run");
@@ -1034,7 +1025,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('claim, progress and finish', async (t, store) => {
-      const { ns, col } = await setup(store);
+      const { ns, col } = await twoCollections(store);
       t.equal(await store.write((tx) => tx.research.claim(at(10))), undefined, 'nothing to claim');
       const r1 = await store.write((tx) => tx.research.insert(newResearch('res_1', ns, col, 'key_1')));
       const r2 = await store.write((tx) => tx.research.insert(newResearch('res_2', ns, col, 'key_1')));
@@ -1077,7 +1068,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('runs left running are requeued', async (t, store) => {
-      const { ns, col } = await setup(store);
+      const { ns, col } = await twoCollections(store);
       const r1 = await store.write((tx) => tx.research.insert(newResearch('res_1', ns, col, 'key_1')));
       const r2 = await store.write((tx) => tx.research.insert(newResearch('res_2', ns, col, 'key_2')));
       const r3 = await store.write((tx) => tx.research.insert(newResearch('res_3', ns, col, 'key_1')));
@@ -1099,7 +1090,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
 
     test('list newest first, by cursor, limit and key', async (t, store) => {
-      const { ns, col, other } = await setup(store);
+      const { ns, col, other } = await twoCollections(store);
       const [r1, r2, r3] = await store.write(async (tx) => [
         await tx.research.insert(newResearch('res_1', ns, col, 'key_1')),
         await tx.research.insert(newResearch('res_2', ns, col, 'key_2')),

@@ -4,7 +4,8 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { openDatabase, truncateWal } from '../../store/sqlite/db.js';
 import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/sqlite/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
-import { keywordIndexOutgrown, moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index.js';
+import { keywordIndexOutgrown } from '../../store/sqlite/keyword-index.js';
+import { moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index-move.js';
 import { WriteGate } from '../../store/sqlite/write-gate.js';
 import { Writer } from '../../store/sqlite/writer.js';
 import { sqliteStore } from '../../store/sqlite/store.js';

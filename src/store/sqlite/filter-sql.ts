@@ -9,7 +9,7 @@ const SAFE_ALIAS = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export interface CompiledFilter {
   /** A parenthesised boolean expression that is 0 or 1 for every row, never NULL. */
   sql: string;
-  /** Values for the `?` placeholders of `sql`, in order. */
+  /** Values for the `?` parameters of `sql`, in order. */
   params: unknown[];
 }
 
@@ -58,7 +58,7 @@ function compileColumnComparison({ op, value }: FilterComparison, column: string
     case 'in': {
       const values = asList(value);
       params.push(...values);
-      return `(${column} IN (${placeholders(values.length)}) AND ${column} IS NOT NULL)`;
+      return `(${column} IN (${parameterMarks(values.length)}) AND ${column} IS NOT NULL)`;
     }
   }
 }
@@ -112,11 +112,11 @@ function jsonIn(values: FilterScalar[], params: unknown[]): string {
   const literalTypes = [...new Set(values.flatMap((value) => LITERAL_TYPES.get(value) ?? []))];
   const alternatives: string[] = [];
   if (strings.length > 0) {
-    alternatives.push(`(${TEXT_TYPE} AND json_each.atom IN (${placeholders(strings.length)}))`);
+    alternatives.push(`(${TEXT_TYPE} AND json_each.atom IN (${parameterMarks(strings.length)}))`);
     params.push(...strings);
   }
   if (numbers.length > 0) {
-    alternatives.push(`(${NUMBER_TYPES} AND json_each.atom IN (${placeholders(numbers.length)}))`);
+    alternatives.push(`(${NUMBER_TYPES} AND json_each.atom IN (${parameterMarks(numbers.length)}))`);
     params.push(...numbers);
   }
   if (literalTypes.length > 0) alternatives.push(`json_each.type IN (${literalTypes.map((type) => `'${type}'`).join(', ')})`);
@@ -127,6 +127,6 @@ function asList(value: FilterScalar | FilterScalar[]): FilterScalar[] {
   return Array.isArray(value) ? value : [value];
 }
 
-function placeholders(count: number): string {
+function parameterMarks(count: number): string {
   return Array.from({ length: count }, () => '?').join(', ');
 }
