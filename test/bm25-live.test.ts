@@ -26,11 +26,12 @@ t.teardown(() => f.close());
 const expectedScores = (db: Db, collectionRid: number, query: string) => bm25FromScratch(livePassages(db, collectionRid), query);
 
 /** What the keyword stage ranks for a collection (open: everyone; enforced: the given principals), unrounded. */
-function stageScores(db: Db, ns: string, col: string, query: string, principals?: string[]): Map<number, number> {
+async function stageScores(db: Db, ns: string, col: string, query: string, principals?: string[]): Promise<Map<number, number>> {
+  const store = f.rt.services.store;
   const nsRid = (sqlite(db).prepare('SELECT rid FROM namespaces WHERE name = ? AND deleted_at IS NULL').get(ns) as { rid: number }).rid;
   const row = findCollection(db, nsRid, col)!;
-  const scope = retrievalScope(db, row.rid, readerFor(row, principals), null);
-  const ranking = keywordRanking(db, { collectionRid: row.rid, collectionId: row.id, phrases: buildMatchPhrases(query)!, files: scope.readableFiles ?? liveFiles(db, row.rid), selectedFiles: null });
+  const scope = await retrievalScope(store, row.rid, readerFor(row, principals), null);
+  const ranking = await keywordRanking(store, { collectionRid: row.rid, collectionId: row.id, phrases: buildMatchPhrases(query)!, files: scope.readableFiles ?? liveFiles(db, row.rid), selectedFiles: null });
   return new Map(ranking.top(1_000_000).map((h) => [h.passageRid, h.score]));
 }
 
@@ -80,7 +81,7 @@ t.test('keyword scores equal BM25 over the live passages after any adds, edits, 
           await f.waitForIdle(ns, col);
         }
         for (const query of QUERIES) {
-          const scores = [stageScores(db, ns, 'open', query), stageScores(db, ns, 'enforced', query, ['all'])];
+          const scores = [await stageScores(db, ns, 'open', query), await stageScores(db, ns, 'enforced', query, ['all'])];
           for (const [which, got] of scores.entries()) {
             const nsRid = (sqlite(db).prepare('SELECT rid FROM namespaces WHERE name = ?').get(ns) as { rid: number }).rid;
             const expected = expectedScores(db, findCollection(db, nsRid, which === 0 ? 'open' : 'enforced')!.rid, query);

@@ -9,9 +9,11 @@ import { openDatabase } from '../src/store/sqlite/db.js';
 import { createFtsTableSql } from '../src/store/sqlite/migrations.js';
 import { keywordRanking } from '../src/domain/search/keyword-ranking.js';
 import { liveFiles } from '../src/store/sqlite/keyword-postings.js';
+import { sqliteReads } from './helpers/sqlite-reads.js';
 import { bm25FromScratch, livePassages, relativeError } from './helpers/bm25.js';
 
 const db = openDatabase(':memory:', { migrate: true });
+const store = sqliteReads(db);
 t.teardown(() => db.close());
 const now = '2026-01-01T00:00:00.000Z';
 db.prepare("INSERT INTO namespaces (rid, id, name, created_at, updated_at) VALUES (1, 'ns_1', 'n', ?, ?)").run(now, now);
@@ -42,11 +44,11 @@ db.transaction(() => {
 const QUERIES = ['lantern budget', 'running run runs', 'board approved launch plan', 'lantern', 'weather harbour ledger signal orchard quarry lantern budget', 'run run', '图书馆', '图书馆 plan'];
 
 const rank = (readable: readonly number[], query: string, selectedFiles: ReadonlySet<number> | null = null) =>
-  keywordRanking(db, { collectionRid: 7, collectionId: 'col_7', phrases: buildMatchPhrases(query)!, files: readable, selectedFiles });
+  keywordRanking(store, { collectionRid: 7, collectionId: 'col_7', phrases: buildMatchPhrases(query)!, files: readable, selectedFiles });
 
 /** The ranking's scores against BM25 from scratch over the same passages, to 1e-9 relative, and its order: score, then rid. */
-function checkAgainstScratch(t: Test, readable: readonly number[], query: string): void {
-  const ours = rank(readable, query).top(1_000_000);
+async function checkAgainstScratch(t: Test, readable: readonly number[], query: string): Promise<void> {
+  const ours = (await rank(readable, query)).top(1_000_000);
   const expected = bm25FromScratch(livePassages(db, 7, readable), query);
   t.ok(ours.length > 0, `${query}: matches`);
   t.equal(ours.length, expected.size, `${query}: the passages BM25 scores (${expected.size})`);
@@ -56,22 +58,22 @@ function checkAgainstScratch(t: Test, readable: readonly number[], query: string
 }
 
 t.test('a reader of everything: BM25 over every live passage', async (t) => {
-  for (const query of QUERIES) checkAgainstScratch(t, liveFiles(db, 7), query);
+  for (const query of QUERIES) await checkAgainstScratch(t, liveFiles(db, 7), query);
 });
 
 t.test('a reader of half: statistics of that half only', async (t) => {
   const half = files.filter((f) => f % 2 === 0);
-  for (const query of QUERIES) checkAgainstScratch(t, half, query);
-  const hits = rank(half, 'lantern budget').top(1_000_000);
+  for (const query of QUERIES) await checkAgainstScratch(t, half, query);
+  const hits = (await rank(half, 'lantern budget')).top(1_000_000);
   t.ok(hits.every((h) => h.fileRid % 2 === 0), "only the reader's files");
-  const before = new Map(rank(files, 'lantern budget').top(1_000_000).map((h) => [h.passageRid, h.score]));
+  const before = new Map((await rank(files, 'lantern budget')).top(1_000_000).map((h) => [h.passageRid, h.score]));
   t.ok(hits.some((h) => before.get(h.passageRid) !== h.score), 'scores differ from the whole index once the other half is left out');
   const selected = new Set(half.slice(0, 20));
-  t.same(rank(half, 'lantern budget', selected).top(1_000_000), hits.filter((h) => selected.has(h.fileRid)), 'a selection narrows the list and keeps its scores');
-  const top = rank(half, 'lantern budget');
+  t.same((await rank(half, 'lantern budget', selected)).top(1_000_000), hits.filter((h) => selected.has(h.fileRid)), 'a selection narrows the list and keeps its scores');
+  const top = await rank(half, 'lantern budget');
   t.same(top.top(5), hits.slice(0, 5), 'a limit keeps the best');
   t.equal(top.passages, half.length * 3, "the reader's passages are counted");
-  t.same(rank([], 'lantern budget').top(10), [], 'nothing readable, nothing found');
+  t.same((await rank([], 'lantern budget')).top(10), [], 'nothing readable, nothing found');
 });
 
 t.test('deleted passages leave the statistics at once, though FTS5 keeps counting them', async (t) => {
@@ -87,7 +89,7 @@ t.test('deleted passages leave the statistics at once, though FTS5 keeps countin
   db.exec("INSERT INTO fts_7 (fts_7) VALUES ('optimize')");
   const live = liveFiles(db, 7);
   t.equal(live.length, files.length - gone.length, 'the deleted files are not live');
-  for (const query of QUERIES) checkAgainstScratch(t, live, query);
+  for (const query of QUERIES) await checkAgainstScratch(t, live, query);
   const fts5After = db.prepare("SELECT -bm25(fts_7, 2.0, 1.0) AS s FROM fts_7 WHERE fts_7 MATCH '\"lantern\"' ORDER BY rowid").all();
   t.ok(fts5After.length < fts5Before.length, 'FTS5 matches fewer rows');
 });

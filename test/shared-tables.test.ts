@@ -11,6 +11,7 @@ import { MIGRATIONS, createFtsTableSql } from '../src/store/sqlite/migrations.js
 import { keywordIndexOf } from '../src/store/sqlite/keyword-index.js';
 import { moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index-move.js';
 import { liveFiles } from '../src/store/sqlite/keyword-postings.js';
+import { sqliteReads } from './helpers/sqlite-reads.js';
 import { deletePassages, indexPassageText, replacePassageRows } from '../src/store/sqlite/passages.js';
 import { purgeCollection } from '../src/store/sqlite/purge.js';
 import { keywordPassagesOfFile } from '../src/store/sqlite/search-snapshots.js';
@@ -61,8 +62,10 @@ function fill(db: SqliteDb, rid: number, firstFile: number, files: number, seed:
   return made;
 }
 
-const rank = (db: SqliteDb, rid: number, query: string) =>
-  keywordRanking(db, { collectionRid: rid, collectionId: `col_${rid}`, phrases: buildMatchPhrases(query)!, files: liveFiles(db, rid), selectedFiles: null }).top(1_000_000);
+const rank = async (db: SqliteDb, rid: number, query: string) =>
+  (await keywordRanking(sqliteReads(db), { collectionRid: rid, collectionId: `col_${rid}`, phrases: buildMatchPhrases(query)!, files: liveFiles(db, rid), selectedFiles: null })).top(1_000_000);
+/** Each query's ranking. */
+const rankAll = async (db: SqliteDb, rid: number, queries: readonly string[]) => new Map(await Promise.all(queries.map(async (q) => [q, await rank(db, rid, q)] as const)));
 
 t.test('the shared index scores as an index of its own, to the last digit, whoever else shares it', async (t) => {
   const db = openDatabase(':memory:', { migrate: true });
@@ -76,22 +79,22 @@ t.test('the shared index scores as an index of its own, to the last digit, whoev
   fill(db, 12, 1001, 100, 4242);
   t.ok(keywordIndexOf(db, 12).shared && !keywordIndexOf(db, 11).shared, 'layouts as meant');
   for (const query of QUERIES) {
-    const own = rank(db, 11, query);
+    const own = await rank(db, 11, query);
     t.ok(own.length > 0, `${query}: matches`);
     // Paths differ by the file rid offset: compare by position in the ranking instead.
-    const shared = rank(db, 12, query);
+    const shared = await rank(db, 12, query);
     t.same(
       shared.map((h) => h.score),
       own.map((h) => h.score),
       `${query}: the same scores in the same order`,
     );
   }
-  const alone = new Map(QUERIES.map((q) => [q, rank(db, 12, q)]));
+  const alone = await rankAll(db, 12, QUERIES);
   addCollection(db, 13);
   const others = fill(db, 13, 5001, 150, 99);
   db.transaction(() => deletePassages(db, 13, others[3]!))();
   for (const query of QUERIES) {
-    const hits = rank(db, 12, query);
+    const hits = await rank(db, 12, query);
     t.same(hits, alone.get(query), `${query}: another tenant's files move nothing`);
     const files = new Set(db.prepare('SELECT p.file_rid AS f FROM passages p WHERE p.rid IN (SELECT value FROM json_each(?))').all(JSON.stringify(hits.map((h) => h.passageRid))).map((r) => (r as { f: number }).f));
     t.ok([...files].every((f) => f > 1000 && f <= 1100), `${query}: and never show up`);
@@ -126,23 +129,23 @@ t.test('a grown collection moves to an index of its own with every score as it w
     indexPassageText(db, 21, passages.map((p, i) => ({ rid: rids![i]!, heading: p.heading, text: p.text })));
   })();
   const phrases = buildMatchPhrases('lantern budget plan')!;
-  const before = new Map(QUERIES.map((q) => [q, rank(db, 21, q)]));
+  const before = await rankAll(db, 21, QUERIES);
   const evidence = keywordPassagesOfFile(db, 21, phrases, 9, { heading: 2, body: 1 });
   t.equal(evidence.length, 2, "the edited file's passages both match");
-  const other = new Map(QUERIES.map((q) => [q, rank(db, 22, q)]));
+  const other = await rankAll(db, 22, QUERIES);
   t.notOk(db.transaction(() => moveKeywordIndexToOwnTable(db, 21))(), 'below the threshold it stays');
   t.ok(db.transaction(() => moveKeywordIndexToOwnTable(db, 21, 100))(), 'past it, it moves');
   t.notOk(keywordIndexOf(db, 21).shared, 'to a table of its own');
   t.equal((db.prepare("SELECT count(*) AS n FROM fts_shared_instances WHERE term >= '21:' AND term < '21;'").get() as { n: number }).n, 0, 'leaving nothing behind');
   for (const query of QUERIES) {
-    t.same(rank(db, 21, query), before.get(query), `${query}: the same ranking`);
-    t.same(rank(db, 22, query), other.get(query), `${query}: the other tenant's too`);
+    t.same(await rank(db, 21, query), before.get(query), `${query}: the same ranking`);
+    t.same(await rank(db, 22, query), other.get(query), `${query}: the other tenant's too`);
   }
   t.same(keywordPassagesOfFile(db, 21, phrases, 9, { heading: 2, body: 1 }), evidence, "an edited file's evidence in the same order");
   // New files go to the new index, as terms.
   fill(db, 21, 600, 2, 10);
   const scratch = bm25FromScratch(livePassages(db, 21, liveFiles(db, 21)), 'lantern');
-  const hits = rank(db, 21, 'lantern');
+  const hits = await rank(db, 21, 'lantern');
   t.ok(hits.length === scratch.size && hits.every((h) => relativeError(h.score, scratch.get(h.passageRid) ?? NaN) <= 1e-9), 'later files are scored as BM25 from scratch');
 
   const rows = (rid: number) => (db.prepare("SELECT count(*) AS n FROM fts_shared_instances WHERE term >= ? AND term < ?").get(`${rid}:`, `${rid};`) as { n: number }).n;
@@ -155,7 +158,7 @@ t.test('a grown collection moves to an index of its own with every score as it w
   t.equal(rows(22), kept, 'and no other');
   db.transaction(() => purgeCollection(db, 21))();
   t.equal((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name GLOB 'fts_21*'").get() as { n: number }).n, 0, 'and its own table goes');
-  for (const query of QUERIES) t.same(rank(db, 22, query), other.get(query), `${query}: the other tenant ranks as before`);
+  for (const query of QUERIES) t.same(await rank(db, 22, query), other.get(query), `${query}: the other tenant ranks as before`);
 });
 
 t.test('a data dir from before keeps its collections in their own tables', async (t) => {
@@ -193,7 +196,7 @@ t.test('a data dir from before keeps its collections in their own tables', async
   t.equal((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v, MIGRATIONS.at(-1)!.version, 'migrated');
   t.equal(keywordIndexOf(db, 31).table, 'fts_31', 'the old collection keeps its keyword index');
   for (const [query, expected] of scratch) {
-    const hits = rank(db, 31, query);
+    const hits = await rank(db, 31, query);
     t.ok(hits.length === expected.size && hits.every((h) => relativeError(h.score, expected.get(h.passageRid) ?? NaN) <= 1e-9), `${query}: ranked from it as before`);
   }
   const query = new Float32Array([0, 1, 0, 0]);

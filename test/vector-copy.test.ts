@@ -10,8 +10,9 @@ import { parseVectorMemory, resolveVectorMemory } from '../src/domain/search/vec
 import { resolveFileSettings } from '../daemon/config.js';
 import { migrate, openDatabase, type Db } from '../src/store/sqlite/db.js';
 import { Int8Scanner } from '../src/store/sqlite/simd-scan.js';
-import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes, VECTOR_SHARDS } from '../src/store/sqlite/vectors.js';
-import { selectFiles, type FileSelection } from '../src/store/sqlite/search.js';
+import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes } from '../src/store/sqlite/vectors.js';
+import { selectFiles } from '../src/store/sqlite/search.js';
+import { VECTOR_SHARDS, type FileSelection } from '../src/store/interface.js';
 import { runCli } from './helpers/cli.js';
 import { startFixture, seedCollection } from './helpers/trove.js';
 

@@ -1,9 +1,8 @@
 import { TroveError } from '../contract/errors.js';
 import type { Db } from '../store/sqlite/db.js';
-import type { BlobStore, Store } from '../store/interface.js';
+import type { BlobStore, DenseHit, Store } from '../store/interface.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
-import type { DenseHit } from '../store/sqlite/vectors.js';
 import type { Generator } from './answer/generator.js';
 import type { GenerationConfig } from './answer/config.js';
 import type { WebhookConfig } from './webhooks/config.js';

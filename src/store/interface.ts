@@ -8,8 +8,12 @@ import type { CollectionReads, CollectionWrites } from './aggregates/collections
 import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
+import type { KeywordIndexReads } from './aggregates/keyword-index.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { PassageReads } from './aggregates/passages.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
+import type { RetrievableFileReads } from './aggregates/retrievable-files.js';
+import type { VectorReads } from './aggregates/vectors.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
@@ -18,8 +22,12 @@ export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } fro
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
+export type { CountedPassages, KeywordIndexReads, KeywordPostings, PhrasePostings, PostingsRequest } from './aggregates/keyword-index.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { NewPassage, PassageReads, PassageRow, PassageSource } from './aggregates/passages.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
+export type { FileSelection, RetrievableFileReads, SelectionRule } from './aggregates/retrievable-files.js';
+export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads } from './aggregates/vectors.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
@@ -29,8 +37,12 @@ export interface StoreReads {
   readonly events: EventReads;
   readonly jobs: JobReads;
   readonly keys: KeyReads;
+  readonly keywordIndex: KeywordIndexReads;
   readonly namespaces: NamespaceReads;
+  readonly passages: PassageReads;
   readonly research: ResearchReads;
+  readonly retrievableFiles: RetrievableFileReads;
+  readonly vectors: VectorReads;
   readonly webhooks: WebhookReads;
 }
 
@@ -41,12 +53,22 @@ export interface StoreTx {
   readonly events: EventReads & EventWrites;
   readonly jobs: JobReads & JobWrites;
   readonly keys: KeyReads & KeyWrites;
+  readonly keywordIndex: KeywordIndexReads;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly passages: PassageReads;
   readonly research: ResearchReads & ResearchWrites;
+  readonly retrievableFiles: RetrievableFileReads;
+  readonly vectors: VectorReads;
   readonly webhooks: WebhookReads & WebhookWrites;
 }
 
 export interface Store extends StoreReads {
+  /**
+   * `compute()`'s value, reused for the same key until anything is written to the store, by this
+   * process or another (a cache never serves what another writer has changed). For reads that are
+   * costly and asked again and again between writes, such as which files a reader may read.
+   */
+  untilChanged<T>(key: string, compute: () => Promise<T>): Promise<T>;
   /**
    * Runs `change` in a write transaction and resolves with its result once committed; a change that
    * throws writes nothing. The change must do its reads and writes through `tx` (a nested `write`

@@ -246,6 +246,48 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
   });
 
+  // ------------------------------------------------------------------ reads kept until a write
+
+  t.test('untilChanged', async (t) => {
+    const test = on(t);
+    test('keeps a value per key until anything is written, then computes again', async (t, store) => {
+      let computed = 0;
+      const count = () => store.untilChanged('namespaces', async () => (computed++, (await store.namespaces.list({ afterRid: 0, limit: 10 })).length));
+      t.equal(await count(), 0, 'computed');
+      t.equal(await count(), 0, 'kept');
+      t.equal(computed, 1, 'computed once while nothing was written');
+      t.equal(await store.untilChanged('another key', async () => 'other'), 'other', 'each key has its own value');
+      await namespace(store, 'ns_1', 'alpha');
+      t.equal(await count(), 1, 'a write makes it compute again, and see the write');
+      t.equal(computed, 2);
+      await store.write(async (tx) => tx.namespaces.updateDisplayName((await tx.namespaces.find('alpha'))!.rid, 'Alpha', at(3)));
+      await count();
+      t.equal(computed, 3, 'any write does, not only one that changes the answer');
+    });
+    test('a value computed while a write lands is not kept', async (t, store) => {
+      let computed = 0;
+      const slow = () =>
+        store.untilChanged('slow', async () => {
+          computed++;
+          const before = (await store.namespaces.list({ afterRid: 0, limit: 10 })).length;
+          if (computed === 1) await namespace(store, 'ns_1', 'alpha');
+          return before;
+        });
+      t.equal(await slow(), 0, 'the first computation saw no namespace');
+      t.equal(await slow(), 1, 'the next call computes again, after the write that landed meanwhile');
+      t.equal(computed, 2);
+    });
+    test('a failed computation is not kept', async (t, store) => {
+      let calls = 0;
+      const flaky = () => store.untilChanged('flaky', async () => {
+        if (calls++ === 0) throw new Error('first call fails');
+        return 'second';
+      });
+      await t.rejects(flaky(), /first call fails/);
+      t.equal(await flaky(), 'second');
+    });
+  });
+
   // ------------------------------------------------------------------ keys
 
   t.test('keys', async (t) => {

@@ -6,11 +6,7 @@ import { createHash } from 'node:crypto';
 import { TroveError } from '../../contract/errors.js';
 import type { Collection } from '../../contract/schemas.js';
 import type { FilterClause } from '../../contract/filter.js';
-import { visibleFileCounts, visibleReadyFiles } from '../../store/sqlite/access-rules.js';
-import { fileCounts, type CollectionRow, type FileCounts } from '../../store/sqlite/collections.js';
-import type { Db } from '../../store/sqlite/db.js';
-import { untilWrite } from '../../store/sqlite/read-cache.js';
-import { selectFiles, type FileSelection } from '../../store/sqlite/search.js';
+import type { CollectionRow, FileCounts, FileSelection, Store } from '../../store/interface.js';
 import { collectionStatus, indexGeneration } from '../present.js';
 
 /** retrieval-api.md, Principals: required when enforced, invalid when off. */
@@ -37,24 +33,24 @@ export interface RetrievalScope {
   selected: FileSelection | null;
   /**
    * The ready files the reader may read, filter aside: an enforced search's BM25 statistics count
-   * these and nothing else (store/sqlite/keyword-postings.ts). Null when the reader is everyone.
+   * these and nothing else (keyword-ranking.ts). Null when the reader is everyone.
    */
   readableFiles: readonly number[] | null;
 }
 
-export function retrievalScope(db: Db, collectionRid: number, reader: Reader, filter: FilterClause | null): RetrievalScope {
-  if (reader.kind === 'everyone') return { selected: filter ? selectFiles(db, collectionRid, { filter, principals: null }) : null, readableFiles: null };
+export async function retrievalScope(store: Store, collectionRid: number, reader: Reader, filter: FilterClause | null): Promise<RetrievalScope> {
+  const files = store.retrievableFiles;
+  if (reader.kind === 'everyone') return { selected: filter ? await files.select(collectionRid, { filter, principals: null }) : null, readableFiles: null };
   const { principals } = reader;
   // The same for every query of this reader until something is written.
-  const readable = untilWrite(db, `readable:${collectionRid}:${JSON.stringify(principals)}`, () => selectFiles(db, collectionRid, { filter: null, principals }));
+  const readable = await store.untilChanged(`readable:${collectionRid}:${JSON.stringify(principals)}`, () => files.select(collectionRid, { filter: null, principals }));
   if (!filter) return { selected: readable, readableFiles: readable.fileRids };
-  return { selected: selectFiles(db, collectionRid, { filter, principals }), readableFiles: readable.fileRids };
+  return { selected: await files.select(collectionRid, { filter, principals }), readableFiles: readable.fileRids };
 }
 
 /** File counts as the reader may know them: an enforced collection counts only files the principals read. */
-function readableCounts(db: Db, collectionRid: number, principals: string): FileCounts {
-  const mine = untilWrite(db, `counts:${collectionRid}:${principals}`, () => visibleFileCounts(db, collectionRid, principals));
-  return { pending: mine.pending ?? 0, indexing: mine.indexing ?? 0, ready: mine.ready ?? 0, failed: mine.failed ?? 0 };
+function readableCounts(store: Store, collectionRid: number, principals: readonly string[]): Promise<FileCounts> {
+  return store.untilChanged(`counts:${collectionRid}:${JSON.stringify(principals)}`, () => store.retrievableFiles.countsFor(collectionRid, principals));
 }
 
 /**
@@ -62,10 +58,10 @@ function readableCounts(db: Db, collectionRid: number, principals: string): File
  * edited, deleted, made readable or hidden) and never with a file hidden from them: a digest of
  * their ready files (docs/decisions.md, index_generation).
  */
-function readableGeneration(db: Db, collectionRid: number, principals: string): string {
-  return untilWrite(db, `generation:${collectionRid}:${principals}`, () => {
+function readableGeneration(store: Store, collectionRid: number, principals: readonly string[]): Promise<string> {
+  return store.untilChanged(`generation:${collectionRid}:${JSON.stringify(principals)}`, async () => {
     const hash = createHash('sha256');
-    for (const f of visibleReadyFiles(db, collectionRid, principals)) hash.update(`${f.id} ${f.indexed_version_id ?? ''} ${f.updated_at}\n`);
+    for (const f of await store.retrievableFiles.readyFor(collectionRid, principals)) hash.update(`${f.id} ${f.indexed_version_id ?? ''} ${f.updated_at}\n`);
     return `gen-${hash.digest('hex').slice(0, 16)}`;
   });
 }
@@ -83,12 +79,12 @@ export interface ReaderView {
  * generation) is that of a collection holding only the files its principals may read, so no
  * answer tells a reader whether files hidden from it exist or change (docs/decisions.md).
  */
-export function readerView(db: Db, col: CollectionRow, reader: Reader): ReaderView {
+export async function readerView(store: Store, col: CollectionRow, reader: Reader): Promise<ReaderView> {
   if (reader.kind === 'everyone') {
-    const all = fileCounts(db, col.rid);
+    const all = await store.collections.fileCounts(col.rid);
     return { status: collectionStatus(col, all), counts: all, generation: indexGeneration(col, all) };
   }
-  const principals = JSON.stringify(reader.principals);
-  const counts = readableCounts(db, col.rid, principals);
-  return { status: collectionStatus(col, counts), counts, generation: counts.ready > 0 ? readableGeneration(db, col.rid, principals) : null };
+  const { principals } = reader;
+  const counts = await readableCounts(store, col.rid, principals);
+  return { status: collectionStatus(col, counts), counts, generation: counts.ready > 0 ? await readableGeneration(store, col.rid, principals) : null };
 }

@@ -16,7 +16,6 @@ import { followUpQuery, GenerationError } from './generator.js';
 import { findMarkers, finishAnswer } from './markers.js';
 import { readQueryImage } from './query-image.js';
 import { questionSupport, questionTerms, type Support } from './support.js';
-import { keywordPostings, liveFiles } from '../../store/sqlite/keyword-postings.js';
 
 export type AnswerBody = z.output<typeof AnswerRequest>;
 type Response = z.infer<typeof AnswerResponse>;
@@ -40,7 +39,7 @@ const MODE_DEPTH: Record<AnswerMode, { files: number; passagesPerFile: number }>
  * The checks every answer and research request passes before any work (retrieval-api.md, POST
  * ...:answer "Rules"; decisions.md §4): cluster-only options, then the collection's state.
  */
-export function checkAnswerRequest(key: AuthenticatedKey, col: CollectionRow, s: Services, body: AnswerBody): void {
+export async function checkAnswerRequest(key: AuthenticatedKey, col: CollectionRow, s: Services, body: AnswerBody): Promise<void> {
   if (body.filter !== undefined && body.filter !== null) validateFilter(body.filter);
   // Principals: required when enforced, invalid when off (retrieval-api.md, Principals).
   const reader = readerFor(col, body.principals);
@@ -49,7 +48,7 @@ export function checkAnswerRequest(key: AuthenticatedKey, col: CollectionRow, s:
     if (clusterOnly.length > 0) throw new TroveError('forbidden', `${clusterOnly.join(', ')} need${clusterOnly.length === 1 ? 's' : ''} a cluster key.`);
   }
   // The state the reader sees: in an enforced collection, that of its readable files alone.
-  const { status, counts } = readerView(s.db, col, reader);
+  const { status, counts } = await readerView(s.store, col, reader);
   if (status === 'empty') throw new TroveError('collection_empty', 'The collection has no files to answer from.');
   if (status === 'failed') throw new TroveError('collection_not_ready', 'Every file in the collection failed to index; there is nothing to answer from.', {}, { retryable: false });
   if (counts.ready === 0) throw new TroveError('collection_not_ready', 'No file in the collection is indexed yet; retry shortly.', { retry_after_seconds: 2 });
@@ -128,12 +127,12 @@ export async function retrieveEvidence(s: Services, key: AuthenticatedKey, col: 
   const terms = questionTerms(queries[0] ?? body.query, []);
   const words = [...terms.words];
   // The same postings and statistics the keyword stage ranks by (cached per index state and file list).
-  const scope = retrievalScope(s.db, col.rid, readerFor(col, body.principals), null);
-  const counted = keywordPostings(s.db, {
+  const scope = await retrievalScope(s.store, col.rid, readerFor(col, body.principals), null);
+  const counted = await s.store.keywordIndex.postings({
     collectionRid: col.rid,
     collectionId: col.id,
     phrases: words.map(([, word]) => `"${word.replaceAll('"', '""')}"`),
-    files: scope.readableFiles ?? liveFiles(s.db, col.rid),
+    files: scope.readableFiles ?? (await s.store.retrievableFiles.live(col.rid)),
   });
   const frequencies = new Map(words.map(([term], i) => [term, counted.phrases[i]!.passages.length]));
   const support = questionSupport(terms, sources, { passages: counted.passages.rids.length, frequencies });
@@ -242,7 +241,7 @@ function deadlineExceeded(limitMs: number): TroveError {
 
 /** POST ...:answer. */
 export async function answer(s: Services, key: AuthenticatedKey, col: CollectionRow, body: AnswerBody, requestId: string): Promise<Response> {
-  checkAnswerRequest(key, col, s, body);
+  await checkAnswerRequest(key, col, s, body);
   const limitMs = answerTimeLimitMs(body.mode, Boolean(body.query_image));
   const deadline = Date.now() + limitMs;
   const controller = new AbortController();

@@ -63,7 +63,7 @@ export async function createResearch(s: Services, key: AuthenticatedKey, ns: Nam
     return replay(tx);
   });
   if (earlier) return earlier;
-  checkAnswerRequest(key, col, s, body);
+  await checkAnswerRequest(key, col, s, body);
   const limitMs = answerTimeLimitMs(body.mode, Boolean(body.query_image));
   const deadline = Date.now() + limitMs;
   // The image is read now, and only what was read is kept (retrieval-api.md: "not stored or indexed").

@@ -5,12 +5,13 @@ import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '..
 import type { Db } from '../../store/sqlite/db.js';
 import type { WriteFn } from '../../store/sqlite/writer.js';
 import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/sqlite/collections.js';
-import { dropVectors, insertVectors, vectorsByHash, type NewVector } from '../../store/sqlite/vectors.js';
+import { dropVectors, insertVectors, vectorsByHash } from '../../store/sqlite/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
 import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/sqlite/files.js';
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
-import { deletePassages, indexPassageText, replacePassageRows, type NewPassage, type PassageSource } from '../../store/sqlite/passages.js';
+import { deletePassages, indexPassageText, replacePassageRows } from '../../store/sqlite/passages.js';
+import type { NewPassage, NewVector, PassageSource } from '../../store/interface.js';
 import type { BlobStore } from '../../store/interface.js';
 import { TroveError } from '../../contract/errors.js';
 import { passageTerms, type PassageTerms } from '../../store/sqlite/keyword-terms.js';

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '../threads.js';
 import { entryFile } from '../../contract/package-files.js';
-import { VECTOR_SHARDS, type DenseHit } from '../../store/sqlite/vectors.js';
+import { VECTOR_SHARDS, type DenseHit } from '../../store/interface.js';
 import type { DenseReply, DenseRequest, DenseWorkerData } from './dense-worker.js';
 
 export type DenseQuery = Omit<DenseRequest, 'id' | 'shard'>;

@@ -2,8 +2,8 @@
 // milliseconds, so it runs here, beside the keyword stage on the HTTP thread, not before or after it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../store/sqlite/db.js';
-import { denseHits, refreshVectorCopy, type DenseHit } from '../../store/sqlite/vectors.js';
-import type { FileSelection } from '../../store/sqlite/search.js';
+import { denseHits, refreshVectorCopy } from '../../store/sqlite/vectors.js';
+import type { DenseHit, FileSelection } from '../../store/interface.js';
 
 export interface DenseRequest {
   id: number;

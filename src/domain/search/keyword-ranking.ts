@@ -1,10 +1,14 @@
 // The keyword stage's ranking: BM25 (bm25.ts) over the postings and statistics the store reads for a
 // set of files. An open collection counts its live files, an enforced one the files its reader may
 // read, so a reader who may read everything gets the open collection's scores.
-import type { Db } from '../../store/sqlite/db.js';
-import { keywordPostings, type KeywordPostings } from '../../store/sqlite/keyword-postings.js';
-import type { PassageHit } from '../../store/sqlite/search.js';
+import type { StoreReads } from '../../store/interface.js';
 import { bm25Scores, topBm25, type Bm25Scores } from './bm25.js';
+
+export interface PassageHit {
+  passageRid: number;
+  fileRid: number;
+  score: number;
+}
 
 export interface KeywordRanking {
   /** The best `limit` matches among the selected files, best first, ties by passage rid. */
@@ -18,8 +22,11 @@ export interface KeywordRanking {
  * filter) the ones that may be returned, null for all of them. A filter narrows what is returned,
  * never the statistics: a file's score is the same with or without one.
  */
-export function keywordRanking(db: Db, request: { collectionRid: number; collectionId: string; phrases: readonly string[]; files: readonly number[]; selectedFiles: ReadonlySet<number> | null }): KeywordRanking {
-  const postings: KeywordPostings = keywordPostings(db, request);
+export async function keywordRanking(
+  store: StoreReads,
+  request: { collectionRid: number; collectionId: string; phrases: readonly string[]; files: readonly number[]; selectedFiles: ReadonlySet<number> | null },
+): Promise<KeywordRanking> {
+  const postings = await store.keywordIndex.postings(request);
   const { rids, fileRids } = postings.passages;
   const scores: Bm25Scores = bm25Scores(postings.passages, postings.phrases);
   const selected = request.selectedFiles;

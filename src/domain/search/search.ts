@@ -4,20 +4,16 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError, type WarningCode } from '../../contract/errors.js';
 import type { SearchRequest, SearchResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/interface.js';
 import { getFileCardsByRid, type FileCard } from '../../store/sqlite/files.js';
-import { getPassages, type PassageRow } from '../../store/sqlite/passages.js';
-import { liveFiles } from '../../store/sqlite/keyword-postings.js';
-import type { PassageHit } from '../../store/sqlite/search.js';
+import type { CollectionRow, DenseHit, PassageRow } from '../../store/interface.js';
 import { readerFor, readerView, retrievalScope, type RetrievalScope } from '../access/visibility.js';
-import { similarities, type DenseHit } from '../../store/sqlite/vectors.js';
 import type { Services } from '../context.js';
 import { readSearchCursor, requestBinding } from '../cursors.js';
 import type { AuthenticatedKey } from '../keys.js';
 import { validateFilter } from '../../contract/filter.js';
 import { collectionModelOf, topicScores } from './collection-topics.js';
 import { COLLECTION_WEIGHT, minMax, SEMANTIC_WEIGHT } from './fusion-weights.js';
-import { keywordRanking, type KeywordRanking } from './keyword-ranking.js';
+import { keywordRanking, type PassageHit } from './keyword-ranking.js';
 import { buildMatchPhrases, queryTerms } from './query-text.js';
 import { absoluteSpans } from '../ingest/json-path.js';
 import type { JsonSpan } from '../ingest/types.js';
@@ -63,7 +59,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
 
   // The collection as this reader sees it: in an enforced one, over the files its principals may
   // read alone (status, counts and generation are channels too).
-  const view = readerView(s.db, col, reader);
+  const view = await readerView(s.store, col, reader);
   const stages: ('keyword' | 'semantic')[] = [];
   // Later pages report what the first page did: they serve its ranking.
   let pageOne: { index_generation: string | null; stages: typeof stages } | null = null;
@@ -101,7 +97,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
 
   const retrievalStarted = performance.now();
   // Filter and access rules narrow the candidates inside both retrieval stages, before any cut.
-  const scope = retrievalScope(s.db, col.rid, reader, filter);
+  const scope = await retrievalScope(s.store, col.rid, reader, filter);
   if (scope.selected?.selectivity === 0) {
     // Nothing the reader may read matches the filter: no stage has anything to rank.
     stages.push(...(body.mode === 'keyword' ? (['keyword'] as const) : (['keyword', 'semantic'] as const)));
@@ -115,7 +111,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
     if (body.mode === 'keyword') {
       into.push('keyword');
       if (match === null) return [];
-      const keywordHits = keywordStage(s, col, match, scope);
+      const keywordHits = await keywordStage(s, col, match, scope);
       const hits = body.result_unit === 'passage' ? keywordHits(wanted) : passagesCoveringFiles(keywordHits, wanted, fileWindow(keywordHits.extent(), wanted));
       ranked = hits.map((h) => ({ ...h, fileScore: h.score, matchedBy: KEYWORD_ONLY, ...(withParts ? { explain: keywordExplanation(h.score) } : {}) }));
     } else {
@@ -169,7 +165,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const retrievalMs = performance.now() - retrievalStarted;
   const terms = queryTerms(body.query);
 
-  const passages = new Map(getPassages(s.db, pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid))).map((p) => [p.rid, p]));
+  const passages = new Map((await s.store.passages.byRids(pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid)))).map((p) => [p.rid, p]));
   const files = new Map(getFileCardsByRid(s.db, [...new Set(pageGroups.map((g) => g.fileRid))]).map((f) => [f.rid, f]));
 
   const results: SearchResult[] = pageGroups.map((g, i) => {
@@ -280,7 +276,7 @@ async function hybridCandidates(s: Services, col: CollectionRow, request: Hybrid
   const denseFirst = denseFor(DENSE_DEPTH);
   // Awaited below; until then a failure must not count as an unhandled rejection.
   denseFirst.catch(() => undefined);
-  const keywordHits = match === null ? null : keywordStage(s, col, match, scope);
+  const keywordHits = match === null ? null : await keywordStage(s, col, match, scope);
   const keyword = keywordHits === null ? [] : unit === 'file' ? passagesCoveringFiles(keywordHits, wanted, keywordDepth) : keywordHits(keywordDepth);
   stages.push('keyword');
   let dense = await denseFirst;
@@ -289,7 +285,7 @@ async function hybridCandidates(s: Services, col: CollectionRow, request: Hybrid
 
   const cosine = new Map(dense.map((d) => [d.passageRid, d.similarity]));
   const missing = keyword.filter((k) => !cosine.has(k.passageRid)).map((k) => k.passageRid);
-  if (usable) for (const [rid, sim] of similarities(s.db, col.rid, queryVector!, missing)) cosine.set(rid, sim);
+  if (usable) for (const [rid, sim] of await s.store.vectors.similarities(col.rid, queryVector!, missing)) cosine.set(rid, sim);
 
   const bm25 = new Map(keyword.map((k) => [k.passageRid, k.score]));
   const candidates = new Map<number, { fileRid: number; matchedBy: ('keyword' | 'semantic')[] }>();
@@ -388,15 +384,14 @@ type KeywordHits = ((limit: number) => PassageHit[]) & { extent(): { passages: n
  * order must not depend on files it cannot read). Every match is scored at once, so a wider window
  * is another cut of the same scores.
  */
-function keywordStage(s: Services, col: CollectionRow, match: string[], scope: RetrievalScope): KeywordHits {
-  const files = scope.readableFiles ?? liveFiles(s.db, col.rid);
+async function keywordStage(s: Services, col: CollectionRow, match: string[], scope: RetrievalScope): Promise<KeywordHits> {
+  const files = scope.readableFiles ?? (await s.store.retrievableFiles.live(col.rid));
   const narrowed = scope.selected?.fileRids;
   const selectedFiles = narrowed && narrowed !== files ? new Set(narrowed) : null;
-  let ranking: KeywordRanking | undefined;
-  const ranked = () => (ranking ??= keywordRanking(s.db, { collectionRid: col.rid, collectionId: col.id, phrases: match, files, selectedFiles }));
+  const ranking = await keywordRanking(s.store, { collectionRid: col.rid, collectionId: col.id, phrases: match, files, selectedFiles });
   // The counted passages and files: sized from the whole collection's, how much evidence a file
   // shows would depend on files an enforced reader cannot read.
-  return Object.assign((limit: number) => ranked().top(limit), { extent: () => ({ passages: ranked().passages, files: files.length }) });
+  return Object.assign((limit: number) => ranking.top(limit), { extent: () => ({ passages: ranking.passages, files: files.length }) });
 }
 
 /**

@@ -134,19 +134,19 @@ export function visibleToPrincipalsSql(): string {
 }
 
 /** The ready files the principals may read, each with what changes when its indexed content does. */
-export function visibleReadyFiles(db: Db, collectionRid: number, principalsJson: string): VisibleFile[] {
+export function visibleReadyFiles(db: Db, collectionRid: number, principals: readonly string[]): VisibleFile[] {
   return stmt(
     db,
     `SELECT f.id, f.indexed_version_id, f.updated_at FROM files f
      WHERE f.collection_rid = ? AND f.status = 'ready' AND f.deleted_at IS NULL AND ${visibleToPrincipalsSql()} ORDER BY f.rid`,
-  ).all(collectionRid, principalsJson) as VisibleFile[];
+  ).all(collectionRid, JSON.stringify(principals)) as VisibleFile[];
 }
 
 /** File counts by status over the files the principals may read (search warnings must not count others). */
-export function visibleFileCounts(db: Db, collectionRid: number, principalsJson: string): Record<string, number> {
+export function visibleFileCounts(db: Db, collectionRid: number, principals: readonly string[]): Record<string, number> {
   const rows = stmt(
     db,
     `SELECT f.status AS status, count(*) AS n FROM files f WHERE f.collection_rid = ? AND f.deleted_at IS NULL AND ${visibleToPrincipalsSql()} GROUP BY f.status`,
-  ).all(collectionRid, principalsJson) as { status: string; n: number }[];
+  ).all(collectionRid, JSON.stringify(principals)) as { status: string; n: number }[];
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }

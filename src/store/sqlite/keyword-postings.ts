@@ -14,40 +14,12 @@ import { keywordIndexOf, keywordIndexState, type KeywordIndex } from './keyword-
 import { untilWrite } from './read-cache.js';
 import { sqlite } from './sqlite.js';
 import { stmt } from './statements.js';
+import type { CountedPassages, KeywordIndexReads, KeywordPostings, PhrasePostings, PostingsRequest } from '../aggregates/keyword-index.js';
 
-/** The passages that count, in rid order, with what BM25 needs of each. */
-export interface CountedPassages {
-  rids: Int32Array;
-  fileRids: Int32Array;
-  /** Tokens in the passage, all columns (FTS5's xColumnSize(-1)). */
-  lengths: Uint32Array;
-  totalLength: number;
+export function sqliteKeywordIndex(db: Db): KeywordIndexReads {
+  return { postings: async (request) => keywordPostings(db, request) };
 }
 
-/** One query phrase's occurrences among the counted passages (the shape domain/search/bm25.ts scores). */
-export interface PhrasePostings {
-  /** Indexes into CountedPassages of the passages holding the phrase, ascending. */
-  passages: Int32Array;
-  /** Occurrences in each of those passages' heading and body. */
-  heading: Uint32Array;
-  body: Uint32Array;
-}
-
-export interface KeywordPostings {
-  passages: CountedPassages;
-  /** One per query phrase, in the query's order. */
-  phrases: PhrasePostings[];
-}
-
-export interface PostingsRequest {
-  collectionRid: number;
-  /** The collection's public ID: the caches' key (see Caches). */
-  collectionId: string;
-  /** The query's FTS5 strings (query-text.ts buildMatchPhrases). */
-  phrases: readonly string[];
-  /** The files whose passages count, ascending or not; the same array while unchanged keeps its digest. */
-  files: readonly number[];
-}
 
 /**
  * What this module keeps between queries, per connection: counted passages by collection, index

@@ -2,28 +2,15 @@ import type { Db } from './db.js';
 import { deleteKeywordRows, keywordIndexOf, writeKeywordRows, type KeywordRow } from './keyword-index.js';
 import { deleteFileVectors } from './vectors.js';
 import { rowsByRid, stmt } from './statements.js';
+import type { NewPassage, PassageReads, PassageRow, PassageSource } from '../aggregates/passages.js';
 
-export interface NewPassage {
-  ordinal: number;
-  evidence_kind: string;
-  heading: string;
-  text: string;
-  char_start: number;
-  char_end: number;
-  /** JSON: the evidence location; a JSON passage's also holds `json_spans`, where each value lies in the text (src/domain/ingest/json-path.ts relativeSpans). */
-  location: string | null;
+export function sqlitePassages(db: Db): PassageReads {
+  return {
+    byRids: async (rids) => getPassages(db, rids),
+    ofFiles: async (fileRids) => passagesOfFiles(db, fileRids),
+  };
 }
 
-export interface PassageRow extends NewPassage {
-  rid: number;
-  file_rid: number;
-}
-
-/** A file's inline source, when its passages may be read from it (see replacePassageRows). */
-export interface PassageSource {
-  versionId: string;
-  text: string;
-}
 
 /**
  * Replacing many files' passages, first half in one transaction: their old passages (rows,
@@ -88,7 +75,7 @@ export function deletePassages(db: Db, collectionRid: number, fileRid: number): 
   stmt(db, 'DELETE FROM passages WHERE file_rid = ?').run(fileRid);
 }
 
-export function getPassages(db: Db, rids: number[]): PassageRow[] {
+export function getPassages(db: Db, rids: readonly number[]): PassageRow[] {
   const rows = rowsByRid<PassageRow & { source_version_rid: number | null }>(db, 'passages', rids);
   const versionRids = [...new Set(rows.flatMap((r) => (r.source_version_rid === null ? [] : [r.source_version_rid])))];
   if (versionRids.length === 0) return rows;

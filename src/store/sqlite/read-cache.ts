@@ -33,17 +33,45 @@ export function unseenByCaches<T>(db: Db, change: () => T): T {
   }
 }
 
-/** `compute()`'s value, reused for the same key while the database is unchanged. */
-export function untilWrite<T>(db: Db, key: string, compute: () => T): T {
-  // Inside a transaction a read may see writes not yet committed, and total_changes() does not go
-  // back when they are rolled back: such a value is never kept.
-  if (sqlite(db).inTransaction) return compute();
-  const token = `${sqlite(db).pragma('data_version', { simple: true }) as number}:${totalChanges(db) - (unseenChanges.get(db) ?? 0)}`;
+/** What the cache is valid for: null inside a transaction (its reads may see writes that roll back, and total_changes() does not go back). */
+function cacheToken(db: Db): string | null {
+  if (sqlite(db).inTransaction) return null;
+  return `${sqlite(db).pragma('data_version', { simple: true }) as number}:${totalChanges(db) - (unseenChanges.get(db) ?? 0)}`;
+}
+
+function entriesFor(db: Db, token: string): Map<string, unknown> {
   let cache = caches.get(db);
   if (!cache || cache.token !== token) caches.set(db, (cache = { token, entries: new Map() }));
-  if (cache.entries.has(key)) return cache.entries.get(key) as T;
+  return cache.entries;
+}
+
+function keep(entries: Map<string, unknown>, key: string, value: unknown): void {
+  if (entries.size >= MAX_ENTRIES) entries.clear();
+  entries.set(key, value);
+}
+
+/** `compute()`'s value, reused for the same key while the database is unchanged. */
+export function untilWrite<T>(db: Db, key: string, compute: () => T): T {
+  const token = cacheToken(db);
+  if (token === null) return compute();
+  const entries = entriesFor(db, token);
+  if (entries.has(key)) return entries.get(key) as T;
   const value = compute();
-  if (cache.entries.size >= MAX_ENTRIES) cache.entries.clear();
-  cache.entries.set(key, value);
+  keep(entries, key, value);
+  return value;
+}
+
+/**
+ * untilWrite for an asynchronous computation. The value is kept under the state seen before it
+ * began: a write that lands meanwhile moves the token, so the next call computes again rather than
+ * serve a value older than the write.
+ */
+export async function untilWriteAsync<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T> {
+  const token = cacheToken(db);
+  if (token === null) return compute();
+  const entries = entriesFor(db, token);
+  if (entries.has(key)) return entries.get(key) as T;
+  const value = await compute();
+  if (cacheToken(db) === token) keep(entriesFor(db, token), key, value);
   return value;
 }

@@ -1,25 +1,20 @@
-import type { FilterClause } from '../../contract/filter.js';
-import { visibleToPrincipalsSql } from './access-rules.js';
+import type { FileSelection, RetrievableFileReads, SelectionRule } from '../aggregates/retrievable-files.js';
+import { visibleFileCounts, visibleReadyFiles, visibleToPrincipalsSql } from './access-rules.js';
+import { liveFiles } from './keyword-postings.js';
 import type { Db } from './db.js';
 import { compileFilter } from './filter-sql.js';
 import { stmt } from './statements.js';
 
-/**
- * The files one retrieval may draw from, as data both stages take: what the request's filter selects
- * and its principals may read, among the collection's ready files.
- */
-export interface FileSelection {
-  /** The selected files. */
-  fileRids: readonly number[];
-  /** Share of the collection's ready files selected (0..1): sizes the first candidate window. */
-  selectivity: number;
-}
-
-/** What narrows a selection: a validated filter clause, the principals of an enforced reader, or both. */
-export interface SelectionRule {
-  filter: FilterClause | null;
-  /** The principals whose readable files are kept; null keeps every file. */
-  principals: readonly string[] | null;
+export function sqliteRetrievableFiles(db: Db): RetrievableFileReads {
+  return {
+    select: async (collectionRid, rule) => selectFiles(db, collectionRid, rule),
+    live: async (collectionRid) => liveFiles(db, collectionRid),
+    countsFor: async (collectionRid, principals) => {
+      const counts = visibleFileCounts(db, collectionRid, principals);
+      return { pending: counts.pending ?? 0, indexing: counts.indexing ?? 0, ready: counts.ready ?? 0, failed: counts.failed ?? 0 };
+    },
+    readyFor: async (collectionRid, principals) => visibleReadyFiles(db, collectionRid, principals),
+  };
 }
 
 /**
@@ -35,12 +30,6 @@ export function firstWindow(limit: number, selection: FileSelection | null, floo
 /** A selection as a predicate over a files table aliased `f`, for the queries of both stages. */
 export function selectionSql(selection: FileSelection): { sql: string; params: unknown[] } {
   return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(selection.fileRids)] };
-}
-
-export interface PassageHit {
-  passageRid: number;
-  fileRid: number;
-  score: number;
 }
 
 /**

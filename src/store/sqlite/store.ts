@@ -8,8 +8,13 @@ import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
+import { sqliteKeywordIndex } from './keyword-postings.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqlitePassages } from './passages.js';
+import { untilWriteAsync } from './read-cache.js';
 import { sqliteResearch } from './research.js';
+import { sqliteRetrievableFiles } from './search.js';
+import { sqliteVectors } from './vectors.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
@@ -21,12 +26,17 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     events: sqliteEvents(db),
     jobs: sqliteJobs(db),
     keys: sqliteKeys(db),
+    keywordIndex: sqliteKeywordIndex(db),
     namespaces: sqliteNamespaces(db),
+    passages: sqlitePassages(db),
     research: sqliteResearch(db),
+    retrievableFiles: sqliteRetrievableFiles(db),
+    vectors: sqliteVectors(db),
     webhooks: sqliteWebhooks(db),
   };
   return {
     ...tx,
+    untilChanged: (key, compute) => untilWriteAsync(db, key, compute),
     write: (change) => write(() => change(tx)),
   };
 }

@@ -10,18 +10,16 @@
 // redundant. Every stored vector is unit length, so cos = 1 - d²/2 with d the L2 distance.
 import { sqlite, type Db } from './sqlite.js';
 import { SHARED_VECTOR_TABLE, vectorTableName } from './migrations.js';
-import { firstWindow, selectionSql, type FileSelection } from './search.js';
+import { firstWindow, selectionSql } from './search.js';
+import type { FileSelection } from '../aggregates/retrievable-files.js';
 import { Int8Scanner } from './simd-scan.js';
 import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
 
-export interface NewVector {
-  passageRid: number;
-  textHash: string;
-  embedding: Float32Array;
-}
+import { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads } from '../aggregates/vectors.js';
 
-/** Partitions of each collection's vectors (rid % VECTOR_SHARDS); one helper thread scans each (src/domain/search/dense-pool.ts). */
-export const VECTOR_SHARDS = 2;
+export function sqliteVectors(db: Db): VectorReads {
+  return { similarities: async (collectionRid, query, passageRids) => similarities(db, collectionRid, query, passageRids) };
+}
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const isZero = (v: Float32Array) => v.every((x) => x === 0);
@@ -105,13 +103,6 @@ export function dropVectors(db: Db, collectionRid: number): void {
   if (t.own) sqlite(db).exec(`DROP TABLE IF EXISTS ${t.table}`);
   stmt(db, `DELETE FROM ${SHARED_VECTOR_TABLE} WHERE collection_rid = ?`).run(collectionRid);
   bumpVectorVersion(db, collectionRid);
-}
-
-export interface DenseHit {
-  passageRid: number;
-  fileRid: number;
-  /** Cosine similarity, -1..1. */
-  similarity: number;
 }
 
 /**
@@ -359,7 +350,7 @@ function evictCopies(db: Db, budget: number): void {
 }
 
 /** Cosine similarity of the query to given passages (BM25 candidates the dense stage did not return). */
-export function similarities(db: Db, collectionRid: number, query: Float32Array, passageRids: number[]): Map<number, number> {
+export function similarities(db: Db, collectionRid: number, query: Float32Array, passageRids: readonly number[]): Map<number, number> {
   const out = new Map<number, number>();
   if (passageRids.length === 0) return out;
   const t = vectorTableOf(db, collectionRid);
