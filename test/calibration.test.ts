@@ -32,16 +32,16 @@ t.test('pseudo-queries: one sentence of a file against the rest of it, chosen th
     'Too short. Two words.',
     'Only one sentence here has six or more words in it.',
   ];
-  const first = pseudoQueries(texts);
+  const first = await pseudoQueries(texts);
   t.equal(first.length, 1, 'a file needs three sentences of six words or more');
   const [pq] = first;
   t.ok(texts[0]!.includes(pq!.query), 'the query is a sentence of the file');
   t.notOk(pq!.rest.includes(pq!.query), 'and the answer is the rest of it, without that sentence');
   t.equal(pq!.rest.split('. ').length, 2);
-  t.same(pseudoQueries(texts), first, 'deterministic');
-  t.equal(pseudoQueries(Array.from({ length: 300 }, (_, i) => `${texts[0]} File ${i} has words enough to count.`)).length, 200, 'at most 200');
+  t.same(await pseudoQueries(texts), first, 'deterministic');
+  t.equal((await pseudoQueries(Array.from({ length: 300 }, (_, i) => `${texts[0]} File ${i} has words enough to count.`))).length, 200, 'at most 200');
   const endless = `${'a line with no end and many words '.repeat(30)}\n${texts[0]}`;
-  t.ok(pseudoQueries([endless]).every((p) => p.query.length <= 500 && p.rest.length <= 2000), 'a query is a sentence of at most 500 characters, an answer at most 2,000');
+  t.ok((await pseudoQueries([endless])).every((p) => p.query.length <= 500 && p.rest.length <= 2000), 'a query is a sentence of at most 500 characters, an answer at most 2,000');
 });
 
 t.test('chooseWeight keeps the default unless a weight clearly wins', async (t) => {

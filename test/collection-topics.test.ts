@@ -216,7 +216,7 @@ t.test('a training gives the same model and vectors with its helper thread, with
   t.type(file, 'string', 'the fixture keeps its database in a file a thread can open');
   // A sample of 100 of the 302 files: the helper splits part of it, and reads and folds the 202 outside it.
   const snapshot = async (helperFile: string | null, helper: 'none' | 'used' | 'failed') => {
-    const trained = await trainAndRefold(db, f.rt.services.write, collectionRid, null, [], { maxFiles: 100, helperFile });
+    const trained = await trainAndRefold(f.rt.services.store, collectionRid, null, [], { maxFiles: 100, helperFile });
     t.equal(trained?.helper, helper, `the helper thread: ${helper}`);
     const rows = sqlite(db).prepare('SELECT file_rid, vector FROM file_topics ORDER BY file_rid').all() as { file_rid: number; vector: Buffer }[];
     return { model: getCollectionModel(db, collectionRid)!.model.toString('base64'), rows: rows.map((r) => `${r.file_rid}:${r.vector.toString('base64')}`) };

@@ -42,33 +42,33 @@ async function modelledCollection(t: Test) {
   const db = f.rt.services.db;
   const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
-  return { f, db, entry: collectionModelOf(db, collectionRid), files };
+  return { f, db, entry: await collectionModelOf(f.rt.services.store, collectionRid), files };
 }
 
 t.test("files' vectors in the model are kept until the next write, and a write is seen at once", async (t) => {
   const { f, db, entry, files } = await modelledCollection(t);
   t.ok(entry, 'the collection has its model');
-  const first = topicScores(db, entry, 'cat purrs', files)!;
+  const first = (await topicScores(f.rt.services.store, entry, 'cat purrs', files))!;
   t.equal(first.size, 80, 'a score per file');
-  t.same(topicScores(db, entry, 'cat purrs', files), first, 'the same scores from what was read');
+  t.same(await topicScores(f.rt.services.store, entry, 'cat purrs', files), first, 'the same scores from what was read');
   // Another file's vector changes (as a training or an indexed file rewrites it): the next search sees it.
   const target = files[0]!;
   const flipped = new Float32Array(entry!.model.dimensions);
   flipped[0] = 1;
   await f.rt.services.write(() => putFileTopics(db, [{ fileRid: target, vector: encodeTopic(flipped) }]));
-  const after = topicScores(db, entry, 'cat purrs', files)!;
+  const after = (await topicScores(f.rt.services.store, entry, 'cat purrs', files))!;
   t.not(after.get(target), first.get(target), 'the rewritten vector counts at once');
   t.equal(after.get(files[1]!), first.get(files[1]!), 'the others are unchanged');
 });
 
 t.test("a search that fills the kept files' vectors still scores every file it held", async (t) => {
-  const { db, entry, files } = await modelledCollection(t);
-  const first = topicScores(db, entry, 'cat purrs', files)!;
+  const { f, entry, files } = await modelledCollection(t);
+  const first = (await topicScores(f.rt.services.store, entry, 'cat purrs', files))!;
   t.equal(first.size, 80);
   // Other searches' candidates (rids with no vector) fill what is kept to just under the budget; the
   // next search brings the same 80 files and more, and goes over it.
   const other = (from: number, n: number) => Array.from({ length: n }, (_, i) => 10_000_000 + from + i);
-  topicScores(db, entry, 'cat purrs', other(0, MAX_HELD_TOPICS - 100));
-  const again = topicScores(db, entry, 'cat purrs', [...files, ...other(MAX_HELD_TOPICS, 100)])!;
+  await topicScores(f.rt.services.store, entry, 'cat purrs', other(0, MAX_HELD_TOPICS - 100));
+  const again = (await topicScores(f.rt.services.store, entry, 'cat purrs', [...files, ...other(MAX_HELD_TOPICS, 100)]))!;
   t.same(again, first, 'the same 80 scores: what was dropped for room is read again');
 });

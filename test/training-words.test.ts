@@ -5,12 +5,12 @@ import t, { type Test } from 'tap';
 import { runDeleteFileJob, runIndexJobs } from '../src/domain/ingest/pipeline.js';
 import { modelTerms, modelText } from '../src/domain/search/collection-model.js';
 import { trainAndRefold } from '../src/domain/search/collection-topics.js';
-import { TrainingWords, trainingWordsOf } from '../src/domain/search/training-words.js';
+import { TrainingWords } from '../src/domain/search/training-words.js';
 import { getCollectionModel } from '../src/store/sqlite/collection-models.js';
 import { passagesOfFiles } from '../src/store/sqlite/passages.js';
 import { databaseFile } from '../src/store/sqlite/db.js';
 import { sqlite } from '../src/store/sqlite/sqlite.js';
-import { claim, inProcessWorker } from './helpers/indexing.js';
+import { claim, inProcessWorker, keptWords } from './helpers/indexing.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 t.test('words are kept per file and version, the oldest dropped first beyond the budget', async (t) => {
@@ -64,7 +64,7 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
   const keyword = await collectionWith(t, f, 'plain', 5, { processing: { semantic: false } });
   const worker = inProcessWorker(f);
   await runIndexJobs(worker, claim(f));
-  const held = trainingWordsOf(db);
+  const held = keptWords(f);
   const files = readyFiles(f, semantic);
   t.equal(files.length, 70);
   const texts = passagesOfFiles(db, files.map((x) => x.rid));
@@ -92,7 +92,7 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
   t.equal((await f.call('DELETE', `/namespaces/w/collections/notes/files/${encodeURIComponent('/notes/001.md')}`)).status < 300, true, 'deleted');
   const deletions = claim(f).filter((j) => j.type === 'delete_file');
   t.equal(deletions.length, 1);
-  await runDeleteFileJob(db, worker.write, deletions[0]!);
+  await runDeleteFileJob(worker, deletions[0]!);
   t.equal(held.ids(second.rid, second.version), null, 'a deleted file is forgotten');
 });
 
@@ -103,18 +103,18 @@ t.test('a training from kept words is the training from the stored texts, bit fo
   const collectionRid = await collectionWith(t, f, 'notes', 150);
   await runIndexJobs(inProcessWorker(f), claim(f));
   const files = readyFiles(f, collectionRid);
-  t.equal(trainingWordsOf(db).size > 0, true, 'the worker kept words');
+  t.equal(keptWords(f).size > 0, true, 'the worker kept words');
   // A sample of 100 of the 150: kept words serve the sample and the files folded in after. A
   // helper thread is offered each time, and started only when some file has to be split.
   const snapshot = async (words: TrainingWords, helper: 'none' | 'used') => {
-    const trained = await trainAndRefold(db, inProcessWorker(f).write, collectionRid, null, [], { maxFiles: 100, helperFile: databaseFile(db), words });
+    const trained = await trainAndRefold(inProcessWorker(f).store, collectionRid, null, [], { maxFiles: 100, helperFile: databaseFile(db), words });
     t.equal(trained?.helper, helper, `the helper thread: ${helper}`);
     const rows = sqlite(db).prepare('SELECT file_rid, vector FROM file_topics ORDER BY file_rid').all() as { file_rid: number; vector: Buffer }[];
     return { model: getCollectionModel(db, collectionRid)!.model.toString('base64'), rows: rows.map((r) => `${r.file_rid}:${r.vector.toString('base64')}`) };
   };
   const fromStore = await snapshot(new TrainingWords(), 'used');
   t.equal(fromStore.rows.length, 150);
-  const kept = await snapshot(trainingWordsOf(db), 'none');
+  const kept = await snapshot(keptWords(f), 'none');
   t.equal(kept.model, fromStore.model, 'every word kept: nothing to split, the same model');
   t.same(kept.rows, fromStore.rows, 'the same vectors');
   // Some kept, some not (every other file); the helper thread splits what is not.
@@ -144,7 +144,7 @@ t.test('a file whose passages a rejected upload deleted is not brought back read
   const x = () => sqlite(db).prepare("SELECT rid, status, indexed_version_id FROM files WHERE path = '/x.md'").get() as { rid: number; status: string; indexed_version_id: string | null };
   const { rid } = x();
   t.equal(x().status, 'ready');
-  t.ok(trainingWordsOf(db).ids(rid, x().indexed_version_id!), 'its words are kept');
+  t.ok(keptWords(f).ids(rid, x().indexed_version_id!), 'its words are kept');
   // A new version as an upload whose bytes contradict the declared size: rejected, the file fails.
   const up = await f.call('POST', `${base}/files`, { path: '/x.md', source: { type: 'upload', content_type: 'text/plain', bytes: 10 } });
   t.equal(up.status, 202);
@@ -156,8 +156,8 @@ t.test('a file whose passages a rejected upload deleted is not brought back read
   t.equal((await f.call('POST', `/jobs/${again.body.job.id}:cancel`)).status, 200);
   t.equal(x().status, 'failed', 'a cancel does not make it ready with nothing to find');
   const train = async (words: TrainingWords) => {
-    await trainAndRefold(db, worker.write, collectionRid, null, [], { helperFile: null, words });
+    await trainAndRefold(worker.store, collectionRid, null, [], { helperFile: null, words });
     return getCollectionModel(db, collectionRid)!.model.toString('base64');
   };
-  t.equal(await train(trainingWordsOf(db)), await train(new TrainingWords()), 'the same model with the words kept as without them');
+  t.equal(await train(keptWords(f)), await train(new TrainingWords()), 'the same model with the words kept as without them');
 });

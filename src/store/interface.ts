@@ -4,6 +4,7 @@
 // SQL. Each engine lives in a folder of its own (src/store/sqlite/ today) and is picked by the
 // composition root (daemon/); nothing above the store imports an engine.
 import type { AccessRuleReads, AccessRuleWrites } from './aggregates/access-rules.js';
+import type { CollectionModelReads, CollectionModelWrites } from './aggregates/collection-models.js';
 import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
 import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
@@ -18,6 +19,7 @@ import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
 export type { BlobStore, PendingBlob } from './blob-store.js';
+export type { CollectionModelHeader, CollectionModelReads, CollectionModelWrites, StoredCollectionModel, TrainedModel } from './aggregates/collection-models.js';
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
@@ -33,6 +35,7 @@ export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChang
 /** What may be read outside a transaction. */
 export interface StoreReads {
   readonly accessRules: AccessRuleReads;
+  readonly collectionModels: CollectionModelReads;
   readonly collections: CollectionReads;
   readonly events: EventReads;
   readonly jobs: JobReads;
@@ -49,6 +52,7 @@ export interface StoreReads {
 /** A write transaction: every read and write in it sees one state and commits together. */
 export interface StoreTx {
   readonly accessRules: AccessRuleReads & AccessRuleWrites;
+  readonly collectionModels: CollectionModelReads & CollectionModelWrites;
   readonly collections: CollectionReads & CollectionWrites;
   readonly events: EventReads & EventWrites;
   readonly jobs: JobReads & JobWrites;

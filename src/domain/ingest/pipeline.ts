@@ -12,7 +12,7 @@ import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileBy
 import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
 import { deletePassages, indexPassageText, replacePassageRows } from '../../store/sqlite/passages.js';
 import type { NewPassage, NewVector, PassageSource } from '../../store/interface.js';
-import type { BlobStore } from '../../store/interface.js';
+import type { BlobStore, Store } from '../../store/interface.js';
 import { TroveError } from '../../contract/errors.js';
 import { passageTerms, type PassageTerms } from '../../store/sqlite/keyword-terms.js';
 import { keywordIndexOf } from '../../store/sqlite/keyword-index.js';
@@ -21,7 +21,7 @@ import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
 import { staysSettled, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { modelTerms, modelText } from '../search/collection-model.js';
-import { trainingWordsOf } from '../search/training-words.js';
+import type { TrainingWords } from '../search/training-words.js';
 import { putFileTopics } from '../../store/sqlite/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
@@ -116,6 +116,12 @@ function checkModel(col: CollectionRow, embedding: Embedding): void {
 export interface IndexingWorker {
   db: Db;
   write: WriteFn;
+  /** The same store through its interface. */
+  store: Store;
+  /** The database file a helper thread may open to share a model's training (collection-topics.ts); null: no helper. */
+  storeFile: string | null;
+  /** The words of the files this worker indexed, kept for the next training of their collection. */
+  words: TrainingWords;
   cfg: PipelineConfig;
   /** Uploaded bytes (src/store/blob-store.ts). */
   blobs: BlobStore;
@@ -331,7 +337,7 @@ async function batchTopics(
   files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }>; queuedAt?: string }[],
   mayTrain = true,
 ): Promise<{ topics: Map<number, Buffer>; words: Map<number, readonly string[]> }> {
-  const { db, write, embedding } = worker;
+  const { db, embedding, store } = worker;
   const byCollection = new Map<number, { fileRid: number; text: string }[]>();
   // The newest of each collection's jobs at hand: when the queue is empty, no work came after it.
   const newestQueued = new Map<number, number>();
@@ -355,11 +361,11 @@ async function batchTopics(
     const settled = () => staysSettled(() => hasQueuedIndexJobs(db, collectionRid), newest === undefined ? {} : { quietForMs: Date.now() - newest });
     let vectors: Map<number, Buffer>;
     try {
-      vectors = await topicsForBatch(db, write, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled);
+      vectors = await topicsForBatch(store, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled, { storeFile: worker.storeFile, words: worker.words });
     } catch (err) {
       modelFailed(worker, err);
       // Without a new model, the one in force (if any) still gives the batch its vectors.
-      vectors = await topicsForBatch(db, write, collectionRid, batch, null, null).catch(() => new Map<number, Buffer>());
+      vectors = await topicsForBatch(store, collectionRid, batch, null, null).catch(() => new Map<number, Buffer>());
     }
     for (const [rid, topic] of vectors) topics.set(rid, topic);
   }
@@ -371,8 +377,7 @@ async function batchTopics(
  * training (training-words.ts); a file committed without words (failed, or in a collection
  * without a model) is forgotten, so what is kept is always what the store holds.
  */
-function keepWords(db: Db, committed: readonly { fileRid: number; versionId: string }[], words: ReadonlyMap<number, readonly string[]>): void {
-  const held = trainingWordsOf(db);
+function keepWords(held: TrainingWords, committed: readonly { fileRid: number; versionId: string }[], words: ReadonlyMap<number, readonly string[]>): void {
   for (const { fileRid, versionId } of committed) {
     const terms = words.get(fileRid);
     if (terms) held.put(fileRid, versionId, terms);
@@ -449,11 +454,11 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
       for (const rid of bumped) bumpGeneration(db, rid);
       commitIndexed(db, indexed, embedding);
     });
-    keepWords(db, committed, words);
+    keepWords(worker.words, committed, words);
   }
 }
 
-export async function runDeleteFileJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
+export async function runDeleteFileJob({ db, write, words }: IndexingWorker, job: JobRow): Promise<void> {
   await write(() => {
     if (jobStatus(db, job.rid) !== 'running') return;
     if (job.file_rid !== null && job.collection_rid !== null) {
@@ -462,7 +467,7 @@ export async function runDeleteFileJob(db: Db, write: WriteFn, job: JobRow): Pro
     }
     finishJob(db, job.rid, 'succeeded', nowIso());
   });
-  if (job.file_rid !== null) trainingWordsOf(db).forget(job.file_rid);
+  if (job.file_rid !== null) words.forget(job.file_rid);
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
@@ -511,11 +516,11 @@ export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promis
       bumpGeneration(db, col.rid);
       commitIndexed(db, indexed, embedding);
     });
-    keepWords(db, committed, words);
+    keepWords(worker.words, committed, words);
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
   const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
-  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(db, write, end.rid, calibrating(end, embedding)).catch((err: unknown) => modelFailed(worker, err));
+  if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(worker.store, end.rid, calibrating(end, embedding), [], { storeFile: worker.storeFile, words: worker.words }).catch((err: unknown) => modelFailed(worker, err));
   await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
   return 'done';
 }

@@ -9,6 +9,7 @@ import { moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index-mov
 import { WriteGate } from '../../store/sqlite/write-gate.js';
 import { Writer } from '../../store/sqlite/writer.js';
 import { sqliteStore } from '../../store/sqlite/store.js';
+import { TrainingWords } from '../search/training-words.js';
 import { nowIso } from '../../contract/ids.js';
 import { runApplyAccessRuleJob } from '../access/rules.js';
 import { shutdownOcr } from './formats/ocr.js';
@@ -97,7 +98,7 @@ const ahead = new FetchAhead(
   () => ({ allowPrivate: init.allowPrivateSources, fileRoots: init.fileRoots, maxBytes: init.maxFileBytes, timeoutMs: init.fetchTimeoutMs }),
   () => wake?.(),
 );
-const worker: IndexingWorker = { db, write, cfg: init, blobs: new FsBlobStore(init.blobsDir), embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
+const worker: IndexingWorker = { db, write, store, storeFile: init.dbFile, words: new TrainingWords(), cfg: init, blobs: new FsBlobStore(init.blobsDir), embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
 
 /**
  * Ends the fetches of jobs that no longer wait for them (canceled, their collection or namespace
@@ -191,7 +192,7 @@ async function loop(): Promise<void> {
     // Claimed, so no longer waiting on the lane.
     ahead.drop(indexJobs.map((j) => j.rid));
     for (const job of jobs) {
-      if (job.type === 'delete_file') await runDeleteFileJob(db, write, job);
+      if (job.type === 'delete_file') await runDeleteFileJob(worker, job);
       else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, job);

@@ -66,9 +66,9 @@ function sentencesOf(text: string): string[] {
 }
 
 /** One pseudo-query per file with enough sentences, in the order given, up to `max`. */
-export function pseudoQueries(texts: Iterable<string>, max = PSEUDO_QUERIES): PseudoQuery[] {
+export async function pseudoQueries(texts: Iterable<string> | AsyncIterable<string>, max = PSEUDO_QUERIES): Promise<PseudoQuery[]> {
   const out: PseudoQuery[] = [];
-  for (const text of texts) {
+  for await (const text of texts) {
     if (out.length >= max) break;
     const sentences = sentencesOf(text);
     if (sentences.length < MIN_SENTENCES) continue;
@@ -216,11 +216,11 @@ async function embedAll(provider: EmbeddingProvider, texts: readonly string[]): 
  * sample order) with the provider that embeds its passages and the model just trained.
  */
 export async function calibrateSemanticWeight(
-  texts: Iterable<string>,
+  texts: Iterable<string> | AsyncIterable<string>,
   provider: EmbeddingProvider,
   model: CollectionModel | null,
 ): Promise<CalibrationResult> {
-  const pairs = pseudoQueries(texts);
+  const pairs = await pseudoQueries(texts);
   if (pairs.length < MIN_PSEUDO_QUERIES) return uncalibrated(pairs.length);
   const queryTerms = pairs.map((p) => modelTerms(p.query));
   const restTerms = pairs.map((p) => modelTerms(p.rest));

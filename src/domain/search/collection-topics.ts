@@ -10,17 +10,14 @@
 // thresholds grow geometrically, so the training a collection ever gets costs at most twice its
 // last one; each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
-import { collectionModelHeader, collectionModelVersion, getCollectionModel, getFileTopics, putCollectionModel, putFileTopics, readyFileVersions } from '../../store/sqlite/collection-models.js';
-import { databaseFile, type Db } from '../../store/sqlite/db.js';
-import { untilWrite } from '../../store/sqlite/read-cache.js';
+import type { Store, StoreReads } from '../../store/interface.js';
 import { getFileCardsByRid } from '../../store/sqlite/files.js';
-import { passagesOfFiles } from '../../store/sqlite/passages.js';
-import type { WriteFn } from '../../store/sqlite/writer.js';
+import type { Db } from '../../store/sqlite/db.js';
 import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
 import { ModelHelper } from './model-helper.js';
 import { calibrateSemanticWeight } from './calibration.js';
-import { trainingWordsOf, type TrainingWords } from './training-words.js';
+import { TrainingWords } from './training-words.js';
 import { deserializeCollectionModel, embedTermIds, embedTerms, embedWithModel, encodeTopic, MIN_TEXTS, modelTerms, modelText, serializeCollectionModel, termIndex, trainWithTextVectors, type CollectionModel } from './collection-model.js';
 
 /**
@@ -113,21 +110,21 @@ export interface CollectionModelEntry {
 }
 
 /**
- * Deserialised models by database and collection, each with the version it was read at (a few MB
- * each). Per database: versions are unique within a data dir only, and a test process opens many.
+ * Deserialised models by store and collection, each with the version it was read at (a few MB
+ * each). Per store: versions are unique within a store only, and a test process opens many.
  */
-const caches = new WeakMap<Db, Map<number, CollectionModelEntry>>();
+const caches = new WeakMap<StoreReads, Map<number, CollectionModelEntry>>();
 const CACHED_MODELS = 16;
 
 /** The collection's current model, or null when it has none yet; one indexed lookup when cached. */
-export function collectionModelOf(db: Db, collectionRid: number): CollectionModelEntry | null {
-  const version = collectionModelVersion(db, collectionRid);
-  if (version === null) return null;
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
+export async function collectionModelOf(store: StoreReads, collectionRid: number): Promise<CollectionModelEntry | null> {
+  const version = (await store.collectionModels.header(collectionRid))?.version;
+  if (version === undefined) return null;
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = new Map()));
   const cached = cache.get(collectionRid);
   if (cached && cached.version === version) return cached;
-  const stored = getCollectionModel(db, collectionRid);
+  const stored = await store.collectionModels.get(collectionRid);
   if (!stored) return null;
   const entry: CollectionModelEntry = {
     version: stored.version,
@@ -141,8 +138,8 @@ export function collectionModelOf(db: Db, collectionRid: number): CollectionMode
 }
 
 /** Files' texts as the model reads them, from the store. */
-function storedTexts(db: Db, fileRids: readonly number[]): Map<number, string> {
-  return new Map([...passagesOfFiles(db, fileRids)].map(([rid, passages]) => [rid, modelText(passages)]));
+async function storedTexts(store: StoreReads, fileRids: readonly number[]): Promise<Map<number, string>> {
+  return new Map([...(await store.passages.ofFiles(fileRids))].map(([rid, passages]) => [rid, modelText(passages)]));
 }
 
 /** A file of a batch about to be committed: its text as the model reads it, and its words if split already. */
@@ -160,20 +157,20 @@ export interface BatchFile {
  * never train (a reindex trains once it ends).
  */
 export async function topicsForBatch(
-  db: Db,
-  write: WriteFn,
+  store: Store,
   collectionRid: number,
   batch: readonly BatchFile[],
   readyFiles: number | null,
   embedding: Embedding | null,
   settled: () => Promise<boolean> = async () => true,
+  training: TrainingOptions = {},
 ): Promise<Map<number, Buffer>> {
-  const header = collectionModelHeader(db, collectionRid);
+  const header = await store.collectionModels.header(collectionRid);
   if (readyFiles !== null && dueForTraining(header?.files ?? null, readyFiles + batch.length) && (await settled())) {
-    const trained = await trainAndRefold(db, write, collectionRid, embedding, batch);
+    const trained = await trainAndRefold(store, collectionRid, embedding, batch, training);
     if (trained) return trained.extraTopics;
   }
-  const current = collectionModelOf(db, collectionRid)?.model ?? null;
+  const current = (await collectionModelOf(store, collectionRid))?.model ?? null;
   const out = new Map<number, Buffer>();
   if (!current) return out;
   const index = termIndex(current);
@@ -195,21 +192,20 @@ export async function topicsForBatch(
  * embedding's weight is calibrated on the same sample (calibration.ts).
  */
 export async function trainAndRefold(
-  db: Db,
-  write: WriteFn,
+  store: Store,
   collectionRid: number,
   embedding: Embedding | null,
   extra: readonly BatchFile[] = [],
   options: TrainingOptions = {},
 ): Promise<{ model: CollectionModel; extraTopics: Map<number, Buffer>; helper: 'none' | 'used' | 'failed' } | null> {
   const extraFiles = new Map(extra.map((f) => [f.fileRid, f]));
-  const ready = allReadyFiles(db, collectionRid).filter((f) => !extraFiles.has(f.rid));
+  const ready = (await allReadyFiles(store, collectionRid)).filter((f) => !extraFiles.has(f.rid));
   const old = ready.map((f) => f.rid);
   const all = [...old, ...extraFiles.keys()];
   if (all.length < FIRST_TRAINING_FILES) return null;
   // The sample, and the order it is read in, follow a hash of each file's path, not the order of
   // upload: the same files give the same model however their uploads interleaved.
-  const keys = new Map(getFileCardsByRid(db, all).map((f) => [f.rid, fnv1a(f.path)]));
+  const keys = new Map(getFileCardsByRid(store as unknown as Db, all).map((f) => [f.rid, fnv1a(f.path)]));
   const chosen = all
     .map((rid) => ({ rid, key: keys.get(rid) ?? 0 }))
     .sort((a, b) => a.key - b.key || a.rid - b.rid)
@@ -219,7 +215,7 @@ export async function trainAndRefold(
   const inSample = new Set(chosen);
   const outside = old.filter((rid) => !inSample.has(rid));
   // Words kept since the files were indexed (training-words.ts); the rest are split here.
-  const words = options.words ?? trainingWordsOf(db);
+  const words = options.words ?? new TrainingWords();
   const versionOf = new Map(ready.map((f) => [f.rid, f.version_id]));
   const heldIds = new Map<number, Int32Array>();
   for (const rid of old) {
@@ -231,20 +227,20 @@ export async function trainAndRefold(
   // A second thread splits part of the sample, and reads and splits the files outside it while this
   // one trains (model-helper-thread.ts); below HELPER_MIN_FILES it would cost more than it saves.
   const toSplit = storedToSplit.length + outsideToSplit.length;
-  const file = options.helperFile !== undefined ? options.helperFile : toSplit >= HELPER_MIN_FILES ? databaseFile(db) : null;
+  const file = options.helperFile !== undefined ? options.helperFile : toSplit >= HELPER_MIN_FILES ? (options.storeFile ?? null) : null;
   const helper = file && toSplit > 0 ? startHelper(file) : null;
   try {
     const handed = helper ? storedToSplit.slice(storedToSplit.length - Math.floor(storedToSplit.length * HELPER_SAMPLE_SHARE)) : [];
     const handedTerms = helper && handed.length > 0 ? helper.terms(handed).catch(() => null) : null;
     if (helper && outsideToSplit.length > 0) helper.prepare(outsideToSplit);
-    const oldTexts = storedTexts(db, storedToSplit);
+    const oldTexts = await storedTexts(store, storedToSplit);
     const textOf = (rid: number) => extraFiles.get(rid)?.text ?? oldTexts.get(rid) ?? '';
     // The sample's texts in order, for the calibration, which reads them only until it has enough
     // pseudo-queries (200 files): the rest of a sample whose words were kept is never read.
-    const sampleTexts = function* (): Generator<string> {
+    const sampleTexts = async function* (): AsyncGenerator<string> {
       for (let from = 0; from < chosen.length; from += TEXT_PAGE) {
         const page = chosen.slice(from, from + TEXT_PAGE);
-        const more = storedTexts(db, page.filter((rid) => !extraFiles.has(rid) && !oldTexts.has(rid)));
+        const more = await storedTexts(store, page.filter((rid) => !extraFiles.has(rid) && !oldTexts.has(rid)));
         for (const rid of page) yield extraFiles.get(rid)?.text ?? oldTexts.get(rid) ?? more.get(rid) ?? '';
       }
     };
@@ -287,7 +283,7 @@ export async function trainAndRefold(
       if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
     }
     // Calibrating here while the helper folds.
-    const calibrated = embedding ? await calibrate(db, collectionRid, sampleTexts(), embedding, model) : null;
+    const calibrated = embedding ? await calibrate(store, collectionRid, sampleTexts(), embedding, model) : null;
     const folded = await folding;
     if (folded) {
       outsideToSplit.forEach((rid, i) => {
@@ -297,7 +293,7 @@ export async function trainAndRefold(
     } else {
       for (let from = 0; from < outsideToSplit.length; from += 1000) {
         const rids = outsideToSplit.slice(from, from + 1000);
-        const unread = storedTexts(db, rids);
+        const unread = await storedTexts(store, rids);
         for (const rid of rids) {
           const v = embedTerms(model, modelTerms(unread.get(rid) ?? ''), index);
           if (v) topics.push({ fileRid: rid, vector: encodeTopic(v) });
@@ -307,9 +303,9 @@ export async function trainAndRefold(
       }
     }
     const bytes = serializeCollectionModel(model);
-    await write(() => {
-      putCollectionModel(db, collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
-      putFileTopics(db, topics);
+    await store.write(async (tx) => {
+      await tx.collectionModels.put(collectionRid, { files: all.length, model: bytes, semanticWeight: calibrated, semanticModel: calibrated === null ? null : embedding!.modelId }, nowIso());
+      await tx.collectionModels.putFileTopics(topics);
     });
     // A part asked of the helper and not answered (null) was done here.
     const failed = (handedTerms !== null && helperWords === null) || (folding !== null && folded === null);
@@ -334,10 +330,12 @@ function startHelper(file: string): ModelHelper | null {
 export interface TrainingOptions {
   /** Files one training reads at most (MAX_TRAINING_FILES). */
   maxFiles?: number;
-  /** Words kept since indexing; by default the database's (trainingWordsOf). */
+  /** Words the indexing worker kept since it indexed the files; without them, every file is split here. */
   words?: TrainingWords;
-  /** The database a helper thread reads, or null for none; by default the store's own, from HELPER_MIN_FILES files. */
+  /** The database a helper thread reads, or null for none, whatever the number of files. */
   helperFile?: string | null;
+  /** The store's database file, which a helper thread opens from HELPER_MIN_FILES files to split (below, it would cost more than it saves); without it, no helper. */
+  storeFile?: string | null;
 }
 
 /**
@@ -345,19 +343,19 @@ export interface TrainingOptions {
  * down) keeps the weight last fitted for it: a collection that stopped growing may not be trained
  * again for a long time. It never costs the collection its model or its files.
  */
-async function calibrate(db: Db, collectionRid: number, texts: Iterable<string>, embedding: Embedding, model: CollectionModel): Promise<number | null> {
+async function calibrate(store: StoreReads, collectionRid: number, texts: AsyncIterable<string>, embedding: Embedding, model: CollectionModel): Promise<number | null> {
   try {
     return (await calibrateSemanticWeight(texts, await embedding.get(), model)).weight;
   } catch {
-    const previous = collectionModelHeader(db, collectionRid);
+    const previous = await store.collectionModels.header(collectionRid);
     return previous?.semantic_model === embedding.modelId ? previous.semantic_weight : null;
   }
 }
 
-function allReadyFiles(db: Db, collectionRid: number): { rid: number; version_id: string }[] {
+async function allReadyFiles(store: StoreReads, collectionRid: number): Promise<{ rid: number; version_id: string }[]> {
   const out: { rid: number; version_id: string }[] = [];
   for (let after = 0; ; ) {
-    const page = readyFileVersions(db, collectionRid, after, 10_000);
+    const page = await store.collectionModels.readyFileVersions(collectionRid, after, 10_000);
     if (page.length === 0) return out;
     for (const f of page) out.push(f);
     after = page[page.length - 1]!.rid;
@@ -365,13 +363,13 @@ function allReadyFiles(db: Db, collectionRid: number): { rid: number; version_id
 }
 
 /** Per candidate file: cosine of the query and the file in the collection's model; null without a model or a query vector. */
-export function topicScores(db: Db, entry: CollectionModelEntry | null, query: string, fileRids: readonly number[]): Map<number, number> | null {
+export async function topicScores(store: Store, entry: CollectionModelEntry | null, query: string, fileRids: readonly number[]): Promise<Map<number, number> | null> {
   if (!entry) return null;
   const q = embedWithModel(entry.model, query, termIndex(entry.model));
   if (!q) return null;
   // Files' vectors change only with a write: each is read once until the next one (read-cache.ts),
   // not once per search (0.6 ms of a semantic SciFact search read its ~100 candidates' rows).
-  const held = untilWrite(db, 'file-topics', () => ({ size: 0, byModel: new Map<number, Map<number, Buffer | null>>() }));
+  const held = await store.untilChanged('file-topics', async () => ({ size: 0, byModel: new Map<number, Map<number, Buffer | null>>() }));
   let byFile = held.byModel.get(entry.version);
   if (!byFile) held.byModel.set(entry.version, (byFile = new Map()));
   let unread = fileRids.filter((rid) => !byFile!.has(rid));
@@ -383,7 +381,7 @@ export function topicScores(db: Db, entry: CollectionModelEntry | null, query: s
     unread = [...fileRids];
   }
   if (unread.length > 0) {
-    const read = getFileTopics(db, unread);
+    const read = await store.collectionModels.fileTopics(unread);
     for (const rid of unread) byFile.set(rid, read.get(rid) ?? null);
     held.size += unread.length;
   }

@@ -299,7 +299,7 @@ async function hybridCandidates(s: Services, col: CollectionRow, request: Hybrid
 }
 
 /** Min-max fusion of BM25, the embedding's cosine and the collection model (docs/ranking.md), best first. */
-function fuseCandidates(s: Services, col: CollectionRow, request: HybridRequest, found: HybridCandidates): RankedPassage[] {
+async function fuseCandidates(s: Services, col: CollectionRow, request: HybridRequest, found: HybridCandidates): Promise<RankedPassage[]> {
   const { query, scope, explain } = request;
   const { usable, bm25, cosine, candidates } = found;
   const scaleBm25 = minMax([...bm25.values()]);
@@ -308,10 +308,10 @@ function fuseCandidates(s: Services, col: CollectionRow, request: HybridRequest,
   // It and the embedding's calibrated weight are learnt from every file of the collection, so a
   // reader of an enforced collection, whose scores may count only what it may read (issue 16,
   // item 4), ranks without the model and with the default weight.
-  const model = scope.readableFiles === null ? collectionModelOf(s.db, col.rid) : null;
+  const model = scope.readableFiles === null ? await collectionModelOf(s.store, col.rid) : null;
   const calibrated = model?.semanticWeight;
   const semanticWeight = calibrated && calibrated.embeddingModel === s.embedding.modelId ? calibrated.weight : SEMANTIC_WEIGHT;
-  const topics = topicScores(s.db, model, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]);
+  const topics = await topicScores(s.store, model, query, [...new Set([...candidates.values()].map((c) => c.fileRid))]);
   const scaleTopic = minMax(topics ? [...candidates.values()].map((c) => topics.get(c.fileRid) ?? 0) : []);
   const ranked: RankedPassage[] = [...candidates].map(([rid, c]) => {
     const raw = bm25.get(rid);

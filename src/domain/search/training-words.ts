@@ -94,12 +94,3 @@ export class TrainingWords {
     this.held = 0;
   }
 }
-
-const perDatabase = new WeakMap<object, TrainingWords>();
-
-/** The cache of a database handle (one indexing worker holds one). */
-export function trainingWordsOf(db: object): TrainingWords {
-  let words = perDatabase.get(db);
-  if (!words) perDatabase.set(db, (words = new TrainingWords()));
-  return words;
-}

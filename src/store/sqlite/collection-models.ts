@@ -2,23 +2,24 @@
 // stored as the opaque bytes src/domain/search/collection-model.ts makes; this layer only keeps them.
 import type { Db } from './db.js';
 import { rowsByRid, stmt } from './statements.js';
+import type { CollectionModelHeader, CollectionModelReads, CollectionModelWrites, StoredCollectionModel, TrainedModel } from '../aggregates/collection-models.js';
 
-export interface StoredCollectionModel {
-  version: number;
-  /** Ready files when it was trained. */
-  files: number;
-  model: Buffer;
-  /** The embedding's calibrated weight (migration 16), or null for the default. */
-  semantic_weight: number | null;
-  /** The embedding model the weight was fitted for. */
-  semantic_model: string | null;
+export function sqliteCollectionModels(db: Db): CollectionModelReads & CollectionModelWrites {
+  return {
+    header: async (collectionRid) => collectionModelHeader(db, collectionRid),
+    get: async (collectionRid) => getCollectionModel(db, collectionRid),
+    fileTopics: async (fileRids) => getFileTopics(db, fileRids),
+    readyFileVersions: async (collectionRid, afterRid, limit) => readyFileVersions(db, collectionRid, afterRid, limit),
+    put: async (collectionRid, trained, now) => putCollectionModel(db, collectionRid, trained, now),
+    putFileTopics: async (rows) => putFileTopics(db, rows),
+  };
 }
 
 /** The model's row without its bytes: what a reader checks against its cached copy at every search. */
-export function collectionModelHeader(db: Db, collectionRid: number): Omit<StoredCollectionModel, 'model'> | null {
+export function collectionModelHeader(db: Db, collectionRid: number): CollectionModelHeader | null {
   return (
     (stmt(db, 'SELECT version, files, semantic_weight, semantic_model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as
-      | Omit<StoredCollectionModel, 'model'>
+      | CollectionModelHeader
       | undefined) ?? null
   );
 }
@@ -42,7 +43,7 @@ export function getCollectionModel(db: Db, collectionRid: number): StoredCollect
 export function putCollectionModel(
   db: Db,
   collectionRid: number,
-  trained: { files: number; model: Buffer; semanticWeight: number | null; semanticModel: string | null },
+  trained: TrainedModel,
   now: string,
 ): number {
   const next = stmt(

@@ -4,6 +4,7 @@
 import type { Store, StoreTx } from '../interface.js';
 import type { Db } from './db.js';
 import { sqliteAccessRules } from './access-rules.js';
+import { sqliteCollectionModels } from './collection-models.js';
 import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
 import { sqliteJobs } from './jobs.js';
@@ -22,6 +23,7 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
   // One connection: a transaction's reads and writes are the connection's own.
   const tx: StoreTx = {
     accessRules: sqliteAccessRules(db),
+    collectionModels: sqliteCollectionModels(db),
     collections: sqliteCollections(db),
     events: sqliteEvents(db),
     jobs: sqliteJobs(db),
