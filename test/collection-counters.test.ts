@@ -55,7 +55,7 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
     bytes: 1,
     checksum: null,
     uri: null,
-    metadata: '{}',
+    metadata: {},
     version_id: `ver_${n}`,
     created_at: now(),
     updated_at: now(),

@@ -6,6 +6,7 @@
 import type { AccessRuleReads, AccessRuleWrites } from './aggregates/access-rules.js';
 import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
 import type { EventReads, EventWrites } from './aggregates/events.js';
+import type { FileReads, FileWrites } from './aggregates/files.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
@@ -16,6 +17,23 @@ export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, Ru
 export type { BlobStore, PendingBlob } from './blob-store.js';
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
+export type {
+  FileAtVersion,
+  FileCard,
+  FileListing,
+  FileReads,
+  FileRow,
+  FileStatus,
+  FileVersionRow,
+  FileVersionState,
+  FileWrites,
+  IndexedVersion,
+  NewFile,
+  SourceFields,
+  SourceType,
+  UploadState,
+  WaitingUpload,
+} from './aggregates/files.js';
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
@@ -27,6 +45,7 @@ export interface StoreReads {
   readonly accessRules: AccessRuleReads;
   readonly collections: CollectionReads;
   readonly events: EventReads;
+  readonly files: FileReads;
   readonly jobs: JobReads;
   readonly keys: KeyReads;
   readonly namespaces: NamespaceReads;
@@ -39,6 +58,7 @@ export interface StoreTx {
   readonly accessRules: AccessRuleReads & AccessRuleWrites;
   readonly collections: CollectionReads & CollectionWrites;
   readonly events: EventReads & EventWrites;
+  readonly files: FileReads & FileWrites;
   readonly jobs: JobReads & JobWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly namespaces: NamespaceReads & NamespaceWrites;

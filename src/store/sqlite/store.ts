@@ -6,6 +6,7 @@ import type { Db } from './db.js';
 import { sqliteAccessRules } from './access-rules.js';
 import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
+import { sqliteFiles } from './files.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
@@ -19,6 +20,7 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     accessRules: sqliteAccessRules(db),
     collections: sqliteCollections(db),
     events: sqliteEvents(db),
+    files: sqliteFiles(db),
     jobs: sqliteJobs(db),
     keys: sqliteKeys(db),
     namespaces: sqliteNamespaces(db),
