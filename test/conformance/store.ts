@@ -17,6 +17,7 @@ import type {
   StoreTx,
 } from '../../src/store/interface.js';
 import type { Processing } from '../../src/contract/schemas.js';
+import { storeFilesConformance } from './store-files.js';
 
 export interface StoreUnderTest {
   /** Fresh and empty. */
@@ -560,6 +561,8 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
       t.equal((JSON.parse(restored[0]!.data) as { status: unknown }).status, 'empty', 'living again');
     });
   });
+
+  storeFilesConformance(t, { on, twoCollections, eventsSince, at });
 
   // ------------------------------------------------------------------ events
 
