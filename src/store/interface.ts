@@ -9,6 +9,7 @@ import type { EventReads, EventWrites } from './aggregates/events.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { OperatorReads, OperatorWrites } from './aggregates/operator.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
@@ -19,6 +20,7 @@ export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from './aggregates/operator.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
@@ -30,6 +32,7 @@ export interface StoreReads {
   readonly jobs: JobReads;
   readonly keys: KeyReads;
   readonly namespaces: NamespaceReads;
+  readonly operator: OperatorReads;
   readonly research: ResearchReads;
   readonly webhooks: WebhookReads;
 }
@@ -42,6 +45,7 @@ export interface StoreTx {
   readonly jobs: JobReads & JobWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly operator: OperatorReads & OperatorWrites;
   readonly research: ResearchReads & ResearchWrites;
   readonly webhooks: WebhookReads & WebhookWrites;
 }

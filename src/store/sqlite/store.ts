@@ -9,6 +9,7 @@ import { sqliteEvents } from './events.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqliteOperator } from './operator.js';
 import { sqliteResearch } from './research.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
@@ -22,6 +23,7 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     jobs: sqliteJobs(db),
     keys: sqliteKeys(db),
     namespaces: sqliteNamespaces(db),
+    operator: sqliteOperator(db),
     research: sqliteResearch(db),
     webhooks: sqliteWebhooks(db),
   };
