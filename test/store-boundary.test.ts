@@ -84,7 +84,6 @@ const NOT_YET_THROUGH_THE_INTERFACE = [
   'src/domain/jobs.ts',
   'src/domain/present.ts',
   'src/domain/resolve.ts',
-  'src/domain/restore.ts',
   'src/domain/search/collection-topics.ts',
   'src/domain/search/dense-pool.ts',
   'src/domain/search/keyword-ranking.ts',

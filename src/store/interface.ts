@@ -11,6 +11,8 @@ import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
 import type { OperatorReads, OperatorWrites } from './aggregates/operator.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
+import type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
+import type { SearchSnapshotReads, SearchSnapshotWrites } from './aggregates/search-snapshots.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
@@ -22,6 +24,8 @@ export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggrega
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
 export type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from './aggregates/operator.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
+export type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
+export type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from './aggregates/search-snapshots.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
@@ -34,6 +38,8 @@ export interface StoreReads {
   readonly namespaces: NamespaceReads;
   readonly operator: OperatorReads;
   readonly research: ResearchReads;
+  readonly retention: RetentionReads;
+  readonly searchSnapshots: SearchSnapshotReads;
   readonly webhooks: WebhookReads;
 }
 
@@ -47,6 +53,8 @@ export interface StoreTx {
   readonly namespaces: NamespaceReads & NamespaceWrites;
   readonly operator: OperatorReads & OperatorWrites;
   readonly research: ResearchReads & ResearchWrites;
+  readonly retention: RetentionReads & RetentionWrites;
+  readonly searchSnapshots: SearchSnapshotReads & SearchSnapshotWrites;
   readonly webhooks: WebhookReads & WebhookWrites;
 }
 

@@ -10,7 +10,9 @@ import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
 import { sqliteOperator } from './operator.js';
+import { sqliteRetention } from './purge.js';
 import { sqliteResearch } from './research.js';
+import { sqliteSearchSnapshots } from './search-snapshots.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
@@ -25,6 +27,8 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     namespaces: sqliteNamespaces(db),
     operator: sqliteOperator(db),
     research: sqliteResearch(db),
+    retention: sqliteRetention(db),
+    searchSnapshots: sqliteSearchSnapshots(db),
     webhooks: sqliteWebhooks(db),
   };
   return {
