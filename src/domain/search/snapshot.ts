@@ -1,7 +1,7 @@
 // Search pages after the first serve the ranking the first page saw (a point in time, as Elastic's
 // point-in-time does), not a fresh one: a file added or deleted between pages cannot shift the
 // later pages, so no result repeats and none is skipped. The ranking is kept in the store
-// (the store's searchSnapshots), not in this process, so the next page may reach another daemon
+// (its searchSnapshots), not in this process, so the next page may reach another daemon
 // on the same database. What a later page shows is checked again when it is served: a file deleted
 // since, no longer ready, or no longer readable by the request's principals (or selected by its
 // filter) is left out and the page fills from the next entries; an edited file keeps its place and
