@@ -4,7 +4,6 @@ import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
 import type { CollectionRow, FileRow, FileStatus, JobRow, NamespaceRow, SourceFields, StoreReads, StoreTx } from '../store/interface.js';
-import { blobInUse } from '../store/sqlite/purge.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';
@@ -319,7 +318,7 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
     await s.blobs.discard(blob);
     // Nothing refers to the blob if the row was not written: a full disk gets its space back, and
     // the upload URL stays usable (the version still waits for its bytes).
-    if (!blobInUse(s.db, blob.sha256)) await s.blobs.remove(blob.sha256);
+    if (!(await s.store.retention.blobInUse(blob.sha256))) await s.blobs.remove(blob.sha256);
     throw err;
   }
   s.notifyWork();

@@ -10,7 +10,10 @@ import type { FileReads, FileWrites } from './aggregates/files.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { OperatorReads, OperatorWrites } from './aggregates/operator.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
+import type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
+import type { SearchSnapshotReads, SearchSnapshotWrites } from './aggregates/search-snapshots.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
@@ -37,7 +40,10 @@ export type {
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from './aggregates/operator.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
+export type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
+export type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from './aggregates/search-snapshots.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
@@ -49,7 +55,10 @@ export interface StoreReads {
   readonly jobs: JobReads;
   readonly keys: KeyReads;
   readonly namespaces: NamespaceReads;
+  readonly operator: OperatorReads;
   readonly research: ResearchReads;
+  readonly retention: RetentionReads;
+  readonly searchSnapshots: SearchSnapshotReads;
   readonly webhooks: WebhookReads;
 }
 
@@ -62,7 +71,10 @@ export interface StoreTx {
   readonly jobs: JobReads & JobWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly operator: OperatorReads & OperatorWrites;
   readonly research: ResearchReads & ResearchWrites;
+  readonly retention: RetentionReads & RetentionWrites;
+  readonly searchSnapshots: SearchSnapshotReads & SearchSnapshotWrites;
   readonly webhooks: WebhookReads & WebhookWrites;
 }
 

@@ -18,6 +18,7 @@ import type {
 } from '../../src/store/interface.js';
 import type { Processing } from '../../src/contract/schemas.js';
 import { storeFilesConformance } from './store-files.js';
+import { retentionConformance } from './store-retention.js';
 
 export interface StoreUnderTest {
   /** Fresh and empty. */
@@ -1113,4 +1114,6 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
       t.same(await store.research.byRid(r2!.rid).then((r) => r?.key_id), 'key_2');
     });
   });
+
+  retentionConformance(t, { on, at, namespace, collection, twoCollections, newResearch });
 }

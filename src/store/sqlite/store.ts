@@ -10,7 +10,10 @@ import { sqliteFiles } from './files.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqliteOperator } from './operator.js';
+import { sqliteRetention } from './purge.js';
 import { sqliteResearch } from './research.js';
+import { sqliteSearchSnapshots } from './search-snapshots.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
@@ -24,7 +27,10 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     jobs: sqliteJobs(db),
     keys: sqliteKeys(db),
     namespaces: sqliteNamespaces(db),
+    operator: sqliteOperator(db),
     research: sqliteResearch(db),
+    retention: sqliteRetention(db),
+    searchSnapshots: sqliteSearchSnapshots(db),
     webhooks: sqliteWebhooks(db),
   };
   return {
