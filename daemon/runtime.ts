@@ -172,7 +172,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     await ensureClusterKeyFile(troveStore, store.clusterKeyFile, options.clusterKey);
     const settings = runtimeSettings(options, dataDir);
     // One array, shared by Services and the worker's start-up data, edited in place by `roots`.
-    const fileRoots = FileRoots.initialRoots(db, options.fileRoots ?? []);
+    const fileRoots = await FileRoots.initialRoots(troveStore, options.fileRoots ?? []);
     const allowPrivateSources = options.allowPrivateSources ?? false;
     const uploadTtlMs = options.uploadTtlMs ?? UPLOAD_URL_TTL_MS;
     const dense = new DenseSearcher(dbFile, { vectorMemoryBytes: settings.vectorMemory.bytes });
@@ -224,7 +224,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       shutdown: shutdown.signal,
       indexerAlive: () => worker.alive(),
     };
-    const roots = new FileRoots(db, services.write, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
+    const roots = await FileRoots.open(troveStore, options.fileRoots ?? [], fileRoots, (list) => worker.post({ type: 'roots', fileRoots: list }));
     // MCP's Streamable HTTP transport at /mcp sits in front of the API it calls (src/mcp/http.ts).
     const app = withMcp(createApp(services, log), { version: packageVersion(), listeningUrl: () => publicBaseUrl, settings: settings.mcp });
     if (options.researchRunner !== false) research = startResearchRunner(services, log);

@@ -9,8 +9,8 @@ import { migrate, openDatabase, type SqliteDb } from '../src/store/sqlite/db.js'
 import { insertFile, markFileDeleted, markFileIndexed, replaceFileSource, resetInterruptedFiles, setFileStatus, type FileRow } from '../src/store/sqlite/files.js';
 import { requeueCollectionFiles } from '../src/store/sqlite/jobs.js';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
-import { insertNamespace, markNamespaceDeleted } from '../src/store/sqlite/namespaces.js';
-import { purgeCollection, undeleteNamespace } from '../src/store/sqlite/purge.js';
+import { insertNamespace, markNamespaceDeleted, restoreNamespace } from '../src/store/sqlite/namespaces.js';
+import { purgeCollection } from '../src/store/sqlite/purge.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
 function counted(db: SqliteDb, collectionRid: number): FileCounts {
@@ -55,7 +55,7 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
     bytes: 1,
     checksum: null,
     uri: null,
-    metadata: '{}',
+    metadata: {},
     version_id: `ver_${n}`,
     created_at: now(),
     updated_at: now(),
@@ -121,7 +121,7 @@ t.test('the counters equal a count over the files after a mixed sequence of stor
       const at = now();
       for (const c of cols) markCollectionDeleted(db, c.rid, at);
       markNamespaceDeleted(db, ns.rid, at);
-      undeleteNamespace(db, ns.rid, at, now());
+      restoreNamespace(db, ns.rid, now());
     },
   };
   const names = Object.keys(ops);

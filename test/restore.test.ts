@@ -148,6 +148,43 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   t.equal((f.rt.db.prepare("SELECT count(*) AS n FROM namespaces WHERE name = 'pg'").get() as { n: number }).n, 0);
 });
 
+t.test("a purge keeps uploaded bytes another collection's file still uses, and removes them with the last", async (t) => {
+  const { purgeExpired } = await import('../src/domain/restore.js');
+  const f = await startFixture();
+  t.teardown(() => f.close());
+  const first = await seedCollection(f, 'sb', 'first');
+  const second = await seedCollection(f, 'sb', 'second');
+  for (const { base } of [first, second]) {
+    const up = await f.call('POST', `${base}/files`, { path: '/same.txt', source: { type: 'upload', content_type: 'text/plain' } });
+    t.equal((await f.raw('PUT', new URL(up.body.upload.url).pathname, 'the same uploaded bytes', { 'content-type': 'text/plain', authorization: undefined })).status, 200);
+  }
+  await f.waitForIdle(first.ns, first.col);
+  await f.waitForIdle(second.ns, second.col);
+  const store = f.rt.services.store;
+  // The conformance suite cannot make file versions; their blob is read here, on SQLite.
+  const shas = f.rt.db.prepare('SELECT DISTINCT blob_sha256 AS b FROM file_versions WHERE blob_sha256 IS NOT NULL').all() as { b: string }[];
+  t.equal(shas.length, 1, 'both files keep one blob');
+  const sha = shas[0]!.b;
+  t.equal(await store.retention.blobInUse(sha), true, 'in use');
+  const expire = (name: string) => f.rt.services.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE name = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), name));
+  const passagesOf = (name: string) => (f.rt.db.prepare('SELECT count(*) AS n FROM passages p JOIN files f ON f.rid = p.file_rid JOIN collections c ON c.rid = f.collection_rid WHERE c.name = ?').get(name) as { n: number }).n;
+  t.ok(passagesOf('first') > 0 && passagesOf('second') > 0, 'both files were indexed');
+
+  await f.call('DELETE', first.base);
+  await expire('first');
+  t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
+  t.equal(passagesOf('first'), 0, "the purged collection's passages are gone");
+  t.ok(passagesOf('second') > 0, "the other collection's stay");
+  t.equal(await store.retention.blobInUse(sha), true, 'the other file still uses the bytes');
+  t.ok(await f.rt.services.blobs.exists(sha), 'so they stay');
+
+  await f.call('DELETE', second.base);
+  await expire('second');
+  t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
+  t.equal(await store.retention.blobInUse(sha), false, 'no version uses them now');
+  t.notOk(await f.rt.services.blobs.exists(sha), 'and they are removed');
+});
+
 t.test('a deleted workspace is restored whole by the operator-side function', async (t) => {
   const { restoreWorkspace } = await import('../src/domain/restore.js');
   const f = await startFixture();

@@ -486,6 +486,9 @@ t.test('the operator channel can be turned off; the HTTP API does not need it', 
 
 t.test('FileRoots: a grant that is also a start-up root is listed once and outlives the flag', async (t) => {
   const { openDatabase } = await import('../src/store/sqlite/db.js');
+  const { sqliteStore } = await import('../src/store/sqlite/store.js');
+  const { WriteGate } = await import('../src/store/sqlite/write-gate.js');
+  const { Writer } = await import('../src/store/sqlite/writer.js');
   const { FileRoots } = await import('../src/domain/file-roots.js');
   const dir = mkdtempSync(join(tmpdir(), 'trove-rpc-roots-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -494,20 +497,25 @@ t.test('FileRoots: a grant that is also a start-up root is listed once and outli
   mkdirSync(a);
   mkdirSync(b);
   const db = openDatabase(join(dir, 'trove.db'), { migrate: true });
-  t.teardown(() => db.close());
+  const writer = new Writer(db, new WriteGate(), 'main');
+  t.teardown(async () => {
+    await writer.drained();
+    db.close();
+  });
+  const store = sqliteStore(db, (change) => writer.write(change));
   const sent: string[][] = [];
-  const open = (startup: string[]) => {
-    const live = FileRoots.initialRoots(db, startup);
-    return { live, roots: new FileRoots(db, (change) => Promise.resolve(db.transaction(change)()), startup, live, (list) => sent.push(list)) };
+  const open = async (startup: string[]) => {
+    const live = await FileRoots.initialRoots(store, startup);
+    return { live, roots: await FileRoots.open(store, startup, live, (list) => sent.push(list)) };
   };
 
-  await open([]).roots.add(a);
-  const withFlag = open([a]);
+  await (await open([])).roots.add(a);
+  const withFlag = await open([a]);
   t.same(withFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'startup']], 'listed once, as the flag');
   t.same(withFlag.live, [a]);
   await withFlag.roots.add(b);
   t.same(sent.at(-1), [a, b], 'the worker is sent the whole new list');
-  const withoutFlag = open([]);
+  const withoutFlag = await open([]);
   t.same(withoutFlag.roots.list().map((r) => [r.path, r.source]), [[a, 'operator'], [b, 'operator']], 'the grant outlived the flag');
   await t.rejects(() => withFlag.roots.remove(a), { code: 'invalid_request' }, 'a start-up root cannot be removed while its flag holds');
 });

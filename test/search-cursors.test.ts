@@ -222,7 +222,7 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   t.equal(count(), 1, 'expired snapshots were removed; only the new one is left');
 
   // Past the row cap, or the byte budget, the oldest go.
-  const row = (id: string, entries = '[]'): SearchSnapshotRow => ({ id, collection_rid: 1, binding: 'b', page_one: '{}', entries, entry_count: 0, complete: 1, expires_at: Date.now() + 60_000 });
+  const row = (id: string, entries = '[]'): SearchSnapshotRow => ({ id, collection_rid: 1, binding: 'b', page_one: '{}', entries, entry_count: 0, complete: true, expires_at: Date.now() + 60_000 });
   const kept = () => (db.prepare('SELECT id FROM search_snapshots ORDER BY rid').all() as { id: string }[]).map((r) => r.id);
   await f.rt.services.write(() => {
     for (const id of ['a', 'b', 'c', 'd']) insertSearchSnapshot(db, row(id), Date.now(), { rows: 2, bytes: 1e9 });

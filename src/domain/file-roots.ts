@@ -6,8 +6,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
-import type { Db } from '../store/sqlite/db.js';
-import { grantedFileRoots, saveGrantedFileRoots, type GrantedRoot } from '../store/sqlite/operator.js';
+import type { GrantedRoot, Store, StoreReads } from '../store/interface.js';
 
 export interface RootEntry {
   path: string;
@@ -26,30 +25,32 @@ const isDirectory = (path: string): boolean => {
 };
 
 export class FileRoots {
-  private granted: GrantedRoot[];
   private readonly startup: string[];
 
   /**
    * `live` is the array Services.fileRoots (and the worker's start-up data) holds; `onChange` gets
    * the new list after every change, to pass on to the indexing worker.
    */
-  constructor(
-    private readonly db: Db,
-    private readonly write: <T>(change: () => T) => Promise<T>,
+  static async open(store: Store, startupRoots: readonly string[], live: string[], onChange: (roots: string[]) => void): Promise<FileRoots> {
+    // A grant that is also a start-up root this run stays stored: it holds when the flag is gone.
+    return new FileRoots(store, startupRoots, await store.operator.grantedFileRoots(), live, onChange);
+  }
+
+  private constructor(
+    private readonly store: Store,
     startupRoots: readonly string[],
+    private granted: GrantedRoot[],
     private readonly live: string[],
     private readonly onChange: (roots: string[]) => void,
   ) {
     this.startup = [...new Set(startupRoots.map((r) => resolve(r)))];
-    // A grant that is also a start-up root this run stays stored: it holds when the flag is gone.
-    this.granted = grantedFileRoots(db);
     this.sync(false);
   }
 
-  /** The roots a daemon opening this database starts with: the flags' and the granted ones. */
-  static initialRoots(db: Db, startupRoots: readonly string[]): string[] {
+  /** The roots a daemon opening this store starts with: the flags' and the granted ones. */
+  static async initialRoots(store: StoreReads, startupRoots: readonly string[]): Promise<string[]> {
     const startup = startupRoots.map((r) => resolve(r));
-    return [...new Set([...startup, ...grantedFileRoots(db).map((r) => r.path)])];
+    return [...new Set([...startup, ...(await store.operator.grantedFileRoots()).map((r) => r.path)])];
   }
 
   list(): RootEntry[] {
@@ -75,11 +76,11 @@ export class FileRoots {
     if (kind !== 'directory') throw new TroveError('invalid_request', `${path} is not a directory: a file root must be one.`, { path });
     const known = this.list().find((r) => r.path === path);
     if (known) return { root: known, added: false, roots: this.list() };
-    // The list is read and replaced inside the change, so two grants at once both stay.
-    await this.write(() => {
-      const next = [...this.granted.filter((r) => r.path !== path), { path, granted_at: nowIso() }];
-      saveGrantedFileRoots(this.db, next);
-      this.granted = next;
+    // The list is read and replaced inside the change, so two grants at once (or another daemon's) both stay.
+    this.granted = await this.store.write(async (tx) => {
+      const next = [...(await tx.operator.grantedFileRoots()).filter((r) => r.path !== path), { path, granted_at: nowIso() }];
+      await tx.operator.saveGrantedFileRoots(next);
+      return next;
     });
     this.sync(true);
     return { root: this.list().find((r) => r.path === path)!, added: true, roots: this.list() };
@@ -93,10 +94,10 @@ export class FileRoots {
     if (!this.granted.some((r) => r.path === path)) {
       throw new TroveError('not_found', `${path} is not an allowed file root. Allowed: ${this.list().map((r) => r.path).join(', ') || 'none'}.`, { path });
     }
-    await this.write(() => {
-      const next = this.granted.filter((r) => r.path !== path);
-      saveGrantedFileRoots(this.db, next);
-      this.granted = next;
+    this.granted = await this.store.write(async (tx) => {
+      const next = (await tx.operator.grantedFileRoots()).filter((r) => r.path !== path);
+      await tx.operator.saveGrantedFileRoots(next);
+      return next;
     });
     this.sync(true);
     return { removed: path, roots: this.list() };

@@ -3,23 +3,7 @@ import type { z } from 'zod';
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { AddFileRequest, FileResource, SourceRequest, UpdateFileRequest } from '../contract/schemas.js';
-import type { CollectionRow, JobRow, StoreTx } from '../store/interface.js';
-import {
-  findLiveFileByPath,
-  getFileByRid,
-  getFileVersion,
-  insertFile,
-  insertFileVersion,
-  listFiles,
-  markFileDeleted,
-  markUploadReceived,
-  replaceFileSource,
-  updateFileMetadata,
-  type FileRow,
-  type SourceFields,
-} from '../store/sqlite/files.js';
-import type { NamespaceRow } from '../store/interface.js';
-import { blobInUse } from '../store/sqlite/purge.js';
+import type { CollectionRow, FileRow, FileStatus, JobRow, NamespaceRow, SourceFields, StoreReads, StoreTx } from '../store/interface.js';
 import type { Services } from './context.js';
 import { readCursor, requestBinding } from './cursors.js';
 import { fileUriToAllowedPath } from './ingest/fetch.js';
@@ -103,8 +87,8 @@ function uploadInstructions(s: Services, versionId: string, contentType: string)
 }
 
 /** Writes a new version of a file's bytes and queues its indexing (not runnable until an upload lands). */
-function newVersion(s: Services, tx: StoreTx, ns: NamespaceRow, col: CollectionRow, file: FileRow, prepared: PreparedSource): Promise<JobRow> {
-  insertFileVersion(s.db, {
+async function newVersion(tx: StoreTx, ns: NamespaceRow, col: CollectionRow, file: FileRow, prepared: PreparedSource): Promise<JobRow> {
+  await tx.files.insertVersion({
     id: file.version_id,
     file_rid: file.rid,
     inline_text: prepared.inlineText,
@@ -130,8 +114,8 @@ function newVersion(s: Services, tx: StoreTx, ns: NamespaceRow, col: CollectionR
  * other requests' writes: the file its route found may have been deleted meanwhile. Checked inside
  * the change, so the answer is the 404 a later request would get, not a change to a deleted file.
  */
-function stillLive(s: Services, file: FileRow): void {
-  const now = getFileByRid(s.db, file.rid);
+async function stillLive(tx: StoreReads, file: FileRow): Promise<void> {
+  const now = await tx.files.byRid(file.rid);
   if (!now || now.deleted_at) throw new TroveError('not_found', `File '${file.id}' not found.`);
 }
 
@@ -151,19 +135,19 @@ export async function addFile(
     if (!live || live.deleted_at) throw new TroveError('not_found', `Collection '${col.name}' not found.`);
     const now = nowIso();
     const versionId = newId('ver');
-    const existing = findLiveFileByPath(s.db, col.rid, body.path);
+    const existing = await tx.files.findLiveByPath(col.rid, body.path);
     let file: FileRow;
     if (existing) {
       await tx.jobs.cancelQueuedFileJobs(existing.rid, now, 'A newer version of the file was added.');
-      file = replaceFileSource(s.db, existing.rid, { ...prepared.fields, version_id: versionId }, JSON.stringify(body.metadata), now);
+      file = await tx.files.replaceSource(existing.rid, { ...prepared.fields, version_id: versionId }, body.metadata, now);
     } else {
-      file = insertFile(s.db, {
+      file = await tx.files.insert({
         id: newId('fil'),
         collection_rid: col.rid,
         path: body.path,
         status: 'pending',
         ...prepared.fields,
-        metadata: JSON.stringify(body.metadata),
+        metadata: body.metadata,
         version_id: versionId,
         // A rule may exist before its file: the file starts under the rule that governs its path.
         governing_rule_rid: await governingRuleRidFor(tx, col.rid, body.path),
@@ -171,13 +155,13 @@ export async function addFile(
         updated_at: now,
       });
     }
-    const job = await newVersion(s, tx, ns, col, file, prepared);
+    const job = await newVersion(tx, ns, col, file, prepared);
     return { file, job, live };
   });
   if (result.job.runnable) s.notifyWork();
   // The collection as this write found it: a second read per added file was 2% of the HTTP thread's
   // time in a SciFact ingest.
-  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file, [result.live]), job: result.job };
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: await presentFile(s.store, result.file, [result.live]), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
   return out;
 }
@@ -186,14 +170,14 @@ export async function listCollectionFiles(
   s: Services,
   key: AuthenticatedKey,
   col: CollectionRow,
-  query: { path?: string | undefined; prefix?: string | undefined; status?: string | undefined; cursor?: string | undefined; limit: number },
+  query: { path?: string | undefined; prefix?: string | undefined; status?: FileStatus | undefined; cursor?: string | undefined; limit: number },
 ) {
   if (query.path !== undefined && query.prefix !== undefined) throw new TroveError('invalid_request', 'Send at most one of path and prefix.');
   const binding = requestBinding([key.id, 'files', col.id, query.path ?? null, query.prefix ?? null, query.status ?? null]);
   const after = query.cursor ? readCursor(s.cursorSecret, query.cursor, binding) : 0;
-  const rows = listFiles(s.db, { collectionRid: col.rid, afterRid: after, limit: query.limit + 1, path: query.path, prefix: query.prefix, status: query.status });
+  const rows = await s.store.files.list({ collectionRid: col.rid, afterRid: after, limit: query.limit + 1, path: query.path, prefix: query.prefix, status: query.status });
   const page = await pageOf(s, rows, query.limit, binding, (f) => f);
-  return { items: presentFiles(s.db, page.items), next_cursor: page.next_cursor };
+  return { items: await presentFiles(s.store, page.items), next_cursor: page.next_cursor };
 }
 
 export async function patchFile(
@@ -204,32 +188,32 @@ export async function patchFile(
   body: z.output<typeof UpdateFileRequest>,
 ): Promise<{ file: FileResource; job: JobRow | null; upload?: UploadInstructions }> {
   if (!body.source) {
-    const updated = await s.write(() => {
-      stillLive(s, file);
-      return updateFileMetadata(s.db, file.rid, JSON.stringify(body.metadata ?? {}), nowIso());
+    const updated = await s.store.write(async (tx) => {
+      await stillLive(tx, file);
+      return tx.files.updateMetadata(file.rid, body.metadata ?? {}, nowIso());
     });
-    return { file: presentFile(s.db, updated), job: null };
+    return { file: await presentFile(s.store, updated), job: null };
   }
   const prepared = prepareSource(s, body.source, file.path);
   const result = await s.store.write(async (tx) => {
-    stillLive(s, file);
+    await stillLive(tx, file);
     const now = nowIso();
     await tx.jobs.cancelQueuedFileJobs(file.rid, now, 'A newer version of the file was added.');
-    const updated = replaceFileSource(s.db, file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata === undefined ? null : JSON.stringify(body.metadata), now);
-    return { file: updated, job: await newVersion(s, tx, ns, col, updated, prepared) };
+    const updated = await tx.files.replaceSource(file.rid, { ...prepared.fields, version_id: newId('ver') }, body.metadata ?? null, now);
+    return { file: updated, job: await newVersion(tx, ns, col, updated, prepared) };
   });
   if (result.job.runnable) s.notifyWork();
-  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: presentFile(s.db, result.file), job: result.job };
+  const out: { file: FileResource; job: JobRow; upload?: UploadInstructions } = { file: await presentFile(s.store, result.file), job: result.job };
   if (prepared.fields.source_type === 'upload') out.upload = uploadInstructions(s, result.file.version_id, prepared.fields.content_type);
   return out;
 }
 
 export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionRow, file: FileRow): Promise<JobRow> {
   const job = await s.store.write(async (tx) => {
-    stillLive(s, file);
+    await stillLive(tx, file);
     const now = nowIso();
     await tx.jobs.cancelQueuedFileJobs(file.rid, now, 'The file was deleted.');
-    markFileDeleted(s.db, file.rid, now);
+    await tx.files.markDeleted(file.rid, now);
     return enqueue(tx.jobs, {
       type: 'delete_file',
       namespace_rid: ns.rid,
@@ -246,9 +230,9 @@ export async function deleteFile(s: Services, ns: NamespaceRow, col: CollectionR
 }
 
 /** retrieval-api.md, GET .../content: a signed URL; 409 for external sources and pending uploads. */
-export function fileContentUrl(s: Services, file: FileRow): { url: string; expires_at: string } {
+export async function fileContentUrl(s: Services, file: FileRow): Promise<{ url: string; expires_at: string }> {
   if (file.source_type === 'uri') throw new TroveError('external_source', 'This file comes from an external URI; read it from its source.', { uri: file.uri });
-  const version = getFileVersion(s.db, file.version_id);
+  const version = await s.store.files.version(file.version_id);
   // An upload refused or expired will never arrive: that is no operation in progress, and a client
   // trusting `retryable` would wait forever (found by a contract audit). It has no content: 404.
   if (version && file.source_type === 'upload' && (version.upload_state === 'rejected' || version.upload_state === 'expired')) {
@@ -265,8 +249,8 @@ export function fileContentUrl(s: Services, file: FileRow): { url: string; expir
 
 export async function openDownload(s: Services, token: string): Promise<{ bytes: Buffer; contentType: string; path: string }> {
   const target = verifyTarget(s.urlSecret, token, 'download');
-  const version = getFileVersion(s.db, target.versionId);
-  const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
+  const version = await s.store.files.version(target.versionId);
+  const file = version ? await s.store.files.byRid(version.file_rid) : undefined;
   if (!version || !file || file.deleted_at) throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
   if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), contentType: file.content_type, path: file.path };
   if (version.blob_sha256) return { bytes: await s.blobs.read(version.blob_sha256, { maxBytes: MAX_UPLOAD_BYTES }), contentType: file.content_type, path: file.path };
@@ -285,8 +269,8 @@ export async function openDownload(s: Services, token: string): Promise<{ bytes:
  */
 export async function receiveUpload(s: Services, token: string, body: Readable, contentLength: number | null): Promise<FileResource> {
   const target = verifyTarget(s.urlSecret, token, 'upload');
-  const version = getFileVersion(s.db, target.versionId);
-  const file = version ? getFileByRid(s.db, version.file_rid) : undefined;
+  const version = await s.store.files.version(target.versionId);
+  const file = version ? await s.store.files.byRid(version.file_rid) : undefined;
   if (!version || !file || file.deleted_at || file.version_id !== version.id) throw new TroveError('not_found', 'This upload URL is no longer valid: the file was deleted or replaced.');
   if (version.upload_state === 'expired') throw new TroveError('not_found', 'This signed URL is invalid or has expired.');
   if (version.upload_state === 'rejected') throw usedByMismatch(file);
@@ -321,24 +305,24 @@ export async function receiveUpload(s: Services, token: string, body: Readable, 
   let updated: FileRow;
   try {
     updated = await s.store.write(async (tx) => {
-      const current = getFileVersion(s.db, version.id);
+      const current = await tx.files.version(version.id);
       if (current?.upload_state !== 'waiting') throw new TroveError('invalid_request', 'This upload URL has already been used.');
       // The blob is put in place in the change that refers to it: an upload of the same bytes whose
       // row failed to commit (a full disk) may remove it, never one another upload's row refers to.
       await s.blobs.commit(blob);
-      markUploadReceived(s.db, version.id, blob.sha256);
+      await tx.files.markUploadReceived(version.id, blob.sha256);
       await tx.jobs.makeRunnable(version.id, nowIso());
-      return getFileByRid(s.db, file.rid)!;
+      return (await tx.files.byRid(file.rid))!;
     });
   } catch (err) {
     await s.blobs.discard(blob);
     // Nothing refers to the blob if the row was not written: a full disk gets its space back, and
     // the upload URL stays usable (the version still waits for its bytes).
-    if (!blobInUse(s.db, blob.sha256)) await s.blobs.remove(blob.sha256);
+    if (!(await s.store.retention.blobInUse(blob.sha256))) await s.blobs.remove(blob.sha256);
     throw err;
   }
   s.notifyWork();
-  return presentFile(s.db, updated);
+  return presentFile(s.store, updated);
 }
 
 /** How to send the bytes again once a mismatch used the URL up (see receiveUpload). */

@@ -1,7 +1,6 @@
 import { TroveError } from '../contract/errors.js';
 import { newId, nowIso } from '../contract/ids.js';
 import type { CollectionRow, JobRow, JobWrites, NamespaceRow, NewJob, StoreReads, StoreTx } from '../store/interface.js';
-import { setFileStatus, getFileByRid } from '../store/sqlite/files.js';
 import type { Services } from './context.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 
@@ -41,11 +40,11 @@ export async function cancelJob(s: Services, job: JobRow): Promise<JobRow> {
     const now = nowIso();
     const changed = await tx.jobs.finish(job.rid, 'canceled', now, { code: 'canceled', message: 'The job was canceled.' });
     if (changed && job.type === 'index_file' && job.file_rid !== null) {
-      const file = getFileByRid(s.db, job.file_rid);
+      const file = await tx.files.byRid(job.file_rid);
       // An older indexed version stays searchable; a file never indexed fails visibly.
       if (file && !file.deleted_at && file.version_id === job.version_id && file.status !== 'ready') {
-        if (file.indexed_version_id) setFileStatus(s.db, file.rid, 'ready', now);
-        else setFileStatus(s.db, file.rid, 'failed', now, { code: 'canceled', message: 'Indexing was canceled.' });
+        if (file.indexed_version_id) await tx.files.setStatus(file.rid, 'ready', now);
+        else await tx.files.setStatus(file.rid, 'failed', now, { code: 'canceled', message: 'Indexing was canceled.' });
       }
     }
     return { changed, job: (await tx.jobs.byId(job.id))! };

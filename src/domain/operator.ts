@@ -4,15 +4,14 @@
 import { TroveError } from '../contract/errors.js';
 import { hasPrefix } from '../contract/ids.js';
 import type { Namespace } from '../contract/schemas.js';
-import type { EventRow } from '../store/interface.js';
-import { clusterCounts as countCluster } from '../store/sqlite/operator.js';
+import type { ClusterCounts, EventRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { EVERYTHING } from './event-audience.js';
 import { presentNamespace } from './present.js';
 import { restoreWorkspace } from './restore.js';
 
-export function clusterCounts(s: Services): ReturnType<typeof countCluster> {
-  return countCluster(s.db);
+export function clusterCounts(s: Services): Promise<ClusterCounts> {
+  return s.store.operator.clusterCounts();
 }
 
 /** Where an operator's event stream starts: after `lastEventId` when given (it must exist), else after the newest event. */

@@ -1,12 +1,7 @@
 // Rows → the resources of the contract. Valueless optional fields are left out (retrieval-api.md, File).
+import { fileResource } from '../contract/file-resource.js';
 import type { Collection, FileResource, Job, Namespace } from '../contract/schemas.js';
-import type { Db } from '../store/sqlite/db.js';
-import { getCollectionByRid } from '../store/sqlite/collections.js';
-import type { CollectionRow, FileCounts, NamespaceRow, StoreReads } from '../store/interface.js';
-import { getRulesByRid } from '../store/sqlite/access-rules.js';
-import { fileResource } from '../store/sqlite/file-resource.js';
-import type { FileRow } from '../store/sqlite/files.js';
-import type { JobRow } from '../store/interface.js';
+import type { CollectionRow, FileCounts, FileRow, JobRow, NamespaceRow, StoreReads } from '../store/interface.js';
 
 /**
  * `onlyCollections`: the collections the caller may see (a collection key's), by name; usage then
@@ -60,26 +55,26 @@ export async function presentCollection(store: StoreReads, col: CollectionRow, n
 }
 
 /**
- * Files as the contract shows them (src/store/sqlite/file-resource.ts, the one serializer of a file).
+ * Files as the contract shows them (src/contract/file-resource.ts, the one serializer of a file).
  * `governing_rule` is present only in collections that enforce access rules, and only when a rule
  * governs the file (retrieval-api.md, File). `known`: collection rows the caller read in the same
  * transaction as the files, not read again.
  */
-export function presentFiles(db: Db, files: FileRow[], known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource[] {
+export async function presentFiles(store: StoreReads, files: readonly FileRow[], known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): Promise<FileResource[]> {
   const enforced = new Set<number>();
   for (const rid of new Set(files.map((f) => f.collection_rid))) {
-    const col = known.find((c) => c.rid === rid) ?? getCollectionByRid(db, rid);
+    const col = known.find((c) => c.rid === rid) ?? (await store.collections.byRid(rid));
     if (col?.access_control === 'enforced') enforced.add(rid);
   }
   const ruleRids = files.filter((f) => enforced.has(f.collection_rid) && f.governing_rule_rid !== null).map((f) => f.governing_rule_rid!);
-  const rules = new Map(getRulesByRid(db, [...new Set(ruleRids)]).map((r) => [r.rid, r]));
+  const rules = new Map((await store.accessRules.byRids([...new Set(ruleRids)])).map((r) => [r.rid, r]));
   return files.map((file) =>
     fileResource(file, file.governing_rule_rid === null || !enforced.has(file.collection_rid) ? undefined : rules.get(file.governing_rule_rid)),
   );
 }
 
-export function presentFile(db: Db, file: FileRow, known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): FileResource {
-  return presentFiles(db, [file], known)[0]!;
+export async function presentFile(store: StoreReads, file: FileRow, known: readonly Pick<CollectionRow, 'rid' | 'access_control'>[] = []): Promise<FileResource> {
+  return (await presentFiles(store, [file], known))[0]!;
 }
 
 export function presentJob(job: JobRow): Job {

@@ -1,9 +1,7 @@
 // Looking up the resources named in a URL, as the key may see them: absent and out-of-scope are the
 // same 404 (retrieval-api.md, Authentication 3).
 import { TroveError } from '../contract/errors.js';
-import type { Db } from '../store/sqlite/db.js';
-import type { CollectionRow, NamespaceRow, StoreReads } from '../store/interface.js';
-import { findLiveFileById, findLiveFileByPath, type FileRow } from '../store/sqlite/files.js';
+import type { CollectionRow, FileRow, NamespaceRow, StoreReads } from '../store/interface.js';
 import { canSeeCollection, canSeeNamespace, type AuthenticatedKey } from './keys.js';
 import { hasPrefix } from '../contract/ids.js';
 import { filePathProblem } from '../contract/paths.js';
@@ -22,7 +20,7 @@ export async function resolveCollection(store: StoreReads, key: AuthenticatedKey
 }
 
 /** A file route segment is a `fil_` ID or the path encoded as one URL segment. */
-export function resolveFile(db: Db, col: CollectionRow, ref: string): FileRow {
+export async function resolveFile(store: StoreReads, col: CollectionRow, ref: string): Promise<FileRow> {
   if (ref.startsWith('/')) {
     // retrieval-api.md, Conventions: such paths are invalid, not merely absent.
     const problem = filePathProblem(ref);
@@ -30,7 +28,7 @@ export function resolveFile(db: Db, col: CollectionRow, ref: string): FileRow {
   } else if (!hasPrefix(ref, 'fil')) {
     throw new TroveError('invalid_request', "A file is named by its 'fil_' ID or by its path encoded as one URL segment (each '/' as %2F).");
   }
-  const file = ref.startsWith('/') ? findLiveFileByPath(db, col.rid, ref) : findLiveFileById(db, col.rid, ref);
+  const file = ref.startsWith('/') ? await store.files.findLiveByPath(col.rid, ref) : await store.files.findLiveById(col.rid, ref);
   if (!file) throw new TroveError('not_found', `File '${ref}' not found.`);
   return file;
 }

@@ -5,12 +5,10 @@
 import { TroveError } from '../contract/errors.js';
 import { nowIso } from '../contract/ids.js';
 import type { Collection } from '../contract/schemas.js';
-import { deleteExpiredSearchSnapshots } from '../store/sqlite/search-snapshots.js';
 import type { NamespaceRow } from '../store/interface.js';
 import type { Services } from './context.js';
 import { canSeeCollection, type AuthenticatedKey } from './keys.js';
 import { presentCollection } from './present.js';
-import { blobInUse, collectionRidsOf, collectionsDeletedBefore, findDeletedNamespace, liveNamespaceNamed, namespacesDeletedBefore, purgeCollection, purgeNamespace, undeleteNamespace } from '../store/sqlite/purge.js';
 
 /** decisions.md §5: deleted namespaces and collections stay restorable this long. */
 export const RECOVERY_WINDOW_MS = 7 * 24 * 3600 * 1000;
@@ -38,17 +36,19 @@ export async function purgeExpired(s: Services, now = Date.now()): Promise<{ col
   const cutoff = new Date(now - RECOVERY_WINDOW_MS).toISOString();
   let collections = 0;
   const freed: string[] = [];
-  const expiredNamespaces = namespacesDeletedBefore(s.db, cutoff);
-  const targets = new Set([...collectionsDeletedBefore(s.db, cutoff).map((c) => c.rid), ...expiredNamespaces.flatMap((ns) => collectionRidsOf(s.db, ns))]);
+  const expiredNamespaces = await s.store.retention.namespacesDeletedBefore(cutoff);
+  const targets = new Set(await s.store.retention.collectionsDeletedBefore(cutoff));
+  for (const ns of expiredNamespaces) for (const rid of await s.store.collections.allRids(ns)) targets.add(rid);
+  // One transaction per collection: a large purge does not hold other writers back for long.
   for (const rid of targets) {
-    freed.push(...await s.write(() => purgeCollection(s.db, rid)));
+    freed.push(...(await s.store.write((tx) => tx.retention.purgeCollection(rid))));
     collections++;
   }
-  for (const ns of expiredNamespaces) await s.write(() => purgeNamespace(s.db, ns));
+  for (const ns of expiredNamespaces) await s.store.write((tx) => tx.retention.purgeNamespace(ns));
   // Content-addressed bytes may be shared: only those no remaining version uses go.
-  for (const sha of new Set(freed)) if (!blobInUse(s.db, sha)) await s.blobs.remove(sha);
+  for (const sha of new Set(freed)) if (!(await s.store.retention.blobInUse(sha))) await s.blobs.remove(sha);
   // Search snapshots also go when the next search is kept; this frees them when none comes.
-  await s.write(() => deleteExpiredSearchSnapshots(s.db, now));
+  await s.store.write((tx) => tx.searchSnapshots.deleteExpired(now));
   return { collections, namespaces: expiredNamespaces.length };
 }
 
@@ -59,13 +59,13 @@ export async function purgeExpired(s: Services, now = Date.now()): Promise<{ col
  */
 export async function restoreWorkspace(s: Services, ref: string): Promise<{ id: string }> {
   const result = await s.store.write(async (tx) => {
-    const ns = findDeletedNamespace(s.db, ref);
-    if (!ns || Date.parse(ns.deleted_at) < Date.now() - RECOVERY_WINDOW_MS) {
+    const ns = await tx.namespaces.findDeleted(ref);
+    if (!ns?.deleted_at || Date.parse(ns.deleted_at) < Date.now() - RECOVERY_WINDOW_MS) {
       throw new TroveError('not_found', `No deleted workspace '${ref}' (restorable for ${RECOVERY_WINDOW_MS / 86_400_000} days after deletion).`);
     }
-    if (liveNamespaceNamed(s.db, ns.name)) throw new TroveError('already_exists', `A workspace named '${ns.name}' exists again; delete it before restoring.`);
+    if (await tx.namespaces.find(ns.name)) throw new TroveError('already_exists', `A workspace named '${ns.name}' exists again; delete it before restoring.`);
     const now = nowIso();
-    const cols = undeleteNamespace(s.db, ns.rid, ns.deleted_at, now);
+    const cols = await tx.namespaces.restore(ns.rid, now);
     let requeued = 0;
     for (const rid of cols) requeued += await tx.jobs.requeueCollectionFiles(rid, now);
     return { id: ns.id, requeued };

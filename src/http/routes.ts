@@ -290,7 +290,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Get a file by ID or encoded path',
       permission: read,
       responses: { 200: { description: 'file', schema: S.FileSchema }, ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: presentFile(s.db, resolveFile(s.db, col, params.file)) }),
+      handler: async ({ s, col, params }) => ({ status: 200, body: await presentFile(s.store, await resolveFile(s.store, col, params.file)) }),
     }),
     route({
       method: 'PATCH',
@@ -300,7 +300,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       body: S.UpdateFileRequest,
       responses: { 200: { description: 'file', schema: S.FileSchema }, 202: { description: 'reindexing', schema: FileWithJob }, ...common },
       handler: async ({ s, ns, col, params, body }) => {
-        const { file, job, upload } = await patchFile(s, ns, col, resolveFile(s.db, col, params.file), body);
+        const { file, job, upload } = await patchFile(s, ns, col, await resolveFile(s.store, col, params.file), body);
         return job ? { status: 202, body: { file, job: presentJob(job), ...(upload ? { upload } : {}) } } : { status: 200, body: file };
       },
     }),
@@ -310,7 +310,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: 'Delete a file',
       permission: write,
       responses: { 202: { description: 'accepted', schema: JobEnvelope }, ...common },
-      handler: async ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(await deleteFile(s, ns, col, resolveFile(s.db, col, params.file))) } }),
+      handler: async ({ s, ns, col, params }) => ({ status: 202, body: { job: presentJob(await deleteFile(s, ns, col, await resolveFile(s.store, col, params.file))) } }),
     }),
     route({
       method: 'GET',
@@ -318,7 +318,7 @@ export function dataPlaneRoutes(): RouteDef[] {
       summary: "A short-lived signed URL for the file's bytes",
       permission: read,
       responses: { 200: { description: 'signed URL', schema: S.FileContentResponse }, 409: err('external_source or operation_in_progress'), ...common },
-      handler: ({ s, col, params }) => ({ status: 200, body: fileContentUrl(s, resolveFile(s.db, col, params.file)) }),
+      handler: async ({ s, col, params }) => ({ status: 200, body: await fileContentUrl(s, await resolveFile(s.store, col, params.file)) }),
     }),
     route({
       method: 'PUT',

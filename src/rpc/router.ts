@@ -151,7 +151,8 @@ export function createOperatorRouter(deps: OperatorDeps) {
   });
 
   return t.router({
-    status: procedure.query(() => {
+    status: procedure.query(async () => {
+      const counts = await clusterCounts(s);
       const now = Date.now();
       return {
         running: true as const,
@@ -164,7 +165,7 @@ export function createOperatorRouter(deps: OperatorDeps) {
         operator_socket: deps.socketPath(),
         ready: s.ready(),
         indexer: { alive: s.indexerAlive() },
-        ...clusterCounts(s),
+        ...counts,
         embedding: { provider: s.embedding.config.provider, model_id: s.embedding.modelId },
         generation: { provider: s.generation.provider, model: s.generation.model },
         file_roots: deps.roots.list(),

@@ -7,13 +7,17 @@ import type { AccessRuleReads, AccessRuleWrites } from './aggregates/access-rule
 import type { CollectionModelReads, CollectionModelWrites } from './aggregates/collection-models.js';
 import type { CollectionReads, CollectionWrites } from './aggregates/collections.js';
 import type { EventReads, EventWrites } from './aggregates/events.js';
+import type { FileReads, FileWrites } from './aggregates/files.js';
 import type { JobReads, JobWrites } from './aggregates/jobs.js';
 import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { KeywordIndexReads } from './aggregates/keyword-index.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
+import type { OperatorReads, OperatorWrites } from './aggregates/operator.js';
 import type { PassageReads } from './aggregates/passages.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
+import type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
 import type { RetrievableFileReads } from './aggregates/retrievable-files.js';
+import type { SearchSnapshotReads, SearchSnapshotWrites } from './aggregates/search-snapshots.js';
 import type { VectorReads } from './aggregates/vectors.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
@@ -22,13 +26,33 @@ export type { BlobStore, PendingBlob } from './blob-store.js';
 export type { CollectionModelHeader, CollectionModelReads, CollectionModelWrites, StoredCollectionModel, TrainedModel } from './aggregates/collection-models.js';
 export type { CollectionReads, CollectionRow, CollectionWrites, FileCounts } from './aggregates/collections.js';
 export type { EventAudience, EventReads, EventRow, EventType, EventWrites } from './aggregates/events.js';
+export type {
+  FileAtVersion,
+  FileCard,
+  FileListing,
+  FileReads,
+  FileRow,
+  FileStatus,
+  FileVersionRow,
+  FileVersionState,
+  FileWrites,
+  IndexedVersion,
+  NewFile,
+  SourceFields,
+  SourceType,
+  UploadState,
+  WaitingUpload,
+} from './aggregates/files.js';
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
 export type { CountedPassages, KeywordIndexReads, KeywordPostings, PhrasePostings, PostingsRequest } from './aggregates/keyword-index.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
+export type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from './aggregates/operator.js';
+export type { FileSelection, RetrievableFileReads, SelectionRule } from './aggregates/retrievable-files.js';
 export type { NewPassage, PassageReads, PassageRow, PassageSource } from './aggregates/passages.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
-export type { FileSelection, RetrievableFileReads, SelectionRule } from './aggregates/retrievable-files.js';
+export type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
+export type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from './aggregates/search-snapshots.js';
 export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads } from './aggregates/vectors.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
@@ -38,13 +62,17 @@ export interface StoreReads {
   readonly collectionModels: CollectionModelReads;
   readonly collections: CollectionReads;
   readonly events: EventReads;
+  readonly files: FileReads;
   readonly jobs: JobReads;
   readonly keys: KeyReads;
   readonly keywordIndex: KeywordIndexReads;
   readonly namespaces: NamespaceReads;
+  readonly operator: OperatorReads;
   readonly passages: PassageReads;
   readonly research: ResearchReads;
+  readonly retention: RetentionReads;
   readonly retrievableFiles: RetrievableFileReads;
+  readonly searchSnapshots: SearchSnapshotReads;
   readonly vectors: VectorReads;
   readonly webhooks: WebhookReads;
 }
@@ -55,13 +83,17 @@ export interface StoreTx {
   readonly collectionModels: CollectionModelReads & CollectionModelWrites;
   readonly collections: CollectionReads & CollectionWrites;
   readonly events: EventReads & EventWrites;
+  readonly files: FileReads & FileWrites;
   readonly jobs: JobReads & JobWrites;
   readonly keys: KeyReads & KeyWrites;
   readonly keywordIndex: KeywordIndexReads;
   readonly namespaces: NamespaceReads & NamespaceWrites;
+  readonly operator: OperatorReads & OperatorWrites;
   readonly passages: PassageReads;
   readonly research: ResearchReads & ResearchWrites;
+  readonly retention: RetentionReads & RetentionWrites;
   readonly retrievableFiles: RetrievableFileReads;
+  readonly searchSnapshots: SearchSnapshotReads & SearchSnapshotWrites;
   readonly vectors: VectorReads;
   readonly webhooks: WebhookReads & WebhookWrites;
 }

@@ -17,6 +17,8 @@ import type {
   StoreTx,
 } from '../../src/store/interface.js';
 import type { Processing } from '../../src/contract/schemas.js';
+import { storeFilesConformance } from './store-files.js';
+import { retentionConformance } from './store-retention.js';
 
 export interface StoreUnderTest {
   /** Fresh and empty. */
@@ -603,6 +605,8 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
     });
   });
 
+  storeFilesConformance(t, { on, twoCollections, eventsSince, at });
+
   // ------------------------------------------------------------------ events
 
   t.test('events', async (t) => {
@@ -1152,4 +1156,6 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
       t.same(await store.research.byRid(r2!.rid).then((r) => r?.key_id), 'key_2');
     });
   });
+
+  retentionConformance(t, { on, at, namespace, collection, twoCollections, newResearch });
 }

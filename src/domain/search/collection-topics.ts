@@ -11,8 +11,6 @@
 // last one; each training reads at most MAX_TRAINING_FILES files.
 import { nowIso } from '../../contract/ids.js';
 import type { Store, StoreReads } from '../../store/interface.js';
-import { getFileCardsByRid } from '../../store/sqlite/files.js';
-import type { Db } from '../../store/sqlite/db.js';
 import type { Embedding } from '../embed/provider.js';
 import { fnv1a } from '../fnv.js';
 import { ModelHelper } from './model-helper.js';
@@ -205,7 +203,7 @@ export async function trainAndRefold(
   if (all.length < FIRST_TRAINING_FILES) return null;
   // The sample, and the order it is read in, follow a hash of each file's path, not the order of
   // upload: the same files give the same model however their uploads interleaved.
-  const keys = new Map(getFileCardsByRid(store as unknown as Db, all).map((f) => [f.rid, fnv1a(f.path)]));
+  const keys = new Map((await store.files.cards(all)).map((f) => [f.rid, fnv1a(f.path)]));
   const chosen = all
     .map((rid) => ({ rid, key: keys.get(rid) ?? 0 }))
     .sort((a, b) => a.key - b.key || a.rid - b.rid)

@@ -4,8 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { TroveError, type WarningCode } from '../../contract/errors.js';
 import type { SearchRequest, SearchResponse } from '../../contract/schemas.js';
-import { getFileCardsByRid, type FileCard } from '../../store/sqlite/files.js';
-import type { CollectionRow, DenseHit, PassageRow } from '../../store/interface.js';
+import type { CollectionRow, DenseHit, FileCard, PassageRow } from '../../store/interface.js';
 import { readerFor, readerView, retrievalScope, type RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
 import { readSearchCursor, requestBinding } from '../cursors.js';
@@ -166,7 +165,7 @@ export async function search(s: Services, key: AuthenticatedKey, col: Collection
   const terms = queryTerms(body.query);
 
   const passages = new Map((await s.store.passages.byRids(pageGroups.flatMap((g) => g.passages.map((p) => p.passageRid)))).map((p) => [p.rid, p]));
-  const files = new Map(getFileCardsByRid(s.db, [...new Set(pageGroups.map((g) => g.fileRid))]).map((f) => [f.rid, f]));
+  const files = new Map((await s.store.files.cards([...new Set(pageGroups.map((g) => g.fileRid))])).map((f) => [f.rid, f]));
 
   const results: SearchResult[] = pageGroups.map((g, i) => {
     const file = files.get(g.fileRid)!;

@@ -1,7 +1,7 @@
 // Search pages after the first serve the ranking the first page saw (a point in time, as Elastic's
 // point-in-time does), not a fresh one: a file added or deleted between pages cannot shift the
 // later pages, so no result repeats and none is skipped. The ranking is kept in the store
-// (src/store/sqlite/search-snapshots.ts), not in this process, so the next page may reach another daemon
+// (its searchSnapshots), not in this process, so the next page may reach another daemon
 // on the same database. What a later page shows is checked again when it is served: a file deleted
 // since, no longer ready, or no longer readable by the request's principals (or selected by its
 // filter) is left out and the page fills from the next entries; an edited file keeps its place and
@@ -9,21 +9,7 @@
 import { TroveError } from '../../contract/errors.js';
 import { randomHex } from '../../contract/ids.js';
 import type { SearchResponse } from '../../contract/schemas.js';
-import type { CollectionRow } from '../../store/interface.js';
-import { getFileCardsByRid } from '../../store/sqlite/files.js';
-import {
-  extendSearchSnapshot,
-  getSearchSnapshot,
-  insertSearchSnapshot,
-  keepSearchSnapshotUntil,
-  searchSnapshotExists,
-  keywordPassagesOfFile,
-  liveReadyFiles,
-  passageFiles,
-  passageRidsOfFile,
-  type SearchSnapshotRow,
-} from '../../store/sqlite/search-snapshots.js';
-import { similarities } from '../../store/sqlite/vectors.js';
+import type { CollectionRow, SearchSnapshotRow, SnapshotBounds } from '../../store/interface.js';
 import type { z } from 'zod';
 import type { RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
@@ -60,7 +46,7 @@ export const MAX_SNAPSHOT_ENTRIES = 1000;
  * cursors get invalid_cursor. A keyword first page keeps ~5 kB, a semantic one ~25 kB (its
  * explanation parts), one paged to MAX_SNAPSHOT_ENTRIES up to ~250 kB.
  */
-export const SNAPSHOT_BOUNDS = { rows: 5000, bytes: 64 * 1024 * 1024 };
+export const SNAPSHOT_BOUNDS: SnapshotBounds = { rows: 5000, bytes: 64 * 1024 * 1024 };
 /**
  * A keyword search's first page ranks at least this deep, so that the next pages of a small limit
  * come from the snapshot. Exact top-k either way (the page is the head of the deeper ranking); a
@@ -103,7 +89,7 @@ export interface SnapshotRequest {
  * Entry encoding, compact since a snapshot holds up to MAX_SNAPSHOT_ENTRIES of them:
  * [file rid, passage rids, score, matched_by bits (1 keyword, 2 semantic), explanation parts?]
  * A file whose content changed since has other passages: passage rids are never used twice
- * (src/store/sqlite/passages.ts), so an entry whose passages all still belong to its file is unchanged,
+ * (the store's passages), so an entry whose passages all still belong to its file is unchanged,
  * whatever else (metadata, path) changed. Reading each listed file's version when the first page
  * was saved instead cost a fifth of a keyword search.
  */
@@ -187,12 +173,12 @@ export async function saveFirstPage(s: Services, req: SnapshotRequest, groups: P
     page_one: JSON.stringify({ ...pageOne, at: rankedAt, encoding: ENCODING } satisfies KeptPageOne),
     entries: JSON.stringify(entries),
     entry_count: entries.length,
-    complete: groups.length < wanted && kept.length === groups.length ? 1 : 0,
+    complete: groups.length < wanted && kept.length === groups.length,
     expires_at: expiresAt,
   };
-  const saved = s.write(() => insertSearchSnapshot(s.db, row, rankedAt, SNAPSHOT_BOUNDS));
-  let saving = savingSnapshots.get(s.db);
-  if (!saving) savingSnapshots.set(s.db, (saving = new Map()));
+  const saved = s.store.write((tx) => tx.searchSnapshots.insert(row, rankedAt, SNAPSHOT_BOUNDS));
+  let saving = savingSnapshots.get(s.store);
+  if (!saving) savingSnapshots.set(s.store, (saving = new Map()));
   const pending = saving;
   pending.set(id, saved);
   // A snapshot that failed to commit (a full disk) makes its cursor invalid_cursor; the page stands.
@@ -217,7 +203,7 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
   if (kept.encoding !== ENCODING) throw invalidCursor('has expired');
   if (row.collection_rid !== req.col.rid || row.binding !== req.binding) throw invalidCursor('belongs to another request or key');
   let entries = JSON.parse(row.entries) as Entry[];
-  let complete = row.complete === 1;
+  let complete = row.complete;
   const served = new Served(s, req);
   const groups: PageGroup[] = [];
   let next = at.entry;
@@ -226,7 +212,7 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
       if (complete) break;
       const extended = await extend(s, req, row, entries, now);
       ({ row, entries } = extended);
-      complete = row.complete === 1;
+      complete = row.complete;
       continue;
     }
     const batch = entries.slice(next, next + req.limit - groups.length);
@@ -238,7 +224,7 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
   let cursor: string | null = null;
   if (more) {
     const expiresAt = now + SEARCH_CURSOR_TTL_MS;
-    await s.write(() => keepSearchSnapshotUntil(s.db, row.id, expiresAt));
+    await s.store.write((tx) => tx.searchSnapshots.keepUntil(row.id, expiresAt));
     cursor = signSearchCursor(s.cursorSecret, req.binding, { snapshot: row.id, entry: next, shown: at.shown + groups.length }, expiresAt);
   }
   return { groups, firstRank: at.shown + 1, next: cursor, pageOne };
@@ -249,19 +235,19 @@ export async function continuePage(s: Services, req: SnapshotRequest, at: Search
  * snapshot is not there at all, once the daemon that served the first page has committed it.
  */
 async function keptSnapshot(s: Services, at: SearchPosition, now: number): Promise<SearchSnapshotRow | undefined> {
-  const row = getSearchSnapshot(s.db, at.snapshot, now);
+  const row = await s.store.searchSnapshots.get(at.snapshot, now);
   if (row) return row;
-  const saving = savingSnapshots.get(s.db)?.get(at.snapshot);
+  const saving = savingSnapshots.get(s.store)?.get(at.snapshot);
   if (saving) {
     await saving.catch(() => undefined);
-    return getSearchSnapshot(s.db, at.snapshot, Date.now());
+    return s.store.searchSnapshots.get(at.snapshot, Date.now());
   }
   const issued = (at.expiresAt ?? 0) - SEARCH_CURSOR_TTL_MS;
-  while (!s.shutdown.aborted && !searchSnapshotExists(s.db, at.snapshot) && Date.now() - issued < SNAPSHOT_ARRIVAL_MS) {
+  while (!s.shutdown.aborted && !(await s.store.searchSnapshots.exists(at.snapshot)) && Date.now() - issued < SNAPSHOT_ARRIVAL_MS) {
     await new Promise((r) => setTimeout(r, SNAPSHOT_POLL_MS));
   }
   if (s.shutdown.aborted) return undefined;
-  return getSearchSnapshot(s.db, at.snapshot, Date.now());
+  return s.store.searchSnapshots.get(at.snapshot, Date.now());
 }
 
 /**
@@ -284,7 +270,7 @@ async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow,
     // Files added since the first page were not part of its ranking: they stay out of its pages.
     const since = (JSON.parse(row.page_one) as KeptPageOne).at;
     const candidates = ranking.filter((g) => !known.has(key(g.fileRid, g.passages.map((p) => p.passageRid))));
-    const added = new Set(getFileCardsByRid(s.db, [...new Set(candidates.map((g) => g.fileRid))]).filter((f) => Date.parse(f.created_at) > since).map((f) => f.rid));
+    const added = new Set((await s.store.files.cards([...new Set(candidates.map((g) => g.fileRid))])).filter((f) => Date.parse(f.created_at) > since).map((f) => f.rid));
     let tail = candidates.filter((g) => !added.has(g.fileRid));
     let complete = ranking.length < wanted;
     const room = MAX_SNAPSHOT_ENTRIES - entries.length;
@@ -299,13 +285,14 @@ async function extend(s: Services, req: SnapshotRequest, row: SearchSnapshotRow,
     }
     const longer = [...entries, ...tail.map(encodeGroup)];
     const json = JSON.stringify(longer);
-    if (await s.write(() => extendSearchSnapshot(s.db, row.id, entries.length, { json, count: longer.length, complete }, SNAPSHOT_BOUNDS.bytes))) {
-      return { row: { ...row, entries: json, entry_count: longer.length, complete: complete ? 1 : 0 }, entries: longer };
+    const extended = { entries: json, entry_count: longer.length, complete };
+    if (await s.store.write((tx) => tx.searchSnapshots.extend(row.id, entries.length, extended, SNAPSHOT_BOUNDS.bytes))) {
+      return { row: { ...row, ...extended }, entries: longer };
     }
     // Another page of the same search extended it first: serve its entries.
-    const again = getSearchSnapshot(s.db, row.id, now);
+    const again = await s.store.searchSnapshots.get(row.id, now);
     if (!again) throw invalidCursor('has expired');
-    if (again.entry_count > entries.length || again.complete === 1) return { row: again, entries: JSON.parse(again.entries) as Entry[] };
+    if (again.entry_count > entries.length || again.complete) return { row: again, entries: JSON.parse(again.entries) as Entry[] };
     row = again;
     entries = JSON.parse(again.entries) as Entry[];
     wanted = entries.length + Math.max(req.limit, EXTENSION_STEP) + 1;
@@ -329,12 +316,9 @@ class Served {
   }
 
   async resolve(batch: Entry[], from: number, entries: Entry[]): Promise<PageGroup[]> {
-    const files = liveReadyFiles(this.s.db, this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
+    const files = await this.s.store.searchSnapshots.liveReadyFiles(this.req.col.rid, [...new Set(batch.map((e) => e[0]))]);
     const showable = batch.filter((e) => files.has(e[0]) && (this.readable === null || this.readable.has(e[0])));
-    const stored = passageFiles(
-      this.s.db,
-      showable.flatMap((e) => e[1]),
-    );
+    const stored = await this.s.store.searchSnapshots.passageFiles(showable.flatMap((e) => e[1]));
     const out: PageGroup[] = [];
     for (const entry of showable) {
       const [fileRid, passageRids, score, bits] = entry;
@@ -360,13 +344,14 @@ class Served {
   private async currentEvidence(fileRid: number): Promise<number[]> {
     const cached = this.current.get(fileRid);
     if (cached) return cached;
-    const matching = this.req.match === null ? [] : keywordPassagesOfFile(this.s.db, this.req.col.rid, this.req.match, fileRid, { heading: HEADING_WEIGHT, body: BODY_WEIGHT });
+    const matching =
+      this.req.match === null ? [] : await this.s.store.searchSnapshots.keywordPassagesOfFile(this.req.col.rid, this.req.match, fileRid, { heading: HEADING_WEIGHT, body: BODY_WEIGHT });
     let ordered = matching;
     if (this.req.mode === 'semantic') {
-      const rest = passageRidsOfFile(this.s.db, fileRid).filter((rid) => !matching.includes(rid));
+      const rest = (await this.s.store.searchSnapshots.passagesOfFile(fileRid)).filter((rid) => !matching.includes(rid));
       const vector = await (this.vector ??= this.req.queryVector());
       if (vector && rest.length > 0) {
-        const cos = similarities(this.s.db, this.req.col.rid, vector, rest);
+        const cos = await this.s.store.vectors.similarities(this.req.col.rid, vector, rest);
         rest.sort((a, b) => (cos.get(b) ?? -1) - (cos.get(a) ?? -1) || a - b);
       }
       ordered = [...matching, ...rest];

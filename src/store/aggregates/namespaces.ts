@@ -22,6 +22,8 @@ export interface NamespaceReads {
   /** Including deleted ones: jobs and keys keep pointing at a namespace after it is deleted. */
   byId(id: string): Promise<NamespaceRow | undefined>;
   byRid(rid: number): Promise<NamespaceRow | undefined>;
+  /** The most recently deleted namespace with this ID or name. */
+  findDeleted(ref: string): Promise<NamespaceRow | undefined>;
   /** Living namespaces in creation order after `afterRid`; `onlyRids` narrows to those. */
   list(opts: { afterRid: number; limit: number; onlyRids?: readonly number[] | undefined }): Promise<NamespaceRow[]>;
   /** A namespace's usage, over all its living collections or (`onlyCollections`, by name) some of them. */
@@ -33,4 +35,9 @@ export interface NamespaceWrites {
   insert(row: Omit<NamespaceRow, 'rid' | 'deleted_at'>): Promise<NamespaceRow>;
   updateDisplayName(rid: number, displayName: string | null, now: string): Promise<NamespaceRow>;
   markDeleted(rid: number, now: string): Promise<void>;
+  /**
+   * Back from deletion with the collections its deletion took (those deleted at the same time; one
+   * deleted before stays deleted), each reported as `collection.updated`; returns their rids.
+   */
+  restore(rid: number, now: string): Promise<number[]>;
 }

@@ -46,7 +46,7 @@ const JOB_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_r
     'created_at', created_at, 'updated_at', updated_at), ${EVENT_AT}
   FROM jobs WHERE rid = @rid`;
 
-// A file event's data comes from the file serializer (file-resource.ts), not from SQL, so it is the
+// A file event's data comes from the file serializer (src/contract/file-resource.ts), not from SQL, so it is the
 // file's GET key for key (an error only when there is one, notes, the governing rule).
 const FILE_EVENT_SQL = `INSERT INTO events (id, type, namespace_rid, collection_rid, data, created_at)
   VALUES (${EVENT_ID}, @type, @namespace_rid, @collection_rid, @data, ${EVENT_AT})`;

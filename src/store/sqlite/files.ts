@@ -1,51 +1,60 @@
 import type { FileErrorCode } from '../../contract/errors.js';
+import type {
+  FileAtVersion,
+  FileCard,
+  FileListing,
+  FileReads,
+  FileRow,
+  FileStatus,
+  FileVersionRow,
+  FileVersionState,
+  FileWrites,
+  IndexedVersion,
+  NewFile,
+  SourceFields,
+  WaitingUpload,
+} from '../aggregates/files.js';
 import { moveFileCount } from './collections.js';
 import type { Db } from './db.js';
 import { appendEvent } from './events.js';
 import { rowsByRid, stmt } from './statements.js';
 
-export type FileStatus = 'pending' | 'indexing' | 'ready' | 'failed' | 'deleting';
+export type { FileCard, FileRow, FileStatus, FileVersionRow, FileVersionState, IndexedVersion, NewFile, SourceFields } from '../aggregates/files.js';
 
-export interface FileRow {
-  rid: number;
-  id: string;
-  collection_rid: number;
-  path: string;
-  status: FileStatus;
-  source_type: 'inline' | 'uri' | 'upload';
-  declared_content_type: string | null;
-  content_type: string;
-  bytes: number | null;
-  checksum: string | null;
-  uri: string | null;
-  metadata: string;
-  /** A TEXT column: its one writer, setFileStatus, takes a FileErrorCode. */
-  error_code: FileErrorCode | null;
-  error_message: string | null;
-  version_id: string;
-  indexed_version_id: string | null;
-  /** The access rule that governs the file (src/contract/governing-rule.ts); null: none. */
-  governing_rule_rid: number | null;
-  /** The apply_access_rule job that holds the file hidden until it finishes. */
-  access_job_rid: number | null;
-  /** JSON array of notes from the last indexing (src/domain/ingest/pipeline.ts), or null. */
-  notes: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
+export function sqliteFiles(db: Db): FileReads & FileWrites {
+  return {
+    byRid: async (rid) => getFileByRid(db, rid),
+    findLiveByPath: async (collectionRid, path) => findLiveFileByPath(db, collectionRid, path),
+    findLiveById: async (collectionRid, id) => findLiveFileById(db, collectionRid, id),
+    versionState: async (rid) => fileVersionState(db, rid),
+    list: async (opts) => listFiles(db, opts),
+    version: async (id) => getFileVersion(db, id),
+    settled: async (collectionRid, afterRid, limit) => liveFileRids(db, collectionRid, afterRid, limit),
+    cards: async (rids) => getFileCardsByRid(db, rids),
+    expiredWaitingUploads: async (createdBefore) => expiredWaitingUploads(db, createdBefore),
+    insert: async (row) => insertFile(db, row),
+    replaceSource: async (rid, source, metadata, now) => replaceFileSource(db, rid, source, metadata, now),
+    updateMetadata: async (rid, metadata, now) => updateFileMetadata(db, rid, metadata, now),
+    setStatus: async (rid, status, now, error) => setFileStatus(db, rid, status, now, error),
+    markIndexed: async (rid, indexed, now) => markFileIndexed(db, rid, indexed, now),
+    clearIndexedVersion: async (rid) => clearIndexedVersion(db, rid),
+    markDeleted: async (rid, now) => markFileDeleted(db, rid, now),
+    resetInterrupted: async (now) => resetInterruptedFiles(db, now),
+    resetIndexing: async (collectionRid, now) => resetIndexingFiles(db, collectionRid, now),
+    insertVersion: async (row) => insertFileVersion(db, row),
+    markUploadReceived: async (versionId, blobSha256) => markUploadReceived(db, versionId, blobSha256),
+    closeWaitingUpload: async (versionId, state) => closeWaitingUpload(db, versionId, state),
+  };
 }
 
-export interface FileVersionRow {
-  id: string;
-  file_rid: number;
-  inline_text: string | null;
-  blob_sha256: string | null;
-  /** `rejected`: the signed PUT's bytes contradicted the declared size or checksum (the URL is used up). */
-  upload_state: 'waiting' | 'received' | 'expired' | 'rejected' | null;
-  created_at: string;
-}
+/** The row as stored: `metadata` JSON text, `notes` a JSON array or null. */
+type StoredFile = Omit<FileRow, 'metadata' | 'notes'> & { metadata: string; notes: string | null };
 
-export type NewFile = Omit<FileRow, 'rid' | 'deleted_at' | 'indexed_version_id' | 'error_code' | 'error_message' | 'governing_rule_rid' | 'access_job_rid' | 'notes'>;
+function fileOf(stored: StoredFile): FileRow;
+function fileOf(stored: StoredFile | undefined): FileRow | undefined;
+function fileOf(stored: StoredFile | undefined): FileRow | undefined {
+  return stored && { ...stored, metadata: JSON.parse(stored.metadata) as Record<string, unknown>, notes: stored.notes === null ? null : (JSON.parse(stored.notes) as string[]) };
+}
 
 /** What a status change is about: a file's status and whether it is living (deleted_at null). */
 type FileState = Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'deleted_at'>;
@@ -91,29 +100,27 @@ function fileChanged(db: Db, before: FileState | null, after: FileState): void {
 }
 
 /** `governing_rule_rid`: the rule that governs the new file's path, set with the row so its first event shows it. */
-export function insertFile(db: Db, row: NewFile & { governing_rule_rid?: number | null }): FileRow {
-  const file = stmt(
+export function insertFile(db: Db, row: NewFile): FileRow {
+  const file = fileOf(stmt(
     db,
     `INSERT INTO files (id, collection_rid, path, status, source_type, declared_content_type, content_type, bytes, checksum, uri, metadata, version_id, governing_rule_rid, created_at, updated_at)
      VALUES (@id, @collection_rid, @path, @status, @source_type, @declared_content_type, @content_type, @bytes, @checksum, @uri, @metadata, @version_id, @governing_rule_rid, @created_at, @updated_at)
      RETURNING *`,
-  ).get({ ...row, governing_rule_rid: row.governing_rule_rid ?? null }) as FileRow;
+  ).get({ ...row, metadata: JSON.stringify(row.metadata), governing_rule_rid: row.governing_rule_rid ?? null }) as StoredFile);
   fileChanged(db, null, file);
   return file;
 }
 
-export type SourceFields = Pick<FileRow, 'source_type' | 'declared_content_type' | 'content_type' | 'bytes' | 'checksum' | 'uri' | 'version_id'>;
-
 /** A new version of the bytes: back to pending, the old error cleared. */
-export function replaceFileSource(db: Db, rid: number, source: SourceFields, metadata: string | null, now: string): FileRow {
+export function replaceFileSource(db: Db, rid: number, source: SourceFields, metadata: Record<string, unknown> | null, now: string): FileRow {
   const before = fileState(db, rid);
-  const file = stmt(
+  const file = fileOf(stmt(
     db,
     `UPDATE files SET status = 'pending', source_type = @source_type, declared_content_type = @declared_content_type, content_type = @content_type,
        bytes = @bytes, checksum = @checksum, uri = @uri, version_id = @version_id, metadata = coalesce(@metadata, metadata),
        error_code = NULL, error_message = NULL, notes = NULL, updated_at = @now
      WHERE rid = @rid RETURNING *`,
-  ).get({ ...source, metadata, now, rid }) as FileRow;
+  ).get({ ...source, metadata: metadata === null ? null : JSON.stringify(metadata), now, rid }) as StoredFile);
   if (before) fileChanged(db, before, file);
   return file;
 }
@@ -131,11 +138,11 @@ export function markUploadReceived(db: Db, versionId: string, blobSha256: string
 }
 
 export function findLiveFileByPath(db: Db, collectionRid: number, path: string): FileRow | undefined {
-  return stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND path = ? AND deleted_at IS NULL').get(collectionRid, path) as FileRow | undefined;
+  return fileOf(stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND path = ? AND deleted_at IS NULL').get(collectionRid, path) as StoredFile | undefined);
 }
 
 export function findLiveFileById(db: Db, collectionRid: number, id: string): FileRow | undefined {
-  return stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND id = ? AND deleted_at IS NULL').get(collectionRid, id) as FileRow | undefined;
+  return fileOf(stmt(db, 'SELECT * FROM files WHERE collection_rid = ? AND id = ? AND deleted_at IS NULL').get(collectionRid, id) as StoredFile | undefined);
 }
 
 /**
@@ -143,32 +150,27 @@ export function findLiveFileById(db: Db, collectionRid: number, id: string): Fil
  * the indexing worker's checks around each job (a whole row, with its metadata and notes, cost
  * a fifth of the worker's reads of a SciFact ingest).
  */
-export function fileVersionState(db: Db, rid: number): Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'version_id' | 'deleted_at'> | undefined {
-  return stmt(db, 'SELECT rid, collection_rid, status, version_id, deleted_at FROM files WHERE rid = ?').get(rid) as
-    | Pick<FileRow, 'rid' | 'collection_rid' | 'status' | 'version_id' | 'deleted_at'>
-    | undefined;
+export function fileVersionState(db: Db, rid: number): FileVersionState | undefined {
+  return stmt(db, 'SELECT rid, collection_rid, status, version_id, deleted_at FROM files WHERE rid = ?').get(rid) as FileVersionState | undefined;
 }
 
 export function getFileByRid(db: Db, rid: number): FileRow | undefined {
-  return stmt(db, 'SELECT * FROM files WHERE rid = ?').get(rid) as FileRow | undefined;
+  return fileOf(stmt(db, 'SELECT * FROM files WHERE rid = ?').get(rid) as StoredFile | undefined);
 }
 
-export function listFiles(
-  db: Db,
-  opts: { collectionRid: number; afterRid: number; limit: number; path?: string | undefined; prefix?: string | undefined; status?: string | undefined },
-): FileRow[] {
-  return stmt(
+export function listFiles(db: Db, opts: FileListing): FileRow[] {
+  return (stmt(
     db,
     `SELECT * FROM files WHERE collection_rid = @c AND deleted_at IS NULL AND rid > @after
        AND (@path IS NULL OR path = @path)
        AND (@prefix IS NULL OR substr(path, 1, length(@prefix)) = @prefix)
        AND (@status IS NULL OR status = @status)
      ORDER BY rid LIMIT @limit`,
-  ).all({ c: opts.collectionRid, after: opts.afterRid, limit: opts.limit, path: opts.path ?? null, prefix: opts.prefix ?? null, status: opts.status ?? null }) as FileRow[];
+  ).all({ c: opts.collectionRid, after: opts.afterRid, limit: opts.limit, path: opts.path ?? null, prefix: opts.prefix ?? null, status: opts.status ?? null }) as StoredFile[]).map((f) => fileOf(f));
 }
 
-export function updateFileMetadata(db: Db, rid: number, metadata: string, now: string): FileRow {
-  return stmt(db, 'UPDATE files SET metadata = ?, updated_at = ? WHERE rid = ? RETURNING *').get(metadata, now, rid) as FileRow;
+export function updateFileMetadata(db: Db, rid: number, metadata: Record<string, unknown>, now: string): FileRow {
+  return fileOf(stmt(db, 'UPDATE files SET metadata = ?, updated_at = ? WHERE rid = ? RETURNING *').get(JSON.stringify(metadata), now, rid) as StoredFile);
 }
 
 export function setFileStatus(db: Db, rid: number, status: FileStatus, now: string, error: { code: FileErrorCode; message: string } | null = null): void {
@@ -176,14 +178,6 @@ export function setFileStatus(db: Db, rid: number, status: FileStatus, now: stri
   if (!before) return;
   stmt(db, 'UPDATE files SET status = ?, error_code = ?, error_message = ?, updated_at = ? WHERE rid = ?').run(status, error?.code ?? null, error?.message ?? null, now, rid);
   fileChanged(db, before, { ...before, status });
-}
-
-/** What indexing a version found out about the file. */
-export interface IndexedVersion {
-  versionId: string;
-  contentType: string;
-  /** The file's notes (warnings of the extraction), none when absent. */
-  notes?: string[];
 }
 
 /**
@@ -214,12 +208,13 @@ export function markFileDeleted(db: Db, rid: number, now: string): void {
   fileChanged(db, before, { ...before, status: 'deleting', deleted_at: now });
 }
 
-export function liveFileRids(db: Db, collectionRid: number, afterRid: number, limit: number): { rid: number; version_id: string }[] {
+/** Living files that finished indexing (ready or failed): what a reindex walks. */
+export function liveFileRids(db: Db, collectionRid: number, afterRid: number, limit: number): FileAtVersion[] {
   return stmt(db, "SELECT rid, version_id FROM files WHERE collection_rid = ? AND deleted_at IS NULL AND rid > ? AND status IN ('ready','failed') ORDER BY rid LIMIT ?").all(
     collectionRid,
     afterRid,
     limit,
-  ) as { rid: number; version_id: string }[];
+  ) as FileAtVersion[];
 }
 
 /** Files a dead daemon left mid-indexing go back to pending; their jobs are re-queued alongside. */
@@ -238,21 +233,18 @@ export function resetIndexingFiles(db: Db, collectionRid: number | null, now: st
   return rows.length;
 }
 
-/** What a search result shows of its file and may sort by. */
-export type FileCard = Pick<FileRow, 'rid' | 'id' | 'path' | 'content_type' | 'bytes' | 'created_at' | 'updated_at'>;
-
 /** Only a result's columns: whole rows (metadata, notes, …) cost more to read than the lookups (issue 15). */
-export function getFileCardsByRid(db: Db, rids: number[]): FileCard[] {
+export function getFileCardsByRid(db: Db, rids: readonly number[]): FileCard[] {
   return rowsByRid<FileCard>(db, 'files', rids, 'rid, id, path, content_type, bytes, created_at, updated_at');
 }
 
 /** Versions whose signed upload URL expired before the bytes arrived. */
-export function expiredWaitingUploads(db: Db, createdBefore: string): { version_id: string; file_rid: number }[] {
+export function expiredWaitingUploads(db: Db, createdBefore: string): WaitingUpload[] {
   return stmt(
     db,
     `SELECT v.id AS version_id, f.rid AS file_rid FROM file_versions v JOIN files f ON f.rid = v.file_rid AND f.version_id = v.id
      WHERE v.upload_state = 'waiting' AND v.created_at < ? AND f.deleted_at IS NULL`,
-  ).all(createdBefore) as { version_id: string; file_rid: number }[];
+  ).all(createdBefore) as WaitingUpload[];
 }
 
 /** Closes a version still waiting for its bytes; false when it was no longer waiting (another PUT won). */

@@ -1,5 +1,6 @@
 import type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from '../aggregates/namespaces.js';
 import type { Db } from './db.js';
+import { appendEvent } from './events.js';
 import { stmt } from './statements.js';
 
 export type { NamespaceRow, NamespaceUsage } from '../aggregates/namespaces.js';
@@ -9,11 +10,13 @@ export function sqliteNamespaces(db: Db): NamespaceReads & NamespaceWrites {
     find: async (ref) => findNamespace(db, ref),
     byId: async (id) => findNamespaceById(db, id),
     byRid: async (rid) => getNamespaceByRid(db, rid),
+    findDeleted: async (ref) => findDeletedNamespace(db, ref),
     list: async (opts) => listNamespaces(db, opts),
     usage: async (rid, onlyCollections) => namespaceUsage(db, rid, onlyCollections),
     insert: async (row) => insertNamespace(db, row),
     updateDisplayName: async (rid, displayName, now) => updateNamespaceDisplayName(db, rid, displayName, now),
     markDeleted: async (rid, now) => markNamespaceDeleted(db, rid, now),
+    restore: async (rid, now) => restoreNamespace(db, rid, now),
   };
 }
 
@@ -65,4 +68,20 @@ export function namespaceUsage(db: Db, rid: number, onlyCollections?: readonly s
 /** Including deleted ones: jobs and keys keep pointing at a namespace after it is deleted. */
 export function findNamespaceById(db: Db, id: string): NamespaceRow | undefined {
   return stmt(db, 'SELECT * FROM namespaces WHERE id = ?').get(id) as NamespaceRow | undefined;
+}
+
+/** The most recently deleted namespace with this ID or name. */
+export function findDeletedNamespace(db: Db, ref: string): NamespaceRow | undefined {
+  return stmt(db, 'SELECT * FROM namespaces WHERE (id = @ref OR name = @ref) AND deleted_at IS NOT NULL ORDER BY deleted_at DESC, rid DESC LIMIT 1').get({ ref }) as NamespaceRow | undefined;
+}
+
+/** Undeletes a namespace and the collections its deletion took with it (same deletion time); returns those collections. */
+export function restoreNamespace(db: Db, rid: number, now: string): number[] {
+  const deletedAt = (stmt(db, 'SELECT deleted_at FROM namespaces WHERE rid = ?').get(rid) as { deleted_at: string | null } | undefined)?.deleted_at;
+  if (!deletedAt) return [];
+  // Their files were never touched by the deletion: the counters hold; each collection reports its return.
+  const restored = (stmt(db, 'UPDATE collections SET deleted_at = NULL, updated_at = ? WHERE namespace_rid = ? AND deleted_at = ? RETURNING rid').all(now, rid, deletedAt) as { rid: number }[]).map((r) => r.rid);
+  for (const collectionRid of restored) appendEvent(db, 'collection.updated', collectionRid);
+  stmt(db, 'UPDATE namespaces SET deleted_at = NULL, updated_at = ? WHERE rid = ?').run(now, rid);
+  return restored.sort((a, b) => a - b);
 }

@@ -1,16 +1,18 @@
 // What the operator channel (src/rpc) reads and keeps: cluster-wide counts for `status`, and the
 // file:// roots the operator granted at run time (kept in `meta`, so they survive restarts).
+import type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from '../aggregates/operator.js';
 import type { Db } from './db.js';
 import { collectionStatusSql } from './events.js';
 import { stmt } from './statements.js';
 
-export interface ClusterCounts {
-  namespaces: { live: number; deleted: number };
-  collections: { live: number; deleted: number; by_status: Record<string, number> };
-  files: Record<string, number>;
-  jobs: Record<string, number>;
-  queued_jobs_by_type: Record<string, number>;
-  research_runs: Record<string, number>;
+export type { ClusterCounts, GrantedRoot } from '../aggregates/operator.js';
+
+export function sqliteOperator(db: Db): OperatorReads & OperatorWrites {
+  return {
+    clusterCounts: async () => clusterCounts(db),
+    grantedFileRoots: async () => grantedFileRoots(db),
+    saveGrantedFileRoots: async (roots) => saveGrantedFileRoots(db, roots),
+  };
 }
 
 const tally = (rows: { k: string; n: number }[]): Record<string, number> => Object.fromEntries(rows.map((r) => [r.k, r.n]));
@@ -54,11 +56,6 @@ export function clusterCounts(db: Db): ClusterCounts {
   };
 }
 
-export interface GrantedRoot {
-  path: string;
-  granted_at: string;
-}
-
 const GRANTED_ROOTS_KEY = 'operator_file_roots';
 
 export function grantedFileRoots(db: Db): GrantedRoot[] {
@@ -68,6 +65,6 @@ export function grantedFileRoots(db: Db): GrantedRoot[] {
   return Array.isArray(parsed) ? (parsed as GrantedRoot[]).filter((r) => typeof r?.path === 'string' && typeof r?.granted_at === 'string') : [];
 }
 
-export function saveGrantedFileRoots(db: Db, roots: GrantedRoot[]): void {
+export function saveGrantedFileRoots(db: Db, roots: readonly GrantedRoot[]): void {
   stmt(db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(GRANTED_ROOTS_KEY, JSON.stringify(roots));
 }

@@ -1,30 +1,32 @@
 // Search snapshots: the ranking a search's first page saw, kept for its later pages (migration 21).
 // Rows expire with the cursors that name them and are bounded in number; see docs/decisions.md.
 // Their writes leave the reads cached until a write (read-cache.ts) in place: no cached read looks at them.
+import type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from '../aggregates/search-snapshots.js';
 import type { Db } from './db.js';
 import { keywordIndexOf } from './keyword-index.js';
 import { keywordPostings, liveFiles } from './keyword-postings.js';
 import { unseenByCaches } from './read-cache.js';
 import { rowsByRid, stmt } from './statements.js';
 
-export interface SearchSnapshotRow {
-  id: string;
-  collection_rid: number;
-  binding: string;
-  /** JSON, the domain's: what the first page reported. */
-  page_one: string;
-  /** JSON array, the domain's encoding, best first. */
-  entries: string;
-  entry_count: number;
-  complete: 0 | 1;
-  expires_at: number;
+export type { SearchSnapshotRow, SnapshotBounds } from '../aggregates/search-snapshots.js';
+
+export function sqliteSearchSnapshots(db: Db): SearchSnapshotReads & SearchSnapshotWrites {
+  return {
+    exists: async (id) => searchSnapshotExists(db, id),
+    get: async (id, now) => getSearchSnapshot(db, id, now),
+    liveReadyFiles: async (collectionRid, fileRids) => liveReadyFiles(db, collectionRid, fileRids),
+    passageFiles: async (passageRids) => passageFiles(db, passageRids),
+    passagesOfFile: async (fileRid) => passageRidsOfFile(db, fileRid),
+    keywordPassagesOfFile: async (collectionRid, phrases, fileRid, weights) => keywordPassagesOfFile(db, collectionRid, phrases, fileRid, weights),
+    insert: async (row, now, bounds) => insertSearchSnapshot(db, row, now, bounds),
+    extend: async (id, expectedCount, longer, bytesBudget) => extendSearchSnapshot(db, id, expectedCount, longer, bytesBudget),
+    keepUntil: async (id, expiresAt) => keepSearchSnapshotUntil(db, id, expiresAt),
+    deleteExpired: async (now) => deleteExpiredSearchSnapshots(db, now),
+  };
 }
 
-/** How many snapshots the table holds at most, and how many bytes of entries. */
-export interface SnapshotBounds {
-  rows: number;
-  bytes: number;
-}
+/** As stored: `complete` is 0 or 1. */
+type StoredSnapshot = Omit<SearchSnapshotRow, 'complete'> & { complete: 0 | 1 };
 
 /**
  * Keeps a snapshot. Expired ones go first, then, past the bounds, the oldest, so the table stays
@@ -41,7 +43,7 @@ function insertSnapshotRow(db: Db, row: SearchSnapshotRow, now: number, bounds: 
       db,
       `INSERT INTO search_snapshots (id, collection_rid, binding, page_one, bytes, entries, entry_count, complete, expires_at)
        VALUES (@id, @collection_rid, @binding, @page_one, @bytes, @entries, @entry_count, @complete, @expires_at)`,
-    ).run({ ...row, bytes: row.entries.length }).lastInsertRowid,
+    ).run({ ...row, complete: row.complete ? 1 : 0, bytes: row.entries.length }).lastInsertRowid,
   );
   stmt(db, 'DELETE FROM search_snapshots WHERE rid <= ? - ?').run(rid, bounds.rows);
   // Summing the bytes reads every row (5,000 at the bound): once per BYTES_CHECK_EVERY snapshots,
@@ -74,23 +76,24 @@ export function searchSnapshotExists(db: Db, id: string): boolean {
 
 /** A snapshot that has not expired, or undefined. */
 export function getSearchSnapshot(db: Db, id: string, now: number): SearchSnapshotRow | undefined {
-  return stmt(db, 'SELECT id, collection_rid, binding, page_one, entries, entry_count, complete, expires_at FROM search_snapshots WHERE id = ? AND expires_at >= ?').get(id, now) as
-    | SearchSnapshotRow
+  const row = stmt(db, 'SELECT id, collection_rid, binding, page_one, entries, entry_count, complete, expires_at FROM search_snapshots WHERE id = ? AND expires_at >= ?').get(id, now) as
+    | StoredSnapshot
     | undefined;
+  return row && { ...row, complete: row.complete === 1 };
 }
 
 /**
  * Replaces a snapshot's entries with a longer list, unless another request extended it first
  * (its count is no longer `expectedCount`): false then, and the caller reads it again.
  */
-export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, entries: { json: string; count: number; complete: boolean }, bytesBudget: number): boolean {
+export function extendSearchSnapshot(db: Db, id: string, expectedCount: number, longer: Pick<SearchSnapshotRow, 'entries' | 'entry_count' | 'complete'>, bytesBudget: number): boolean {
   return unseenByCaches(db, () => {
     const done =
       stmt(db, 'UPDATE search_snapshots SET entries = ?, bytes = ?, entry_count = ?, complete = ? WHERE id = ? AND entry_count = ?').run(
-        entries.json,
-        entries.json.length,
-        entries.count,
-        entries.complete ? 1 : 0,
+        longer.entries,
+        longer.entries.length,
+        longer.entry_count,
+        longer.complete ? 1 : 0,
         id,
         expectedCount,
       ).changes === 1;
@@ -136,7 +139,7 @@ export function passageRidsOfFile(db: Db, fileRid: number): number[] {
  * table that function would count every tenant's rows, so there the same formula runs over the
  * collection's live passages (fts5Bm25Order).
  */
-export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: string[], fileRid: number, weights: { heading: number; body: number }): number[] {
+export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: readonly string[], fileRid: number, weights: { heading: number; body: number }): number[] {
   const index = keywordIndexOf(db, collectionRid);
   if (index.shared) return fts5Bm25Order(db, collectionRid, phrases, fileRid, weights);
   const fts = index.table;
@@ -149,7 +152,7 @@ export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: st
 }
 
 /** FTS5's bm25() (fts5_aux.c: k1 1.2, b 0.75, its IDF floored at 1e-6), its statistics the collection's live passages'. */
-function fts5Bm25Order(db: Db, collectionRid: number, phrases: string[], fileRid: number, weights: { heading: number; body: number }): number[] {
+function fts5Bm25Order(db: Db, collectionRid: number, phrases: readonly string[], fileRid: number, weights: { heading: number; body: number }): number[] {
   const id = (stmt(db, 'SELECT id FROM collections WHERE rid = ?').get(collectionRid) as { id: string } | undefined)?.id;
   if (id === undefined) return [];
   const { passages, phrases: postings } = keywordPostings(db, { collectionRid, collectionId: id, phrases, files: liveFiles(db, collectionRid) });

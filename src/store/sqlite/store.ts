@@ -7,15 +7,19 @@ import { sqliteAccessRules } from './access-rules.js';
 import { sqliteCollectionModels } from './collection-models.js';
 import { sqliteCollections } from './collections.js';
 import { sqliteEvents } from './events.js';
+import { sqliteFiles } from './files.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteKeywordIndex } from './keyword-postings.js';
 import { sqliteNamespaces } from './namespaces.js';
+import { sqliteOperator } from './operator.js';
 import { sqlitePassages } from './passages.js';
-import { untilWriteAsync } from './read-cache.js';
 import { sqliteResearch } from './research.js';
+import { sqliteRetention } from './purge.js';
 import { sqliteRetrievableFiles } from './search.js';
+import { sqliteSearchSnapshots } from './search-snapshots.js';
 import { sqliteVectors } from './vectors.js';
+import { untilWriteAsync } from './read-cache.js';
 import { sqliteWebhooks } from './webhooks.js';
 import type { WriteFn } from './writer.js';
 
@@ -26,13 +30,17 @@ export function sqliteStore(db: Db, write: WriteFn): Store {
     collectionModels: sqliteCollectionModels(db),
     collections: sqliteCollections(db),
     events: sqliteEvents(db),
+    files: sqliteFiles(db),
     jobs: sqliteJobs(db),
     keys: sqliteKeys(db),
     keywordIndex: sqliteKeywordIndex(db),
     namespaces: sqliteNamespaces(db),
+    operator: sqliteOperator(db),
     passages: sqlitePassages(db),
     research: sqliteResearch(db),
+    retention: sqliteRetention(db),
     retrievableFiles: sqliteRetrievableFiles(db),
+    searchSnapshots: sqliteSearchSnapshots(db),
     vectors: sqliteVectors(db),
     webhooks: sqliteWebhooks(db),
   };
