@@ -16,7 +16,7 @@ import { deletePassages, indexPassageText, replacePassageRows } from '../src/sto
 import { purgeCollection } from '../src/store/sqlite/purge.js';
 import { keywordPassagesOfFile } from '../src/store/sqlite/search-snapshots.js';
 import { sqlite, type SqliteDb } from '../src/store/sqlite/sqlite.js';
-import { denseHits, insertVectors } from '../src/store/sqlite/vectors.js';
+import { insertVectors } from '../src/store/sqlite/vectors.js';
 import { bm25FromScratch, livePassages, relativeError } from './helpers/bm25.js';
 import { addInline, seedCollection, startFixture } from './helpers/trove.js';
 
@@ -200,8 +200,12 @@ t.test('a data dir from before keeps its collections in their own tables', async
     t.ok(hits.length === expected.size && hits.every((h) => relativeError(h.score, expected.get(h.passageRid) ?? NaN) <= 1e-9), `${query}: ranked from it as before`);
   }
   const query = new Float32Array([0, 1, 0, 0]);
-  const dense = [0, 1].flatMap((shard) => denseHits(db, { collectionRid: 31, query, selection: null, limit: 40, shard }));
+  const vectors = sqliteReads(db).vectors;
+  const dense = (await Promise.all([0, 1].map((shard) => vectors.nearest(31, query, { shard, selection: null, limit: 40 })))).flat();
   t.equal(dense.filter((h) => h.similarity > 0.99).length, 10, 'its vectors are read from its own table');
+  let copied = 0;
+  for (const shard of [0, 1]) await vectors.readShard(31, shard, { start: (shape) => shape.dimensions === 4, row: () => void copied++ });
+  t.equal(copied, 40, 'and copied from it');
   // A new file of the old collection goes where its collection's rows are.
   db.transaction(() => {
     db.prepare("INSERT INTO files (rid, id, collection_rid, path, status, source_type, content_type, version_id, created_at, updated_at) VALUES (41, 'fil_41', 31, '/p41.txt', 'ready', 'inline', 'text/plain', 'v', ?, ?)").run(now, now);

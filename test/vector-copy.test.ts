@@ -1,7 +1,9 @@
-// The dense stage scans an in-memory int8 copy of each shard's vectors (WebAssembly SIMD) when the
-// copy matches the stored vectors, re-scoring its shortlist from the float32 table, and scans the
-// table otherwise. Both must rank exactly alike, whatever the memory budget keeps, and a stale copy
-// must never be used: a deleted passage never comes back.
+// The dense stage (src/domain/search/vector-scan.ts) scans an in-memory int8 copy of each shard's
+// vectors (WebAssembly SIMD) when the copy matches the stored vectors, having the store re-score its
+// shortlist from the float32 vectors, and has the store score the whole shard otherwise. Both must
+// rank exactly alike, whatever the memory budget keeps, and a stale copy must never be used: a
+// deleted passage never comes back. Run here over the SQLite engine, whose vectors these tests write
+// with its own functions (the store interface has no vector writes yet).
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +11,13 @@ import path from 'node:path';
 import { parseVectorMemory, resolveVectorMemory } from '../src/domain/search/vector-memory.js';
 import { resolveFileSettings } from '../daemon/config.js';
 import { migrate, openDatabase, type Db } from '../src/store/sqlite/db.js';
-import { Int8Scanner } from '../src/store/sqlite/simd-scan.js';
-import { denseHits, hasCurrentVectorCopy, insertVectors, refreshVectorCopy, vectorCopyBytes } from '../src/store/sqlite/vectors.js';
+import { Int8Scanner } from '../src/domain/search/int8-scanner.js';
+import { VectorCopies } from '../src/domain/search/vector-copies.js';
+import { byDenseRank, denseHits } from '../src/domain/search/vector-scan.js';
+import { insertVectors } from '../src/store/sqlite/vectors.js';
 import { selectFiles } from '../src/store/sqlite/search.js';
-import { VECTOR_SHARDS, type FileSelection } from '../src/store/interface.js';
+import { VECTOR_SHARDS, type FileSelection, type VectorReads } from '../src/store/interface.js';
+import { sqliteReads } from './helpers/sqlite-reads.js';
 import { runCli } from './helpers/cli.js';
 import { startFixture, seedCollection } from './helpers/trove.js';
 
@@ -72,11 +77,21 @@ function syntheticDb(t: { teardown(fn: () => void): void }, collections: number,
 
 const GROUP_ONE = { field: 'metadata.group', op: 'eq', value: 1 } as const;
 
-const allShards = (db: Db, collectionRid: number, query: Float32Array, limit: number, selection: FileSelection | null = null) =>
-  Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid, query, selection, limit, shard }))
+/** The domain's scan over a SQLite connection, with copies of its own (as one helper thread holds). */
+function scanOver(db: Db): { vectors: VectorReads; copies: VectorCopies } {
+  const vectors = sqliteReads(db).vectors;
+  return { vectors, copies: new VectorCopies(vectors) };
+}
+
+const allShards = async (over: { vectors: VectorReads; copies: VectorCopies }, collectionRid: number, query: Float32Array, limit: number, selection: FileSelection | null = null) =>
+  (await Promise.all(Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(over.vectors, over.copies, { collectionRid, query, selection, limit, shard }))))
     .flat()
-    .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
+    .sort(byDenseRank)
     .slice(0, limit);
+
+const refreshAll = async (copies: VectorCopies, collectionRid: number, options: { budgetBytes: number; now?: number }) => {
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) await copies.refresh(collectionRid, shard, options);
+};
 
 // Near-duplicates a hair apart: their float32 order is well defined, but far finer than an int8
 // step, so the int8 scan alone orders them almost at random. The re-scored shortlist must not.
@@ -95,17 +110,18 @@ t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where i
   // Enough rows that a wide window (limit 200: 800 rows a shard) takes the histogram path.
   const { vectors, queries } = nearDuplicates(7, 3000);
   const { db } = syntheticDb(t, 1, () => vectors);
+  const scan = scanOver(db);
   // The synthetic rows keep no file counters: the selection's share is counted here, so the int8
   // window is sized as for a real collection (not every row).
   const selected = selectFiles(db, 1, { filter: GROUP_ONE, principals: null });
   const ready = selectFiles(db, 1, { filter: null, principals: null }).fileRids.length;
   const filter = { ...selected, selectivity: selected.fileRids.length / ready };
   t.ok(filter.selectivity > 0 && filter.selectivity < 1, `the filter keeps a share of the files (${filter.selectivity})`);
-  const ask = (q: Float32Array) => [allShards(db, 1, q, 10), allShards(db, 1, q, 10, filter), allShards(db, 1, q, 100), allShards(db, 1, q, 200, filter)];
-  const viaTable = queries.map(ask);
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, 1, shard, BUDGET);
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.ok(hasCurrentVectorCopy(db, 1, shard), `shard ${shard} is scanned from memory`);
-  const viaCopy = queries.map(ask);
+  const ask = (q: Float32Array) => Promise.all([allShards(scan, 1, q, 10), allShards(scan, 1, q, 10, filter), allShards(scan, 1, q, 100), allShards(scan, 1, q, 200, filter)]);
+  const viaTable = await Promise.all(queries.map(ask));
+  await refreshAll(scan.copies, 1, BUDGET);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.ok(await scan.copies.hasCurrent(1, shard), `shard ${shard} is scanned from memory`);
+  const viaCopy = await Promise.all(queries.map(ask));
   t.same(viaCopy, viaTable, 'the same passages, order and similarities as the exact table scan, filtered or not');
 
   // What the int8 scores alone would have returned: a different top 10, so the re-scoring is what makes it exact.
@@ -125,36 +141,36 @@ t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where i
 t.test('the memory budget: the least recently used copy goes, a copy that cannot fit is not made, the ranking never changes', async (t) => {
   const sets = [nearDuplicates(11), nearDuplicates(13), nearDuplicates(17)];
   const { db } = syntheticDb(t, 3, (c) => sets[c - 1]!.vectors);
-  const ask = () => sets.map((set, c) => set.queries.map((q) => allShards(db, c + 1, q, 10)));
-  const exact = ask();
-  const refresh = (collection: number, budgetBytes: number) => {
-    for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, collection, shard, { budgetBytes });
-  };
-  const held = (collection: number) => Array.from({ length: VECTOR_SHARDS }, (_, shard) => hasCurrentVectorCopy(db, collection, shard)).every(Boolean);
+  const scan = scanOver(db);
+  const ask = () => Promise.all(sets.map((set, c) => Promise.all(set.queries.map((q) => allShards(scan, c + 1, q, 10)))));
+  const exact = await ask();
+  const refresh = (collection: number, budgetBytes: number) => refreshAll(scan.copies, collection, { budgetBytes });
+  const held = async (collection: number) => (await Promise.all(Array.from({ length: VECTOR_SHARDS }, (_, shard) => scan.copies.hasCurrent(collection, shard)))).every(Boolean);
 
-  refresh(1, BUDGET.budgetBytes);
-  const perCollection = vectorCopyBytes(db);
+  await refresh(1, BUDGET.budgetBytes);
+  const perCollection = scan.copies.bytes();
   t.ok(perCollection > 0, `one collection's copies hold ${perCollection} bytes`);
   // Room for two collections' copies, not three.
   const budget = Math.floor(perCollection * 2.5);
-  refresh(2, budget);
-  t.ok(held(1) && held(2), 'two collections fit');
-  allShards(db, 1, sets[0]!.queries[0]!, 10); // collection 1 is now used more recently than 2
-  refresh(3, budget);
-  t.ok(held(1) && held(3), 'the recently used copies stay');
-  t.notOk(held(2), 'the least recently used collection lost its copies');
-  t.ok(vectorCopyBytes(db) <= budget, `within the budget (${vectorCopyBytes(db)} ≤ ${budget} bytes)`);
-  t.same(ask(), exact, 'with and without copies, every collection ranks exactly the same');
+  await refresh(2, budget);
+  t.ok((await held(1)) && (await held(2)), 'two collections fit');
+  await allShards(scan, 1, sets[0]!.queries[0]!, 10); // collection 1 is now used more recently than 2
+  await refresh(3, budget);
+  t.ok((await held(1)) && (await held(3)), 'the recently used copies stay');
+  t.notOk(await held(2), 'the least recently used collection lost its copies');
+  t.ok(scan.copies.bytes() <= budget, `within the budget (${scan.copies.bytes()} ≤ ${budget} bytes)`);
+  t.same(await ask(), exact, 'with and without copies, every collection ranks exactly the same');
   // The next use of collection 2 brings its copy back, pushing out the least recently used one.
-  refresh(2, budget);
-  t.ok(held(2) && vectorCopyBytes(db) <= budget, 'collection 2 is copied again on its next use, within the budget');
+  await refresh(2, budget);
+  t.ok((await held(2)) && scan.copies.bytes() <= budget, 'collection 2 is copied again on its next use, within the budget');
 
   const { db: other } = syntheticDb(t, 1, () => sets[0]!.vectors);
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, { budgetBytes: 1024 });
-  t.equal(vectorCopyBytes(other), 0, 'a budget smaller than one copy keeps none');
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(other, 1, shard, BUDGET);
-  t.ok(vectorCopyBytes(other) > 0, 'a larger budget copies it');
-  t.same(sets[0]!.queries.map((q) => allShards(other, 1, q, 10)), exact[0], 'and the table scan ranks the same');
+  const otherScan = scanOver(other);
+  await refreshAll(otherScan.copies, 1, { budgetBytes: 1024 });
+  t.equal(otherScan.copies.bytes(), 0, 'a budget smaller than one copy keeps none');
+  await refreshAll(otherScan.copies, 1, BUDGET);
+  t.ok(otherScan.copies.bytes() > 0, 'a larger budget copies it');
+  t.same(await Promise.all(sets[0]!.queries.map((q) => allShards(otherScan, 1, q, 10))), exact[0], 'and the table scan ranks the same');
 });
 
 t.test('the budget setting: bytes, sizes, shares of RAM; bad values say what is wrong', async (t) => {
@@ -213,19 +229,20 @@ t.test('in-memory copy vs the table scan, and staleness', async (t) => {
   // A second connection, as the dense helper threads have.
   const db = openDatabase(path.join(f.rt.dataDir, 'trove.db'));
   t.teardown(() => db.close());
+  const scan = scanOver(db);
   const embedder = await f.rt.services.embedding.get();
   const queries = await embedder.embed(['lava from a volcano', 'string music', 'space launch', 'baking bread']);
   const filter = selectFiles(db, col.rid, { filter: GROUP_ONE, principals: null });
-  const run = (query: Float32Array, withFilter: boolean) =>
-    Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(db, { collectionRid: col.rid, query, selection: withFilter ? filter : null, limit: 15, shard })).flat();
+  const run = async (query: Float32Array, withFilter: boolean) =>
+    (await Promise.all(Array.from({ length: VECTOR_SHARDS }, (_, shard) => denseHits(scan.vectors, scan.copies, { collectionRid: col.rid, query, selection: withFilter ? filter : null, limit: 15, shard })))).flat();
 
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(hasCurrentVectorCopy(db, col.rid, shard), 'no copy before the first refresh');
-  const viaTable = queries.map((q) => [run(q!, false), run(q!, true)]);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(await scan.copies.hasCurrent(col.rid, shard), 'no copy before the first refresh');
+  const viaTable = await Promise.all(queries.map(async (q) => [await run(q!, false), await run(q!, true)]));
   for (let shard = 0; shard < VECTOR_SHARDS; shard++) {
-    refreshVectorCopy(db, col.rid, shard, BUDGET);
-    t.ok(hasCurrentVectorCopy(db, col.rid, shard), `shard ${shard} has a current copy`);
+    await scan.copies.refresh(col.rid, shard, BUDGET);
+    t.ok(await scan.copies.hasCurrent(col.rid, shard), `shard ${shard} has a current copy`);
   }
-  const viaCopy = queries.map((q) => [run(q!, false), run(q!, true)]);
+  const viaCopy = await Promise.all(queries.map(async (q) => [await run(q!, false), await run(q!, true)]));
   for (let i = 0; i < queries.length; i++) {
     for (const j of [0, 1]) {
       const a = viaTable[i]![j]!;
@@ -254,18 +271,18 @@ t.test('in-memory copy vs the table scan, and staleness', async (t) => {
     last = seen;
     await new Promise((r) => setTimeout(r, 300));
   }
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(hasCurrentVectorCopy(db, col.rid, shard), `shard ${shard}: the copy is stale after a delete`);
-  const after = run(queries[0]!, false).map((h) => h.passageRid);
+  for (let shard = 0; shard < VECTOR_SHARDS; shard++) t.notOk(await scan.copies.hasCurrent(col.rid, shard), `shard ${shard}: the copy is stale after a delete`);
+  const after = (await run(queries[0]!, false)).map((h) => h.passageRid);
   t.notOk(
     best.some((h) => after.includes(h.passageRid)),
     'deleted passages are not returned',
   );
   // Right after a change the copy waits for the vectors to settle; later it is rebuilt.
   const now = Date.now();
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, { ...BUDGET, now });
-  t.notOk(hasCurrentVectorCopy(db, col.rid, 0), 'not rebuilt while the vectors may still be changing');
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) refreshVectorCopy(db, col.rid, shard, { ...BUDGET, now: now + 5000 });
-  t.ok(hasCurrentVectorCopy(db, col.rid, 0), 'rebuilt once settled');
-  const rebuilt = run(queries[0]!, false).map((h) => h.passageRid);
+  await refreshAll(scan.copies, col.rid, { ...BUDGET, now });
+  t.notOk(await scan.copies.hasCurrent(col.rid, 0), 'not rebuilt while the vectors may still be changing');
+  await refreshAll(scan.copies, col.rid, { ...BUDGET, now: now + 5000 });
+  t.ok(await scan.copies.hasCurrent(col.rid, 0), 'rebuilt once settled');
+  const rebuilt = (await run(queries[0]!, false)).map((h) => h.passageRid);
   t.same(rebuilt, after, 'the rebuilt copy ranks as the table scan does');
 });

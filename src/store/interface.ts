@@ -53,7 +53,7 @@ export type { NewPassage, PassageReads, PassageRow, PassageSource } from './aggr
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
 export type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
 export type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from './aggregates/search-snapshots.js';
-export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads } from './aggregates/vectors.js';
+export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorShardReader, type VectorShardShape } from './aggregates/vectors.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */

@@ -3,6 +3,7 @@ import { workerExecArgv } from '../threads.js';
 import { entryFile } from '../../contract/package-files.js';
 import { VECTOR_SHARDS, type DenseHit } from '../../store/interface.js';
 import type { DenseReply, DenseRequest, DenseWorkerData } from './dense-worker.js';
+import { byDenseRank } from './vector-scan.js';
 
 export type DenseQuery = Omit<DenseRequest, 'id' | 'shard'>;
 
@@ -23,7 +24,7 @@ export class DenseSearcher {
     const lists = await Promise.all(this.shards.map((thread, shard) => thread.search({ ...query, shard })));
     return lists
       .flat()
-      .sort((a, b) => b.similarity - a.similarity || a.passageRid - b.passageRid)
+      .sort(byDenseRank)
       .slice(0, query.limit);
   }
 

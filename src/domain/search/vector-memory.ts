@@ -1,4 +1,4 @@
-// How much memory the dense stage's in-memory vector copies may hold together (src/store/sqlite/vectors.ts):
+// How much memory the dense stage's in-memory vector copies may hold together (src/domain/search/vector-copies.ts):
 // config.json's vectors.memory, overridden by TROVE_VECTOR_MEMORY (daemon/config.ts). A number
 // of bytes, a size ("512MB", "1.5GiB"; K/M/G/T count in 1024s) or a share of the machine's RAM
 // ("25%"); "0" keeps no copies. Read once at start; a bad value stops the start with its reason.

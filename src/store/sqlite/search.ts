@@ -17,16 +17,6 @@ export function sqliteRetrievableFiles(db: Db): RetrievableFileReads {
   };
 }
 
-/**
- * The first candidate window: big enough that, at the selection's selectivity, `limit` rows survive.
- * Without a selection only passages of files not ready drop out, which is rare: a small margin, since
- * every windowed row is joined afterwards and a short window only costs a second, wider try.
- */
-export function firstWindow(limit: number, selection: FileSelection | null, floor: number): number {
-  if (!selection) return Math.max(floor, Math.ceil(limit * 1.1));
-  return Math.max(floor, Math.ceil((limit * 1.5) / Math.max(selection.selectivity, 1e-6)));
-}
-
 /** A selection as a predicate over a files table aliased `f`, for the queries of both stages. */
 export function selectionSql(selection: FileSelection): { sql: string; params: unknown[] } {
   return { sql: 'f.rid IN (SELECT value FROM json_each(?))', params: [JSON.stringify(selection.fileRids)] };

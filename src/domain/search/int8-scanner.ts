@@ -1,10 +1,10 @@
 // Approximate dot products of one query against many int8 vectors, in WebAssembly SIMD. The
-// dense stage keeps each collection's vectors in memory (src/store/sqlite/vectors.ts) and scans them here:
+// dense stage keeps each collection's vectors in memory (src/domain/search/vector-copies.ts) and scans them here:
 // a brute-force scan of 100,000 100-dimension vectors takes a few ms this way, against 20-27 ms
 // for sqlite-vec's scan on the same machine (bench: semantic-scale). Rows are int8 with one float
 // scale each (a quarter of float32's memory, so a million passages need about 128 MB, not 400);
 // the scan only shortlists, and `errorBound` says by how much its scores can be off, so the
-// caller can re-score a shortlist that provably holds the exact top-k (see denseHits).
+// caller can re-score a shortlist that provably holds the exact top-k (src/domain/search/vector-scan.ts).
 //
 // The module is a few dozen instructions, assembled below rather than shipped as a binary, so
 // what runs is readable in this file. Its one function:
@@ -179,9 +179,9 @@ export class Int8Scanner {
 
   /**
    * How far any row's scan score can be from the exact dot product of the float32 vectors, as
-   * sqlite-vec computes it (1 - d²/2 from its float32 L2 distance): ‖q‖·max‖v − v̂‖ by
-   * Cauchy-Schwarz, plus float32 rounding of the kernel's sum and of sqlite-vec's, each bounded by
-   * (terms + a few) · ε · (the sum of absolute terms ≤ √d·‖q‖ for unit rows, ≤ 4 for d²).
+   * the store's exact score gives it (1 - d²/2 from a float32 L2 distance, sqlite-vec's in SQLite):
+   * ‖q‖·max‖v − v̂‖ by Cauchy-Schwarz, plus float32 rounding of the kernel's sum and of the
+   * store's, each bounded by (terms + a few) · ε · (the sum of absolute terms ≤ √d·‖q‖ for unit rows, ≤ 4 for d²).
    */
   errorBound(query: Float32Array): number {
     let q2 = 0;
