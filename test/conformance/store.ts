@@ -19,6 +19,7 @@ import type {
 import type { Processing } from '../../src/contract/schemas.js';
 import { storeFilesConformance } from './store-files.js';
 import { retentionConformance } from './store-retention.js';
+import { storeVectorsConformance } from './store-vectors.js';
 
 export interface StoreUnderTest {
   /** Fresh and empty. */
@@ -606,6 +607,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
   });
 
   storeFilesConformance(t, { on, twoCollections, eventsSince, at });
+  storeVectorsConformance(t, { on, twoCollections, at });
 
   // ------------------------------------------------------------------ events
 
