@@ -4,8 +4,11 @@
 // selected. The int8 scores are off by at most `bound` (Int8Scanner.errorBound), so once the
 // window's limit-th exact score beats the best score any row outside it could have, the answer is
 // the exact one; otherwise the window grows to every row that could (or by 8× while too few rows
-// survive the selection). Without a current copy the store scores the whole shard, selection first.
-// Either way the ranking is the float32 one, and filtering never happens after the cut.
+// survive the selection). Without a current copy the store scores the whole shard, selection first
+// (`nearest`): in SQLite its SQL scan of a 50,000-row, 100-dimension shard took 205-218 ms where
+// this module's loop over the shard's rows (readShard, then exactHits for a window) took 630-690
+// ms, reading the rows alone 447 ms (2 cores, load 9). Either way the ranking is the float32 one,
+// and filtering never happens after the cut.
 import type { DenseHit, FileSelection, VectorReads } from '../../store/interface.js';
 import type { VectorCopies } from './vector-copies.js';
 
