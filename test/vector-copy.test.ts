@@ -139,6 +139,31 @@ t.test('the int8 shortlist, re-scored, gives exactly the float32 ranking where i
   t.ok(differs >= 3, `the int8 order alone differs from the float32 one in ${differs} of ${queries.length} queries`);
 });
 
+t.test('a query whose scan is overwritten while it awaits the store (another query scanned) still ranks exactly', async (t) => {
+  const { vectors, queries } = nearDuplicates(23, 3000);
+  const { db } = syntheticDb(t, 1, () => vectors);
+  const scan = scanOver(db);
+  const selected = selectFiles(db, 1, { filter: GROUP_ONE, principals: null });
+  const filter = { ...selected, selectivity: selected.fileRids.length / selectFiles(db, 1, { filter: null, principals: null }).fileRids.length };
+  const ask = (over: typeof scan, q: Float32Array) => Promise.all([allShards(over, 1, q, 10), allShards(over, 1, q, 100), allShards(over, 1, q, 200, filter)]);
+  await refreshAll(scan.copies, 1, BUDGET);
+  const alone = [];
+  for (const q of queries) alone.push(await ask(scan, q));
+  // As an engine whose reads really wait would allow: before each exact read, another query (one
+  // far from these) scans every shard's copy.
+  const elsewhere = unit(Float32Array.from({ length: 100 }, (_, j) => Math.cos(j * 3)));
+  const interrupted: VectorReads = {
+    ...scan.vectors,
+    exactHits: async (...args) => {
+      for (let shard = 0; shard < VECTOR_SHARDS; shard++) (await scan.copies.current(1, shard))!.scanner.scan(elsewhere);
+      return scan.vectors.exactHits(...args);
+    },
+  };
+  const overwritten = [];
+  for (const q of queries) overwritten.push(await ask({ vectors: interrupted, copies: scan.copies }, q));
+  t.same(overwritten, alone, 'the same answers as without the other scans');
+});
+
 t.test('the memory budget: the least recently used copy goes, a copy that cannot fit is not made, the ranking never changes', async (t) => {
   const sets = [nearDuplicates(11), nearDuplicates(13), nearDuplicates(17)];
   const { db } = syntheticDb(t, 3, (c) => sets[c - 1]!.vectors);

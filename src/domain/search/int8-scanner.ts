@@ -129,6 +129,7 @@ export class Int8Scanner {
   private readonly outOffset: number;
   /** The largest ‖v − v̂‖ over rows: how far a row's int8 form (scale included) is from its float32 vector. */
   private maxRowError = 0;
+  private scanCount = 0;
 
   constructor(rows: number, dimensions: number) {
     this.rows = rows;
@@ -191,9 +192,15 @@ export class Int8Scanner {
     return qNorm * this.maxRowError + rounding;
   }
 
+  /** Scans run so far: a view `scan` returned holds its scores while this has not moved. */
+  get scans(): number {
+    return this.scanCount;
+  }
+
   /** The approximate dot product of `query` with every row (a view, valid until the next scan). */
   scan(query: Float32Array): Float32Array {
     if (query.length !== this.dimensions) throw new Error(`query of ${query.length} dimensions, expected ${this.dimensions}`);
+    this.scanCount++;
     const q = new Float32Array(this.memory.buffer, this.queryOffset, this.stride);
     q.fill(0);
     q.set(query);
