@@ -109,10 +109,12 @@ export class VectorCopies {
           return true;
         },
         row: (passageRid, embedding) => {
+          if (row >= building.copy!.rids.length) throw new Error(`shard ${shard} of collection ${collectionRid} gave more rows than its shape said`);
           building.copy!.rids[row] = passageRid;
           building.copy!.scanner.setBytes(row++, embedding);
         },
       });
+      if (building.copy && row !== building.copy.rids.length) throw new Error(`shard ${shard} of collection ${collectionRid} gave ${row} rows, its shape said ${building.copy.rids.length}`);
       if (building.copy) state.copy = building.copy;
     } finally {
       this.rebuilding = false;
