@@ -641,8 +641,11 @@ async function settleState(c: StateCollection): Promise<void> {
   for (let i = 0; ; i++) {
     const r = await f.call('GET', `/namespaces/state/collections/${c.name}`);
     const counts = r.body.file_counts;
-    const jobs = f.rt.db.prepare("SELECT count(*) AS n FROM jobs WHERE collection = ? AND status IN ('queued','running') AND runnable = 1").get(c.name) as { n: number };
-    if (counts.indexing === 0 && counts.pending === pending && jobs.n === 0) return;
+    const store = f.rt.services.store;
+    const col = (await store.collections.find((await store.namespaces.find('state'))!.rid, c.name))!;
+    const unfinished = (status: string) => store.jobs.list({ namespaceRid: col.namespace_rid, afterRid: 0, limit: 10_000, status, collectionRids: [col.rid] });
+    const working = [...(await unfinished('queued')), ...(await unfinished('running'))].filter((j) => j.runnable === 1);
+    if (counts.indexing === 0 && counts.pending === pending && working.length === 0) return;
     if (i > 6000) fail('a collection never settled', { collection: c.name, counts, pending });
     await sleep(i < 20 ? 1 : 5);
   }

@@ -6,7 +6,6 @@ import t, { type Test } from 'tap';
 import { defaultCacheDir } from '../src/domain/embed/config.js';
 import { SEMANTIC_WEIGHT } from '../src/domain/search/fusion-weights.js';
 import { conceptCorpus, conceptVector, embeddingServer, scrambledVector, type ConceptCorpus } from './helpers/concept-corpus.js';
-import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 const corpus = conceptCorpus(90, { decoy: true });
@@ -33,10 +32,11 @@ interface Result {
 }
 
 /** The weight stored with the collection's model, and the provider it was fitted for. */
-function stored(f: Fixture, collection: string): { semantic_weight: number | null; semantic_model: string | null } | undefined {
-  return sqlite(f.rt.services.db)
-    .prepare('SELECT m.semantic_weight, m.semantic_model FROM collection_models m JOIN collections c ON c.rid = m.collection_rid WHERE c.name = ?')
-    .get(collection) as { semantic_weight: number | null; semantic_model: string | null } | undefined;
+async function stored(f: Fixture, namespace: string, collection: string): Promise<{ semantic_weight: number | null; semantic_model: string | null } | undefined> {
+  const store = f.rt.services.store;
+  const col = await store.collections.find((await store.namespaces.find(namespace))!.rid, collection);
+  const header = col && (await store.collectionModels.header(col.rid));
+  return header ? { semantic_weight: header.semantic_weight, semantic_model: header.semantic_model } : undefined;
 }
 
 async function top(f: Fixture, base: string, extra: Record<string, unknown> = {}): Promise<Result[]> {
@@ -52,7 +52,7 @@ t.test('a strong provider earns a larger weight and the ranking follows it', asy
   await f.waitForIdle('cal', 'strong');
   const results = await top(f, base);
   t.ok(results[0]!.explain.semantic_weight > SEMANTIC_WEIGHT, `calibrated weight ${results[0]!.explain.semantic_weight}`);
-  t.same(stored(f, 'strong'), { semantic_weight: results[0]!.explain.semantic_weight, semantic_model: 'openai:concepts-1' }, 'stored with the model, for its provider');
+  t.same(await stored(f, 'cal', 'strong'), { semantic_weight: results[0]!.explain.semantic_weight, semantic_model: 'openai:concepts-1' }, 'stored with the model, for its provider');
   t.same(
     results.slice(0, 2).map((r) => r.path),
     ['/concept-000.txt', '/concept-001.txt'],
@@ -68,7 +68,7 @@ t.test('a strong provider earns a larger weight and the ranking follows it', asy
   await f.waitForIdle('cal', 'enforced');
   const reader = await top(f, enforced.base, { principals: ['all'] });
   t.equal(reader[0]!.explain.semantic_weight, SEMANTIC_WEIGHT, 'an enforced reader ranks with the default weight, which no hidden file moved');
-  t.same(stored(f, 'enforced'), { semantic_weight: null, semantic_model: null }, 'and an enforced collection is not calibrated at all');
+  t.same(await stored(f, 'cal', 'enforced'), { semantic_weight: null, semantic_model: null }, 'and an enforced collection is not calibrated at all');
 });
 
 t.test('a provider whose vectors mean nothing keeps the default weight', async (t) => {
@@ -78,6 +78,6 @@ t.test('a provider whose vectors mean nothing keeps the default weight', async (
   await f.waitForIdle('cal', 'weak');
   const results = await top(f, base);
   t.equal(results[0]!.explain.semantic_weight, SEMANTIC_WEIGHT);
-  t.same(stored(f, 'weak'), { semantic_weight: null, semantic_model: null }, 'no weight stored: the default');
+  t.same(await stored(f, 'cal', 'weak'), { semantic_weight: null, semantic_model: null }, 'no weight stored: the default');
   t.equal(results[0]!.path, '/concept-001.txt', 'the keyword match stays first');
 });

@@ -5,8 +5,7 @@
 // stored data on). For file.deleted, the state compared is the GET just before the delete, with
 // the status and time the delete gave it.
 import t, { type Test } from 'tap';
-import { claimJobs } from '../src/store/sqlite/jobs.js';
-import { markFileIndexed, setFileStatus } from '../src/store/sqlite/files.js';
+import { EVERYTHING } from '../src/domain/event-audience.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 /** The events after `after` (an event ID) about one file, oldest first, through GET /events. */
@@ -26,8 +25,9 @@ async function fileEvents(f: Fixture, fileId: string, after: string | undefined)
 }
 
 async function lastEventId(f: Fixture): Promise<string | undefined> {
-  const row = f.rt.db.prepare('SELECT id FROM events ORDER BY rid DESC LIMIT 1').get() as { id: string } | undefined;
-  return row?.id;
+  const store = f.rt.services.store;
+  const [last] = await store.events.after({ afterRid: (await store.events.lastRid()) - 1, limit: 1, audience: EVERYTHING });
+  return last?.id;
 }
 
 /** Runs a change and checks that each file event it wrote (of the expected types) equals GET now. */
@@ -53,7 +53,7 @@ for (const access of ['off', 'enforced'] as const) {
     t.teardown(() => f.close());
     const { base } = await seedCollection(f, 'fe', 'docs', { access_control: access });
     if (access === 'enforced') t.equal((await f.call('POST', `${base}/access-rules`, { folder: '/team/', readers: ['u1'] })).status, 201);
-    const db = f.rt.db;
+    const store = f.rt.services.store;
     const now = () => new Date().toISOString();
 
     let fileId = '';
@@ -66,21 +66,21 @@ for (const access of ['off', 'enforced'] as const) {
     if (access === 'enforced') t.match(first.body.governing_rule, { folder: '/team/' }, 'the rule governs it');
     else t.notOk('governing_rule' in first.body);
 
-    const rid = (db.prepare('SELECT rid FROM files WHERE id = ?').get(fileId) as { rid: number }).rid;
-    const version = (db.prepare('SELECT version_id FROM files WHERE id = ?').get(fileId) as { version_id: string }).version_id;
+    const col = (await store.collections.find((await store.namespaces.find('fe'))!.rid, 'docs'))!;
+    const { rid, version_id: version } = (await store.files.findLiveById(col.rid, fileId))!;
     await step(t, f, base, file, 'indexing', ['file.updated'], () =>
-      f.rt.services.write(() => {
-        claimJobs(db, 10, now());
-        setFileStatus(db, rid, 'indexing', now());
+      store.write(async (tx) => {
+        await tx.jobs.claim(10, now());
+        await tx.files.setStatus(rid, 'indexing', now());
       }),
     );
     await step(t, f, base, file, 'ready with notes', ['file.updated', 'file.ready'], () =>
-      f.rt.services.write(() => markFileIndexed(db, rid, { versionId: version, contentType: 'text/markdown', notes: ['declared text/plain, read as text/markdown'] }, now())),
+      store.write((tx) => tx.files.markIndexed(rid, { versionId: version, contentType: 'text/markdown', notes: ['declared text/plain, read as text/markdown'] }, now())),
     );
     const ready = await f.call('GET', `${base}/files/${fileId}`);
     t.same(ready.body.notes, ['declared text/plain, read as text/markdown'], 'GET shows the notes the event carries');
     await step(t, f, base, file, 'failed', ['file.updated', 'file.failed'], () =>
-      f.rt.services.write(() => setFileStatus(db, rid, 'failed', now(), { code: 'extraction_failed', message: 'no text' })),
+      store.write((tx) => tx.files.setStatus(rid, 'failed', now(), { code: 'extraction_failed', message: 'no text' })),
     );
     await step(t, f, base, file, 'edited after failing', ['file.updated'], () => addInline(f, base, '/team/a.md', 'a third text', 'text/plain'));
 

@@ -4,7 +4,6 @@
 // model (learnt from every file) stays out of an enforced reader's ranking.
 import t from 'tap';
 import { purgeCollection } from '../src/store/sqlite/purge.js';
-import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Call, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;
@@ -137,18 +136,18 @@ t.test("the collection model stays out of an enforced reader's ranking", async (
 
 t.test("a purged collection's rid coming back with a new index never meets the old one's postings", async (t) => {
   const rule = { operations: [{ op: 'upsert', folder: '/', readers: ['r'] }] };
-  const ridOf = (name: string) => (sqlite(f.rt.services.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
+  const ridOf = async (name: string) => (await f.rt.services.store.collections.find((await f.rt.services.store.namespaces.find('reuse'))!.rid, name))!.rid;
   const first = await seedCollection(f, 'reuse', 'first', { access_control: 'enforced' });
   await f.call('POST', `${first.base}/access-rules:batch`, rule);
   await addInline(f, first.base, '/one.txt', 'alpha bravo charlie');
   await f.waitForIdle('reuse', 'first');
   const ask = (base: string, query: string) => f.call('POST', `${base}:search`, { query, mode: 'keyword', limit: 5, principals: ['r'] });
   t.same(scoresOf(await ask(first.base, 'alpha')).length, 1, 'the first collection finds its word');
-  const rid = ridOf('first');
+  const rid = await ridOf('first');
   // The newest collection purged: SQLite hands its rid (and its file's and passage's) to the next one.
   await f.rt.services.write(() => purgeCollection(f.rt.services.db, rid));
   const second = await seedCollection(f, 'reuse', 'second', { access_control: 'enforced' });
-  t.equal(ridOf('second'), rid, 'the rid came back');
+  t.equal(await ridOf('second'), rid, 'the rid came back');
   await f.call('POST', `${second.base}/access-rules:batch`, rule);
   await addInline(f, second.base, '/two.txt', 'delta echo foxtrot');
   await f.waitForIdle('reuse', 'second');

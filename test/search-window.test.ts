@@ -2,7 +2,6 @@
 // a small page must be exactly the head of a large one, deep pages through cursors must match it
 // too, and passages of files that are not ready must be skipped.
 import t from 'tap';
-import { setFileStatus } from '../src/store/sqlite/files.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 
 let f: Fixture;
@@ -47,11 +46,11 @@ t.test('a page is the head of a larger window, and cursors page through it exact
   const top = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];
   const hidden = [...new Set(top.slice(0, 40).map((r) => r.path))];
   // Through the store, as the indexer does: the collection's file counters follow (migration v11).
-  const setStatus = (status: 'indexing' | 'ready') => {
-    const db = f.rt.db;
-    const rids = db.prepare(`SELECT rid FROM files WHERE deleted_at IS NULL AND path IN (${hidden.map(() => '?').join(',')})`).all(...hidden) as { rid: number }[];
-    return f.rt.services.write(() => rids.forEach((r) => setFileStatus(db, r.rid, status, new Date().toISOString())));
-  };
+  const setStatus = (status: 'indexing' | 'ready') =>
+    f.rt.services.store.write(async (tx) => {
+      const col = (await tx.collections.find((await tx.namespaces.find('win'))!.rid, 'docs'))!;
+      for (const path of hidden) await tx.files.setStatus((await tx.files.findLiveByPath(col.rid, path))!.rid, status, new Date().toISOString());
+    });
   await setStatus('indexing');
   // Files not ready are not live: they leave the statistics as well as the results.
   const rest = (await f.call('POST', `${base}:search`, { query: 'kiwi fruit', mode: 'keyword', limit: 100, result_unit: 'passage' })).body.results as Result[];

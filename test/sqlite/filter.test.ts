@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import * as z from 'zod';
-import { TroveError } from '../src/contract/errors.js';
-import { FilterClauseSchema, validateFilter, type FilterClause, type FilterOp, type FilterScalar } from '../src/contract/filter.js';
-import { compileFilter } from '../src/store/sqlite/filter-sql.js';
+import { TroveError } from '../../src/contract/errors.js';
+import { FilterClauseSchema, validateFilter, type FilterClause, type FilterOp, type FilterScalar } from '../../src/contract/filter.js';
+import { compileFilter } from '../../src/store/sqlite/filter-sql.js';
 
 type TestContext = Parameters<Parameters<typeof t.test>[0]>[0];
 

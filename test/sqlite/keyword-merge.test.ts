@@ -8,13 +8,13 @@ import t from 'tap';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../src/store/sqlite/db.js';
-import { createFtsTableSql, ftsTableName } from '../src/store/sqlite/migrations.js';
-import { keywordIndexSegments, mergeKeywordIndexStep } from '../src/store/sqlite/passages.js';
-import { keywordIndexOf } from '../src/store/sqlite/keyword-index.js';
-import { moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index-move.js';
-import { addInline, seedCollection, startFixture } from './helpers/trove.js';
-import { waitFor, PATIENCE_MS } from './helpers/wait.js';
+import { openDatabase } from '../../src/store/sqlite/db.js';
+import { createFtsTableSql, ftsTableName } from '../../src/store/sqlite/migrations.js';
+import { keywordIndexSegments, mergeKeywordIndexStep } from '../../src/store/sqlite/passages.js';
+import { keywordIndexOf } from '../../src/store/sqlite/keyword-index.js';
+import { moveKeywordIndexToOwnTable } from '../../src/store/sqlite/keyword-index-move.js';
+import { addInline, seedCollection, startFixture } from '../helpers/trove.js';
+import { waitFor, PATIENCE_MS } from '../helpers/wait.js';
 
 t.test('merge steps leave one segment and the same ranking', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'trove-merge-'));

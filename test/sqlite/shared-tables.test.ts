@@ -3,22 +3,22 @@
 // with an index of their own and never see each other; a grown collection moves to an index of its
 // own with every score as it was; a data dir from before keeps its collections' own tables.
 import t from 'tap';
-import { keywordIndexText } from '../src/contract/cjk.js';
-import { buildMatchPhrases } from '../src/domain/search/query-text.js';
-import { keywordRanking } from '../src/domain/search/keyword-ranking.js';
-import { migrate, openDatabase } from '../src/store/sqlite/db.js';
-import { MIGRATIONS, createFtsTableSql } from '../src/store/sqlite/migrations.js';
-import { keywordIndexOf } from '../src/store/sqlite/keyword-index.js';
-import { moveKeywordIndexToOwnTable } from '../src/store/sqlite/keyword-index-move.js';
-import { liveFiles } from '../src/store/sqlite/keyword-postings.js';
-import { sqliteReads } from './helpers/sqlite-reads.js';
-import { deletePassages, indexPassageText, replacePassageRows } from '../src/store/sqlite/passages.js';
-import { purgeCollection } from '../src/store/sqlite/purge.js';
-import { keywordPassagesOfFile } from '../src/store/sqlite/search-snapshots.js';
-import { sqlite, type SqliteDb } from '../src/store/sqlite/sqlite.js';
-import { insertVectors } from '../src/store/sqlite/vectors.js';
-import { bm25FromScratch, livePassages, relativeError } from './helpers/bm25.js';
-import { addInline, seedCollection, startFixture } from './helpers/trove.js';
+import { keywordIndexText } from '../../src/contract/cjk.js';
+import { buildMatchPhrases } from '../../src/domain/search/query-text.js';
+import { keywordRanking } from '../../src/domain/search/keyword-ranking.js';
+import { migrate, openDatabase } from '../../src/store/sqlite/db.js';
+import { MIGRATIONS, createFtsTableSql } from '../../src/store/sqlite/migrations.js';
+import { keywordIndexOf } from '../../src/store/sqlite/keyword-index.js';
+import { moveKeywordIndexToOwnTable } from '../../src/store/sqlite/keyword-index-move.js';
+import { liveFiles } from '../../src/store/sqlite/keyword-postings.js';
+import { sqliteReads } from '../helpers/sqlite-reads.js';
+import { deletePassages, indexPassageText, replacePassageRows } from '../../src/store/sqlite/passages.js';
+import { purgeCollection } from '../../src/store/sqlite/purge.js';
+import { keywordPassagesOfFile } from '../../src/store/sqlite/search-snapshots.js';
+import { sqlite, type SqliteDb } from '../../src/store/sqlite/sqlite.js';
+import { insertVectors } from '../../src/store/sqlite/vectors.js';
+import { bm25FromScratch, livePassages, relativeError } from '../helpers/bm25.js';
+import { addInline, seedCollection, startFixture } from '../helpers/trove.js';
 
 const now = '2026-01-01T00:00:00.000Z';
 const words = 'lantern budget launch board weather harbour ledger signal orchard quarry run running runs plan approved naïve Élan 图书馆 東京都庁'.split(' ');

@@ -3,14 +3,14 @@
 // headings and bodies, repeated and shared-stem query words, a Han phrase of bigrams; for a reader
 // of everything, of half the files, and after deletes.
 import t, { type Test } from 'tap';
-import { buildMatchPhrases } from '../src/domain/search/query-text.js';
-import { keywordIndexText } from '../src/contract/cjk.js';
-import { openDatabase } from '../src/store/sqlite/db.js';
-import { createFtsTableSql } from '../src/store/sqlite/migrations.js';
-import { keywordRanking } from '../src/domain/search/keyword-ranking.js';
-import { liveFiles } from '../src/store/sqlite/keyword-postings.js';
-import { sqliteReads } from './helpers/sqlite-reads.js';
-import { bm25FromScratch, livePassages, relativeError } from './helpers/bm25.js';
+import { buildMatchPhrases } from '../../src/domain/search/query-text.js';
+import { keywordIndexText } from '../../src/contract/cjk.js';
+import { openDatabase } from '../../src/store/sqlite/db.js';
+import { createFtsTableSql } from '../../src/store/sqlite/migrations.js';
+import { keywordRanking } from '../../src/domain/search/keyword-ranking.js';
+import { liveFiles } from '../../src/store/sqlite/keyword-postings.js';
+import { sqliteReads } from '../helpers/sqlite-reads.js';
+import { bm25FromScratch, livePassages, relativeError } from '../helpers/bm25.js';
 
 const db = openDatabase(':memory:', { migrate: true });
 const store = sqliteReads(db);

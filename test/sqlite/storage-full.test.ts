@@ -12,11 +12,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { openDatabase, type SqliteDb } from '../src/store/sqlite/db.js';
-import { WriteGate } from '../src/store/sqlite/write-gate.js';
-import { Writer } from '../src/store/sqlite/writer.js';
-import { addInline, seedCollection, startFixture, type Call } from './helpers/trove.js';
-import { diskFullAfter, noRoomForFoldersUnder } from './helpers/disk-full.js';
+import { openDatabase, type SqliteDb } from '../../src/store/sqlite/db.js';
+import { WriteGate } from '../../src/store/sqlite/write-gate.js';
+import { Writer } from '../../src/store/sqlite/writer.js';
+import { addInline, seedCollection, startFixture, type Call } from '../helpers/trove.js';
+import { diskFullAfter, noRoomForFoldersUnder } from '../helpers/disk-full.js';
 
 /** Caps the database at the pages it has now: from here on a write that needs a new page fails with SQLITE_FULL. */
 function capDatabase(db: SqliteDb): void {

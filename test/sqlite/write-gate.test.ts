@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/store/sqlite/db.js';
-import { stmt } from '../src/store/sqlite/statements.js';
-import { WriteGate } from '../src/store/sqlite/write-gate.js';
-import { Writer } from '../src/store/sqlite/writer.js';
-import { startFixture } from './helpers/trove.js';
+import { openDatabase } from '../../src/store/sqlite/db.js';
+import { stmt } from '../../src/store/sqlite/statements.js';
+import { WriteGate } from '../../src/store/sqlite/write-gate.js';
+import { Writer } from '../../src/store/sqlite/writer.js';
+import { startFixture } from '../helpers/trove.js';
 
-const dbModule = new URL('../src/store/sqlite/db.js', import.meta.url).href;
-const gateModule = new URL('../src/store/sqlite/write-gate.js', import.meta.url).href;
+const dbModule = new URL('../../src/store/sqlite/db.js', import.meta.url).href;
+const gateModule = new URL('../../src/store/sqlite/write-gate.js', import.meta.url).href;
 
 /**
  * Stands in for the indexing worker in the middle of a long transaction: takes the token, begins a
