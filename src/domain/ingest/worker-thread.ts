@@ -2,7 +2,6 @@
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase, truncateWal } from '../../store/sqlite/db.js';
-import { jobStatus, queuedSourceFetches } from '../../store/sqlite/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
 import { keywordIndexOutgrown } from '../../store/sqlite/keyword-index.js';
 import { moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index-move.js';
@@ -17,7 +16,6 @@ import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
-import { fileVersionState } from '../../store/sqlite/files.js';
 import { FETCH_AHEAD_CAPACITY, FetchAhead } from './fetch-ahead.js';
 import { FsBlobStore } from '../../store/fs-blobs/fs-blob-store.js';
 
@@ -104,14 +102,17 @@ const worker: IndexingWorker = { store, storeFile: init.dbFile, words: new Train
  * Ends the fetches of jobs that no longer wait for them (canceled, their collection or namespace
  * deleted, their file changed or deleted), then fills the lane from the queue.
  */
-function tendFetches(): void {
-  const gone = ahead.jobs().filter((job) => {
-    if (jobStatus(db, job.rid) !== 'queued' || job.file_rid === null) return true;
-    const state = fileVersionState(db, job.file_rid);
-    return !state || state.deleted_at !== null || state.version_id !== job.version_id;
-  });
-  ahead.drop(gone.map((job) => job.rid));
-  if (ahead.size < FETCH_AHEAD_CAPACITY) ahead.intake(queuedSourceFetches(db, 200));
+async function tendFetches(): Promise<void> {
+  const gone: number[] = [];
+  for (const job of ahead.jobs()) {
+    if ((await store.jobs.status(job.rid)) !== 'queued' || job.file_rid === null) gone.push(job.rid);
+    else {
+      const state = await store.files.versionState(job.file_rid);
+      if (!state || state.deleted_at !== null || state.version_id !== job.version_id) gone.push(job.rid);
+    }
+  }
+  ahead.drop(gone);
+  if (ahead.size < FETCH_AHEAD_CAPACITY) ahead.intake(await store.jobs.queuedSourceFetches(200));
 }
 
 /**
@@ -151,7 +152,7 @@ async function loop(): Promise<void> {
     if (lastClaimed > 0 && lastClaimed < init.batchSize) await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
     drainMessages();
     if (stopping) break;
-    tendFetches();
+    await tendFetches();
     // Claiming and marking the files `indexing` is one transaction. http(s) sources still being
     // fetched stay queued; those fetched are claimed like any job.
     const jobs = await store.write(async (tx) => {
