@@ -18,6 +18,7 @@ import type {
 } from '../../src/store/interface.js';
 import type { Processing } from '../../src/contract/schemas.js';
 import { storeFilesConformance } from './store-files.js';
+import { storeIngestConformance } from './store-ingest.js';
 import { retentionConformance } from './store-retention.js';
 
 export interface StoreUnderTest {
@@ -606,6 +607,7 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
   });
 
   storeFilesConformance(t, { on, twoCollections, eventsSince, at });
+  storeIngestConformance(t, { on, twoCollections, at });
 
   // ------------------------------------------------------------------ events
 

@@ -19,4 +19,14 @@ export interface DenseHit {
 export interface VectorReads {
   /** Cosine similarity of the query to the given passages of a collection; passages without a vector are left out. */
   similarities(collectionRid: number, query: Float32Array, passageRids: readonly number[]): Promise<Map<number, number>>;
+  /** A file's vectors by the hash of the text they embed (NewVector.textHash), so unchanged passages need not be embedded again. */
+  ofFileByTextHash(collectionRid: number, fileRid: number): Promise<Map<string, Float32Array>>;
+}
+
+/** A passage's vector goes with the passage (PassageWrites). */
+export interface VectorWrites {
+  /** Vectors of passages that have none; an all-zero vector (a text the model could not place) is left out. */
+  insert(collectionRid: number, vectors: readonly NewVector[]): Promise<void>;
+  /** All the collection's vectors go: a reindex under another model starts from none (its dimensions may differ). */
+  dropAll(collectionRid: number): Promise<void>;
 }

@@ -15,10 +15,15 @@ import type { FileSelection } from '../aggregates/retrievable-files.js';
 import { Int8Scanner } from './simd-scan.js';
 import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
 
-import { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads } from '../aggregates/vectors.js';
+import { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorWrites } from '../aggregates/vectors.js';
 
-export function sqliteVectors(db: Db): VectorReads {
-  return { similarities: async (collectionRid, query, passageRids) => similarities(db, collectionRid, query, passageRids) };
+export function sqliteVectors(db: Db): VectorReads & VectorWrites {
+  return {
+    similarities: async (collectionRid, query, passageRids) => similarities(db, collectionRid, query, passageRids),
+    ofFileByTextHash: async (collectionRid, fileRid) => vectorsByHash(db, collectionRid, fileRid),
+    insert: async (collectionRid, vectors) => insertVectors(db, collectionRid, vectors),
+    dropAll: async (collectionRid) => dropVectors(db, collectionRid),
+  };
 }
 
 const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
@@ -44,7 +49,7 @@ function vectorTableOf(db: Db, collectionRid: number): VectorTable {
   return { table: SHARED_VECTOR_TABLE, own: false, scope: ' AND v.collection_rid = ?', params: [collectionRid] };
 }
 
-export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
+export function insertVectors(db: Db, collectionRid: number, vectors: readonly NewVector[]): void {
   // A text with no word the model knows has no direction: it is simply not in the dense index.
   const usable = vectors.filter((v) => !isZero(v.embedding));
   if (usable.length === 0) return;
