@@ -50,16 +50,16 @@ async function collectionWith(t: Test, f: Fixture, name: string, count: number, 
     const animal = ['cat', 'dog', 'horse'][i % 3];
     t.equal((await addInline(f, base, `/notes/${String(i).padStart(3, '0')}.md`, `Note ${i}: the ${animal} visits the vet, ${animal} checkup number ${i} of ${name}.`)).status, 202);
   }
-  return (sqlite(f.rt.services.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
+  return (sqlite(f.rt.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
 }
 
 const readyFiles = (f: Fixture, collectionRid: number) =>
-  sqlite(f.rt.services.db).prepare("SELECT rid, indexed_version_id AS version FROM files WHERE collection_rid = ? AND status = 'ready' ORDER BY rid").all(collectionRid) as { rid: number; version: string }[];
+  sqlite(f.rt.db).prepare("SELECT rid, indexed_version_id AS version FROM files WHERE collection_rid = ? AND status = 'ready' ORDER BY rid").all(collectionRid) as { rid: number; version: string }[];
 
 t.test('the worker keeps the words of what it committed, and forgets what it replaced or removed', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const semantic = await collectionWith(t, f, 'notes', 70);
   const keyword = await collectionWith(t, f, 'plain', 5, { processing: { semantic: false } });
   const worker = inProcessWorker(f);
@@ -99,7 +99,7 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
 t.test('a training from kept words is the training from the stored texts, bit for bit', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = await collectionWith(t, f, 'notes', 150);
   await runIndexJobs(inProcessWorker(f), await claim(f));
   const files = readyFiles(f, collectionRid);
@@ -135,7 +135,7 @@ t.test('a training from kept words is the training from the stored texts, bit fo
 t.test('a file whose passages a rejected upload deleted is not brought back ready by a cancel, nor trained from old words', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = await collectionWith(t, f, 'notes', 70);
   const base = '/namespaces/w/collections/notes';
   t.equal((await addInline(f, base, '/x.md', 'The cat and the dog visit the horse vet: cat checkup, dog checkup.')).status, 202);

@@ -18,7 +18,7 @@ import { addInline, seedCollection, startFixture, type Fixture } from './helpers
 const workerDied = (f: Fixture, countDeath = true) => f.rt.services.store.write((tx) => recoverFromWorkerDeath(tx, nowIso(), countDeath));
 
 const fileStates = (f: Fixture) =>
-  sqlite(f.rt.services.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
+  sqlite(f.rt.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
 
 /** The indexing worker as the test runs it (no thread of its own), whose write number `failing` (0: the first) fails as a full disk would. */
 function workerFailingWrite(f: Fixture, failing: number): { worker: IndexingWorker; warnings: string[]; writes: () => number } {
@@ -37,7 +37,7 @@ async function fixtureWithFiles(t: Test, paths: string[], collectionBody: Record
   t.teardown(() => f.rt.close());
   const { base } = await seedCollection(f, 'w', 'notes', collectionBody);
   for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Note ${i}: the ${['cat', 'dog', 'horse'][i % 3]} visits the vet for a checkup, number ${i}.`)).status, 202);
-  const collectionRid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const collectionRid = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   return { f, collectionRid };
 }
 
@@ -90,7 +90,7 @@ t.test(`a job that stops the worker ${MAX_WORKER_DEATHS} times fails its file; t
 
 t.test('restarts and deaths of the machine are not held against a job', async (t) => {
   const { f } = await fixtureWithFiles(t, ['/a.md']);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   for (let i = 0; i < MAX_WORKER_DEATHS + 1; i++) {
     t.equal((await claim(f, 10)).length, 1);
     // A daemon restart (kill -9 included), then a worker that died of a full disk.
@@ -106,8 +106,8 @@ t.test('one collection whose training fails costs the others nothing', async (t)
   const { f, collectionRid: first } = await fixtureWithFiles(t, paths);
   const { base } = await seedCollection(f, 'w', 'other');
   for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Other ${i}: the ${['owl', 'hawk', 'wren'][i % 3]} sings at dawn, number ${i}.`)).status, 202);
-  const second = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
-  const db = f.rt.services.db;
+  const second = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
+  const db = f.rt.db;
   // The first collection's model is written; the second's write fails.
   const { worker, warnings } = workerFailingWrite(f, 1);
   const jobs = await claim(f, 200);
@@ -126,7 +126,7 @@ t.test("a training that fails leaves the batch's files ready, without a model, a
   // 70 files: enough for the first training (64), which runs with the batch that empties the queue.
   const paths = Array.from({ length: 70 }, (_, i) => `/notes/${String(i).padStart(2, '0')}.md`);
   const { f, collectionRid } = await fixtureWithFiles(t, paths);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   // The first write of the batch is the model's (trainAndRefold), before the files are committed: a
   // disk that fills up there, say.
   const { worker, warnings, writes } = workerFailingWrite(f, 0);
@@ -152,8 +152,8 @@ t.test('end to end: a file whose commit kills the worker fails after three tries
   // A fault the worker cannot catch: the write that marks this one file ready fails, every time
   // (a trigger, so it reaches the worker's own connection). The batch's transaction rolls back and
   // the worker dies with its jobs claimed.
-  await f.rt.services.write(() =>
-    sqlite(f.rt.services.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
+  await f.rt.write(() =>
+    sqlite(f.rt.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
   );
   for (const path of ['/a.md', '/poison.md', '/c.md']) t.equal((await addInline(f, base, path, `The note ${path} about kestrels.`)).status, 202);
   const idle = await f.waitForIdle('w', 'notes');

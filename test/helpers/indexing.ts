@@ -30,12 +30,12 @@ export function keptWords(f: Fixture): TrainingWords {
  * make one fail), and `warn` receives what the worker reports.
  */
 export function inProcessWorker(f: Fixture, opts: { wrap?: (write: WriteFn) => WriteFn; warn?: IndexingWorker['warn'] } = {}): IndexingWorker {
-  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
+  const writer = new Writer(f.rt.db, f.rt.writeGate, 'worker');
   const write: WriteFn = (change) => writer.write(change);
   const wrapped = opts.wrap ? opts.wrap(write) : write;
   return {
-    store: sqliteStore(f.rt.services.db, wrapped),
-    storeFile: databaseFile(f.rt.services.db),
+    store: sqliteStore(f.rt.db, wrapped),
+    storeFile: databaseFile(f.rt.db),
     words: keptWords(f),
     cfg: { fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
     blobs: f.rt.services.blobs,
