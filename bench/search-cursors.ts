@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import { openRuntime } from '../daemon/runtime.js';
 import { authenticate } from '../src/domain/keys.js';
 import { search } from '../src/domain/search/search.js';
-import { findCollection } from '../src/store/sqlite/collections.js';
-import { findNamespace } from '../src/store/sqlite/namespaces.js';
 import { jsonl, pct, round, type Doc } from './ingest-floor.js';
 
 const KEY = 'bench-cursors-cluster-key-0123456789';
@@ -42,7 +40,7 @@ export async function benchSearchCursors(opts: { data: string; queries?: number 
     }
     const s = rt.services;
     const key = await authenticate(s.store, KEY);
-    const row = findCollection(s.db, findNamespace(s.db, 'bench')!.rid, 'kw')!;
+    const row = (await s.store.collections.find((await s.store.namespaces.find('bench'))!.rid, 'kw'))!;
     for (const limit of [10, 100]) {
       for (const unit of ['file', 'passage'] as const) {
         const body = (query: string) => ({ query, mode: 'keyword' as const, interpretation: 'literal' as const, limit, result_unit: unit, filter: null, principals: null });

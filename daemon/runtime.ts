@@ -82,8 +82,13 @@ export interface RuntimeOptions {
 export interface Runtime {
   app: App;
   services: Services;
-  /** The daemon's SQLite connection (tests read it; the domain gets Services.db, a handle without SQL). */
+  /** The SQLite engine's connection, for the engine's own tests; the domain has only Services.store. */
   db: SqliteDb;
+  /**
+   * Runs a change on `db` in a write transaction through the daemon's writer (tests that set up
+   * what the interface has no write for); resolves after COMMIT.
+   */
+  write<T>(change: () => T | Promise<T>): Promise<T>;
   dataDir: string;
   clusterKeyFile: string;
   /** The file:// roots: the start-up ones and those the operator grants while it runs. */
@@ -200,8 +205,6 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     };
     const services: Services = {
       store: troveStore,
-      db,
-      write: (change) => writer.write(change),
       dataDir,
       blobs,
       cursorSecret: store.cursorSecret,
@@ -237,6 +240,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       app,
       services,
       db,
+      write: (change) => writer.write(change),
       dataDir,
       clusterKeyFile: store.clusterKeyFile,
       roots,

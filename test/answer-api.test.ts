@@ -299,7 +299,7 @@ t.test('research runs: idempotent, staged, readable only by their creator', asyn
   t.equal((await f.call('GET', `${base}/research?cursor=${encodeURIComponent(all.body.next_cursor)}`, undefined, bearer(other))).body.error.code, 'invalid_cursor', "another key's cursor");
   t.equal((await f.call('GET', `${base}/research/rsr_unknown`)).status, 404);
   // Idempotency records last 24 hours; after that the key names a new request.
-  await f.rt.services.write(() => f.rt.db.prepare('UPDATE research_runs SET created_at = ? WHERE id = ?').run(new Date(Date.now() - 25 * 3600_000).toISOString(), created.body.id));
+  await f.rt.write(() => f.rt.db.prepare('UPDATE research_runs SET created_at = ? WHERE id = ?').run(new Date(Date.now() - 25 * 3600_000).toISOString(), created.body.id));
   const reused = await f.call('POST', `${base}/research`, { query: 'something else entirely', mode: 'ultra' }, { 'idempotency-key': 'run-1' });
   t.equal(reused.status, 202, 'after 24 hours the key can start a new run');
   t.not(reused.body.id, created.body.id);
@@ -318,8 +318,8 @@ t.test('research runs survive a restart, can be canceled, and fail past their de
   const late = await f.call('POST', `${base}/research`, { query: 'solar panels' }, { 'idempotency-key': 'c' });
   const canceled = await f.call('POST', `${base}/research`, { query: 'solar panels output' }, { 'idempotency-key': 'd' });
   // A run a crashed daemon left running, and one whose time ran out while the daemon was down.
-  await f.rt.services.write(() => f.rt.db.prepare("UPDATE research_runs SET status = 'running', progress = ? WHERE id = ?").run(JSON.stringify({ stage: 'retrieve', label: 'x', step: 1, total_steps: 3 }), interrupted.body.id));
-  await f.rt.services.write(() => f.rt.db.prepare('UPDATE research_runs SET deadline_at = ? WHERE id = ?').run(Date.now() - 1000, late.body.id));
+  await f.rt.write(() => f.rt.db.prepare("UPDATE research_runs SET status = 'running', progress = ? WHERE id = ?").run(JSON.stringify({ stage: 'retrieve', label: 'x', step: 1, total_steps: 3 }), interrupted.body.id));
+  await f.rt.write(() => f.rt.db.prepare('UPDATE research_runs SET deadline_at = ? WHERE id = ?').run(Date.now() - 1000, late.body.id));
   const cancel = await f.call('POST', `${base}/research/${canceled.body.id}:cancel`);
   t.equal(cancel.body.status, 'canceled', 'a queued run can be canceled');
   t.ok(cancel.body.completed_at);

@@ -48,7 +48,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 let run = 0;
 t.test('keyword scores equal BM25 over the live passages after any adds, edits, deletes and reindexes', async (t) => {
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   let checked = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 9 }), async (ops) => {
@@ -116,7 +116,7 @@ t.test('a term in more than half the passages keeps a positive IDF and a real sc
   const results = (await f.call('POST', `${base}:search`, { query: 'lantern', mode: 'keyword', result_unit: 'file', limit: 10, explain: true })).body.results as { path: string; score: number; explain: { bm25: number } }[];
   t.same(results.map((r) => r.path), ['/d2.txt', '/d0.txt', '/d1.txt'], 'ranked by how often the word occurs and by length');
   // N = 4, n = 3: Lucene's IDF is ln(1 + 1.5 / 3.5) = 0.357; classic BM25's ln(1.5 / 3.5) is negative.
-  const expected = expectedScores(f.rt.services.db, (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'docs'").get() as { rid: number }).rid, 'lantern');
+  const expected = expectedScores(f.rt.db, (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'docs'").get() as { rid: number }).rid, 'lantern');
   const best = Math.max(...expected.values());
   t.ok(best > 0.3, `the best score is BM25's ${best}, not a clamped 1e-6`);
   t.ok(Math.abs(results[0]!.score - best) <= 1e-6, `its score ${results[0]!.score} is that BM25`);

@@ -55,7 +55,7 @@ async function ingest(f: Fixture, files: [string, string][]): Promise<{ base: st
   const { base } = await seedCollection(f, 'vet', 'notes');
   for (const [path, text] of files) t.equal((await addInline(f, base, path, text)).status, 202, `added ${path}`);
   await f.waitForIdle('vet', 'notes');
-  const rid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const rid = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   return { base, collectionRid: rid };
 }
 
@@ -99,9 +99,9 @@ t.test('the model is learnt from the files a collection holds, whenever the work
       for (const [path, text] of part) t.equal((await addInline(f, base, path, text)).status, 202);
       await f.waitForIdle('vet', 'notes');
     }
-    const rid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+    const rid = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
     const r = await f.call('POST', `${base}:search`, { query: QUERY, limit: 20, explain: true });
-    runs.push({ files: getCollectionModel(f.rt.services.db, rid)?.files, scores: JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])) });
+    runs.push({ files: getCollectionModel(f.rt.db, rid)?.files, scores: JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])) });
     await f.close();
   }
   t.equal(runs[0]!.files, 150, 'uploaded at once: trained on all 150');
@@ -113,7 +113,7 @@ t.test('a collection of 300 notes gets a model; semantic search ranks by it, key
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base, collectionRid } = await ingest(f, [...vetNotes(300), ...TARGETS]);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const stored = getCollectionModel(db, collectionRid);
   t.ok(stored, 'the worker trained a model before the collection went idle');
   t.equal(stored!.files, 302, 'from every ready file');
@@ -157,7 +157,7 @@ t.test('the same files give the same model and scores, whatever order they were 
   for (const order of [files, [...files].reverse()]) {
     const f = await startFixture();
     const { base, collectionRid } = await ingest(f, order);
-    t.ok(collectionModelVersion(f.rt.services.db, collectionRid) !== null, 'a model');
+    t.ok(collectionModelVersion(f.rt.db, collectionRid) !== null, 'a model');
     const r = await f.call('POST', `${base}:search`, { query: QUERY, limit: 20, explain: true });
     scores.push(JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])));
     await f.close();
@@ -169,7 +169,7 @@ t.test('below the first threshold there is no model, and the fusion is as before
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base, collectionRid } = await ingest(f, [...vetNotes(20), ...TARGETS]);
-  t.equal(getCollectionModel(f.rt.services.db, collectionRid), null);
+  t.equal(getCollectionModel(f.rt.db, collectionRid), null);
   const r = await f.call('POST', `${base}:search`, { query: QUERY, explain: true });
   for (const x of r.body.results as Result[]) {
     t.match(x.explain, { collection_cosine: null, collection_cosine_scaled: null, collection_weight: 0, collection_part: 0 });
@@ -181,12 +181,12 @@ t.test('a reindex learns the model afresh', async (t) => {
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base, collectionRid } = await ingest(f, [...vetNotes(70), ...TARGETS]);
-  const before = collectionModelVersion(f.rt.services.db, collectionRid)!;
+  const before = collectionModelVersion(f.rt.db, collectionRid)!;
   t.equal((await f.call('POST', `${base}:reindex`)).status, 202);
-  await waitFor('a new collection model', () => collectionModelVersion(f.rt.services.db, collectionRid) !== before);
-  t.equal(collectionModelVersion(f.rt.services.db, collectionRid), before + 1, 'a new version');
+  await waitFor('a new collection model', () => collectionModelVersion(f.rt.db, collectionRid) !== before);
+  t.equal(collectionModelVersion(f.rt.db, collectionRid), before + 1, 'a new version');
   await f.waitForIdle('vet', 'notes');
-  t.equal((sqlite(f.rt.services.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');
+  t.equal((sqlite(f.rt.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');
 });
 
 t.test("a purged collection's rid coming back never meets the old model's version", async (t) => {
@@ -211,7 +211,7 @@ t.test('a training gives the same model and vectors with its helper thread, with
   const f = await startFixture();
   t.teardown(() => f.close());
   const { collectionRid } = await ingest(f, [...vetNotes(300), ...TARGETS]);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const file = databaseFile(db);
   t.type(file, 'string', 'the fixture keeps its database in a file a thread can open');
   // A sample of 100 of the 302 files: the helper splits part of it, and reads and folds the 202 outside it.

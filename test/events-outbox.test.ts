@@ -179,12 +179,12 @@ t.test('cancel, supersede and recover without the indexer', async (t) => {
 
   // A daemon died mid-indexing: its jobs running, its files indexing; start-up puts them back.
   const db = f.rt.db;
-  await f.rt.services.write(() => {
+  await f.rt.write(() => {
     const now = new Date().toISOString();
     for (const job of claimJobs(db, 10, now)) if (job.file_rid !== null) setFileStatus(db, job.file_rid, 'indexing', now);
   });
   rec.step(t, 'claim and start indexing');
-  await f.rt.services.write(() => {
+  await f.rt.write(() => {
     const now = new Date().toISOString();
     requeueInterruptedJobs(db, now);
     resetInterruptedFiles(db, now);
@@ -193,7 +193,7 @@ t.test('cancel, supersede and recover without the indexer', async (t) => {
 
   await f.call('DELETE', base);
   rec.step(t, 'delete the collection with queued files');
-  await f.rt.services.write(() => db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file' AND status = 'queued'").run());
+  await f.rt.write(() => db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file' AND status = 'queued'").run());
   rec.take(t);
   await f.call('POST', '/v1/workspaces/ob2/buckets/docs/restore');
   rows = rec.step(t, 'restore it: its files are queued again');

@@ -143,8 +143,8 @@ t.test('events are kept 30 days', async (t) => {
   t.teardown(() => f.close());
   await seedCollection(f, 'ev6', 'docs');
   const count = () => (f.rt.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-  await f.rt.services.write(() => f.rt.db.prepare("INSERT INTO events (id, type, data, created_at) VALUES ('evt_old', 'job.updated', '{}', ?)").run(new Date(Date.now() - 31 * 86400_000).toISOString()));
-  await f.rt.services.write(() => f.rt.db.prepare("INSERT INTO events (id, type, data, created_at) VALUES ('evt_recent', 'job.updated', '{}', ?)").run(new Date(Date.now() - 29 * 86400_000).toISOString()));
+  await f.rt.write(() => f.rt.db.prepare("INSERT INTO events (id, type, data, created_at) VALUES ('evt_old', 'job.updated', '{}', ?)").run(new Date(Date.now() - 31 * 86400_000).toISOString()));
+  await f.rt.write(() => f.rt.db.prepare("INSERT INTO events (id, type, data, created_at) VALUES ('evt_recent', 'job.updated', '{}', ?)").run(new Date(Date.now() - 29 * 86400_000).toISOString()));
   const before = count();
   t.equal(await sweepEvents(f.rt.services), 1, 'one event was older than 30 days');
   t.equal(count(), before - 1);

@@ -36,7 +36,7 @@ t.test('a deleted bucket is restored whole, within its recovery window', async (
   // Past the recovery window it is gone for restores.
   const { base: old } = await seedCollection(f, 'rs1', 'old');
   await f.call('DELETE', old);
-  await f.rt.services.write(() => f.rt.db.prepare("UPDATE collections SET deleted_at = ? WHERE name = 'old'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
+  await f.rt.write(() => f.rt.db.prepare("UPDATE collections SET deleted_at = ? WHERE name = 'old'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
   t.equal((await f.call('POST', '/v1/workspaces/rs1/buckets/old/restore')).status, 404, 'older than 7 days');
 });
 
@@ -47,7 +47,7 @@ t.test('files waiting to index when the bucket was deleted are indexed after the
   await addInline(f, base, '/late.md', 'indexed after the restore');
   await f.call('DELETE', base);
   // The delete job cancels the file's index job when it runs; do what it does here (no indexer).
-  await f.rt.services.write(() => f.rt.db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file'").run());
+  await f.rt.write(() => f.rt.db.prepare("UPDATE jobs SET status = 'canceled' WHERE type = 'index_file'").run());
   t.equal((await f.call('POST', '/v1/workspaces/rs2/buckets/docs/restore')).status, 200);
   const queued = f.rt.db.prepare("SELECT count(*) AS n FROM jobs WHERE type = 'index_file' AND status = 'queued'").get() as { n: number };
   t.equal(queued.n, 1, 'its index job is queued again');
@@ -128,7 +128,7 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
   await f.call('DELETE', base);
 
   t.same(await purgeExpired(f.rt.services), { collections: 0, namespaces: 0 }, 'inside the window nothing is purged');
-  await f.rt.services.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE rid = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), colRid));
+  await f.rt.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE rid = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), colRid));
   t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 0 });
   const count = (sql: string) => (f.rt.db.prepare(sql).get(colRid) as { n: number }).n;
   t.equal(count('SELECT count(*) AS n FROM collections WHERE rid = ?'), 0, 'the collection row is gone');
@@ -143,7 +143,7 @@ t.test('after the recovery window the sweeper purges deleted data for good', asy
 
   // A whole namespace past its window goes too, with its collections.
   await f.call('DELETE', '/namespaces/pg', { force: true });
-  await f.rt.services.write(() => f.rt.db.prepare("UPDATE namespaces SET deleted_at = ? WHERE name = 'pg'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
+  await f.rt.write(() => f.rt.db.prepare("UPDATE namespaces SET deleted_at = ? WHERE name = 'pg'").run(new Date(Date.now() - 8 * 86_400_000).toISOString()));
   t.same(await purgeExpired(f.rt.services), { collections: 1, namespaces: 1 });
   t.equal((f.rt.db.prepare("SELECT count(*) AS n FROM namespaces WHERE name = 'pg'").get() as { n: number }).n, 0);
 });
@@ -166,7 +166,7 @@ t.test("a purge keeps uploaded bytes another collection's file still uses, and r
   t.equal(shas.length, 1, 'both files keep one blob');
   const sha = shas[0]!.b;
   t.equal(await store.retention.blobInUse(sha), true, 'in use');
-  const expire = (name: string) => f.rt.services.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE name = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), name));
+  const expire = (name: string) => f.rt.write(() => f.rt.db.prepare('UPDATE collections SET deleted_at = ? WHERE name = ?').run(new Date(Date.now() - 8 * 86_400_000).toISOString(), name));
   const passagesOf = (name: string) => (f.rt.db.prepare('SELECT count(*) AS n FROM passages p JOIN files f ON f.rid = p.file_rid JOIN collections c ON c.rid = f.collection_rid WHERE c.name = ?').get(name) as { n: number }).n;
   t.ok(passagesOf('first') > 0 && passagesOf('second') > 0, 'both files were indexed');
 

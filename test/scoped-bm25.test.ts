@@ -145,7 +145,7 @@ t.test("a purged collection's rid coming back with a new index never meets the o
   t.same(scoresOf(await ask(first.base, 'alpha')).length, 1, 'the first collection finds its word');
   const rid = await ridOf('first');
   // The newest collection purged: SQLite hands its rid (and its file's and passage's) to the next one.
-  await f.rt.services.write(() => purgeCollection(f.rt.services.db, rid));
+  await f.rt.write(() => purgeCollection(f.rt.db, rid));
   const second = await seedCollection(f, 'reuse', 'second', { access_control: 'enforced' });
   t.equal(await ridOf('second'), rid, 'the rid came back');
   await f.call('POST', `${second.base}/access-rules:batch`, rule);

@@ -206,11 +206,11 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   t.equal((await search(base, { ...body, cursor })).status, 200, 'the cursor works before it expires');
   const db = f.rt.db;
   const count = () => (db.prepare('SELECT count(*) AS n FROM search_snapshots').get() as { n: number }).n;
-  await f.rt.services.write(() => undefined);
+  await f.rt.write(() => undefined);
   const held = count();
   t.ok(held >= 1, 'the first page kept a snapshot');
   // Forty minutes on, as the store sees it.
-  await f.rt.services.write(() => db.prepare('UPDATE search_snapshots SET expires_at = ?').run(Date.now() - 1));
+  await f.rt.write(() => db.prepare('UPDATE search_snapshots SET expires_at = ?').run(Date.now() - 1));
   const late = await search(base, { ...body, cursor });
   t.equal(late.status, 400);
   t.equal(late.body.error?.code, 'invalid_cursor', 'an expired snapshot is invalid_cursor');
@@ -218,18 +218,18 @@ t.test('an expired snapshot gives invalid_cursor and is removed; the table stays
   // The next search that keeps a snapshot removes the expired ones (once its write has committed:
   // writes commit in order, so a later one's promise says so).
   t.ok((await search(base, { ...body, query: 'kiwi orchard' })).body.next_cursor);
-  await f.rt.services.write(() => undefined);
+  await f.rt.write(() => undefined);
   t.equal(count(), 1, 'expired snapshots were removed; only the new one is left');
 
   // Past the row cap, or the byte budget, the oldest go.
   const row = (id: string, entries = '[]'): SearchSnapshotRow => ({ id, collection_rid: 1, binding: 'b', page_one: '{}', entries, entry_count: 0, complete: true, expires_at: Date.now() + 60_000 });
   const kept = () => (db.prepare('SELECT id FROM search_snapshots ORDER BY rid').all() as { id: string }[]).map((r) => r.id);
-  await f.rt.services.write(() => {
+  await f.rt.write(() => {
     for (const id of ['a', 'b', 'c', 'd']) insertSearchSnapshot(db, row(id), Date.now(), { rows: 2, bytes: 1e9 });
   });
   t.same(kept(), ['c', 'd'], 'at most the row cap, newest kept');
   const big = `[${'0,'.repeat(499)}0]`;
-  await f.rt.services.write(() => {
+  await f.rt.write(() => {
     for (const id of ['e', 'f', 'g']) insertSearchSnapshot(db, row(id, big), Date.now(), { rows: 100, bytes: 2.5 * big.length });
   });
   t.same(kept(), ['f', 'g'], 'at most the byte budget, newest kept');
@@ -266,13 +266,13 @@ t.test('a next page waits for a snapshot still being committed, and a fresh curs
 
   // As another daemon sees it: the row is not there yet and commits 300 ms after the page is asked.
   const again = await search(base, body);
-  await f.rt.services.write(() => undefined);
+  await f.rt.write(() => undefined);
   const db = f.rt.db;
   const rows = db.prepare('SELECT * FROM search_snapshots').all() as Record<string, unknown>[];
-  await f.rt.services.write(() => db.prepare('DELETE FROM search_snapshots').run());
+  await f.rt.write(() => db.prepare('DELETE FROM search_snapshots').run());
   const asked = search(base, { ...body, cursor: again.body.next_cursor });
   await new Promise((r) => setTimeout(r, 300));
-  await f.rt.services.write(() => {
+  await f.rt.write(() => {
     for (const row of rows) db.prepare(`INSERT INTO search_snapshots (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row));
   });
   const late = await asked;
@@ -281,8 +281,8 @@ t.test('a next page waits for a snapshot still being committed, and a fresh curs
 
   // One that never comes: invalid_cursor once the wait is over.
   const lost = await search(base, body);
-  await f.rt.services.write(() => undefined);
-  await f.rt.services.write(() => db.prepare('DELETE FROM search_snapshots').run());
+  await f.rt.write(() => undefined);
+  await f.rt.write(() => db.prepare('DELETE FROM search_snapshots').run());
   const started = Date.now();
   const refused = await search(base, { ...body, cursor: lost.body.next_cursor });
   t.equal(refused.status, 400);
@@ -301,7 +301,7 @@ t.test('keeping a snapshot leaves the reads cached until a write in place; other
   const first = await search(base, { query: 'kiwi', mode: 'keyword', limit: 3 });
   t.ok(first.body.next_cursor);
   t.equal((await search(base, { query: 'kiwi', mode: 'keyword', limit: 3, cursor: first.body.next_cursor })).status, 200);
-  await f.rt.services.write(() => undefined);
+  await f.rt.write(() => undefined);
   t.equal(read(), 1, 'still cached after the snapshot writes');
   await addInline(f, base, '/new.txt', 'kiwi');
   t.equal(read(), 2, 'computed again after a file was added');

@@ -15,7 +15,7 @@ t.test('cosines of passages by rid: every block of the list, the same values as 
   const { base } = await seedCollection(f, 'w', 'notes');
   for (let i = 0; i < 150; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat', 'dog', 'owl'][i % 3]} naps by the window, day ${i}.`)).status, 202);
   await f.waitForIdle('w', 'notes');
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   const rows = sqlite(db).prepare('SELECT rid, embedding FROM vec_shared WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number; embedding: Buffer }[];
   t.ok(rows.length >= 150, 'a vector per passage');
@@ -39,7 +39,7 @@ async function modelledCollection(t: Test) {
   const { base } = await seedCollection(f, 'w', 'notes');
   for (let i = 0; i < 80; i++) t.equal((await addInline(f, base, `/n/${i}.md`, `Note ${i}: the ${['cat purrs', 'dog barks', 'owl hoots'][i % 3]} by the window, day ${i}.`)).status, 202);
   await f.waitForIdle('w', 'notes');
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = (sqlite(db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   const files = (sqlite(db).prepare('SELECT rid FROM files WHERE collection_rid = ? ORDER BY rid').all(collectionRid) as { rid: number }[]).map((r) => r.rid);
   return { f, db, entry: await collectionModelOf(f.rt.services.store, collectionRid), files };
@@ -55,7 +55,7 @@ t.test("files' vectors in the model are kept until the next write, and a write i
   const target = files[0]!;
   const flipped = new Float32Array(entry!.model.dimensions);
   flipped[0] = 1;
-  await f.rt.services.write(() => putFileTopics(db, [{ fileRid: target, vector: encodeTopic(flipped) }]));
+  await f.rt.write(() => putFileTopics(db, [{ fileRid: target, vector: encodeTopic(flipped) }]));
   const after = (await topicScores(f.rt.services.store, entry, 'cat purrs', files))!;
   t.not(after.get(target), first.get(target), 'the rewritten vector counts at once');
   t.equal(after.get(files[1]!), first.get(files[1]!), 'the others are unchanged');

@@ -50,20 +50,20 @@ async function collectionWith(t: Test, f: Fixture, name: string, count: number, 
     const animal = ['cat', 'dog', 'horse'][i % 3];
     t.equal((await addInline(f, base, `/notes/${String(i).padStart(3, '0')}.md`, `Note ${i}: the ${animal} visits the vet, ${animal} checkup number ${i} of ${name}.`)).status, 202);
   }
-  return (sqlite(f.rt.services.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
+  return (sqlite(f.rt.db).prepare('SELECT rid FROM collections WHERE name = ?').get(name) as { rid: number }).rid;
 }
 
 const readyFiles = (f: Fixture, collectionRid: number) =>
-  sqlite(f.rt.services.db).prepare("SELECT rid, indexed_version_id AS version FROM files WHERE collection_rid = ? AND status = 'ready' ORDER BY rid").all(collectionRid) as { rid: number; version: string }[];
+  sqlite(f.rt.db).prepare("SELECT rid, indexed_version_id AS version FROM files WHERE collection_rid = ? AND status = 'ready' ORDER BY rid").all(collectionRid) as { rid: number; version: string }[];
 
 t.test('the worker keeps the words of what it committed, and forgets what it replaced or removed', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const semantic = await collectionWith(t, f, 'notes', 70);
   const keyword = await collectionWith(t, f, 'plain', 5, { processing: { semantic: false } });
   const worker = inProcessWorker(f);
-  await runIndexJobs(worker, claim(f));
+  await runIndexJobs(worker, await claim(f));
   const held = keptWords(f);
   const files = readyFiles(f, semantic);
   t.equal(files.length, 70);
@@ -81,7 +81,7 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
   // A new version: the old words go, the new come once it is committed.
   const first = files[0]!;
   t.equal((await addInline(f, '/namespaces/w/collections/notes', '/notes/000.md', 'Rewritten: the parrot talks to the vet.')).status, 202);
-  await runIndexJobs(worker, claim(f));
+  await runIndexJobs(worker, await claim(f));
   const rewritten = readyFiles(f, semantic)[0]!;
   t.not(rewritten.version, first.version);
   t.same(held.terms(held.ids(rewritten.rid, rewritten.version)!), modelTerms('Rewritten: the parrot talks to the vet.'), 'the new version kept');
@@ -90,7 +90,7 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
   // Deleted: forgotten with its passages.
   const second = files[1]!;
   t.equal((await f.call('DELETE', `/namespaces/w/collections/notes/files/${encodeURIComponent('/notes/001.md')}`)).status < 300, true, 'deleted');
-  const deletions = claim(f).filter((j) => j.type === 'delete_file');
+  const deletions = (await claim(f)).filter((j) => j.type === 'delete_file');
   t.equal(deletions.length, 1);
   await runDeleteFileJob(worker, deletions[0]!);
   t.equal(held.ids(second.rid, second.version), null, 'a deleted file is forgotten');
@@ -99,9 +99,9 @@ t.test('the worker keeps the words of what it committed, and forgets what it rep
 t.test('a training from kept words is the training from the stored texts, bit for bit', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = await collectionWith(t, f, 'notes', 150);
-  await runIndexJobs(inProcessWorker(f), claim(f));
+  await runIndexJobs(inProcessWorker(f), await claim(f));
   const files = readyFiles(f, collectionRid);
   t.equal(keptWords(f).size > 0, true, 'the worker kept words');
   // A sample of 100 of the 150: kept words serve the sample and the files folded in after. A
@@ -135,12 +135,12 @@ t.test('a training from kept words is the training from the stored texts, bit fo
 t.test('a file whose passages a rejected upload deleted is not brought back ready by a cancel, nor trained from old words', async (t) => {
   const f = await startFixture({ indexer: false });
   t.teardown(() => f.rt.close());
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   const collectionRid = await collectionWith(t, f, 'notes', 70);
   const base = '/namespaces/w/collections/notes';
   t.equal((await addInline(f, base, '/x.md', 'The cat and the dog visit the horse vet: cat checkup, dog checkup.')).status, 202);
   const worker = inProcessWorker(f);
-  await runIndexJobs(worker, claim(f));
+  await runIndexJobs(worker, await claim(f));
   const x = () => sqlite(db).prepare("SELECT rid, status, indexed_version_id FROM files WHERE path = '/x.md'").get() as { rid: number; status: string; indexed_version_id: string | null };
   const { rid } = x();
   t.equal(x().status, 'ready');

@@ -27,7 +27,7 @@ t.test('an upload over the per-file limit fails too_large, read with that limit'
     t.equal((await f.raw('PUT', new URL(added.body.upload.url).pathname, Buffer.alloc(size, 'a '), { authorization: undefined, 'content-type': 'text/plain' })).status, 200, `${path} uploaded`);
     ids[path] = added.body.file.id;
   }
-  await runIndexJobs(worker, claim(f));
+  await runIndexJobs(worker, await claim(f));
   t.same(reads, [limit, limit], 'each read asked for at most the per-file limit');
   const over = (await f.call('GET', `${base}/files/${ids['/over.txt']}`)).body;
   t.match(over, { status: 'failed', error: { code: 'too_large', message: `The file is ${limit + 1} bytes; the limit is ${limit}.` } }, 'over the limit: too_large, saying by how much');

@@ -15,10 +15,10 @@ import { addInline, seedCollection, startFixture, type Fixture } from './helpers
  * What a worker that died now leaves: the daemon lives on and a new worker recovers first.
  * `countDeath` false: it died of the machine (a full disk), which is not held against the jobs.
  */
-const workerDied = (f: Fixture, countDeath = true) => sqlite(f.rt.services.db).transaction(() => recoverFromWorkerDeath(f.rt.services.db, nowIso(), countDeath))();
+const workerDied = (f: Fixture, countDeath = true) => f.rt.services.store.write((tx) => recoverFromWorkerDeath(tx, nowIso(), countDeath));
 
 const fileStates = (f: Fixture) =>
-  sqlite(f.rt.services.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
+  sqlite(f.rt.db).prepare('SELECT path, status, error_code, error_message FROM files ORDER BY path').all() as { path: string; status: string; error_code: string | null; error_message: string | null }[];
 
 /** The indexing worker as the test runs it (no thread of its own), whose write number `failing` (0: the first) fails as a full disk would. */
 function workerFailingWrite(f: Fixture, failing: number): { worker: IndexingWorker; warnings: string[]; writes: () => number } {
@@ -37,15 +37,15 @@ async function fixtureWithFiles(t: Test, paths: string[], collectionBody: Record
   t.teardown(() => f.rt.close());
   const { base } = await seedCollection(f, 'w', 'notes', collectionBody);
   for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Note ${i}: the ${['cat', 'dog', 'horse'][i % 3]} visits the vet for a checkup, number ${i}.`)).status, 202);
-  const collectionRid = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
+  const collectionRid = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'notes'").get() as { rid: number }).rid;
   return { f, collectionRid };
 }
 
 t.test('jobs a dead worker held go back to the queue and their files to pending', async (t) => {
   const { f } = await fixtureWithFiles(t, ['/a.md', '/b.md', '/c.md']);
-  t.equal(claim(f, 10).length, 3, 'one batch holds all three');
+  t.equal((await claim(f, 10)).length, 3, 'one batch holds all three');
   t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['indexing']));
-  t.same(workerDied(f), { requeued: 3, failed: 0 });
+  t.same(await workerDied(f), { requeued: 3, failed: 0 });
   t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['pending']), 'none stays indexing');
   const counts = (await f.call('GET', '/namespaces/w/collections/notes')).body.file_counts;
   t.same(counts, { pending: 3, indexing: 0, ready: 0, failed: 0 }, "the collection's counters follow");
@@ -53,29 +53,29 @@ t.test('jobs a dead worker held go back to the queue and their files to pending'
 
 t.test('a job interrupted before is claimed alone; fresh jobs are batched as usual', async (t) => {
   const { f } = await fixtureWithFiles(t, ['/a.md', '/b.md']);
-  claim(f, 10);
-  workerDied(f);
+  await claim(f, 10);
+  await workerDied(f);
   await addInline(f, '/namespaces/w/collections/notes', '/c.md', 'A note added after the worker died.');
-  const first = claim(f, 10);
+  const first = await claim(f, 10);
   t.equal(first.length, 1, 'the oldest interrupted job alone');
   t.equal(first[0]!.attempts, 2);
-  const second = claim(f, 10);
+  const second = await claim(f, 10);
   t.equal(second.length, 1, 'then the next interrupted one, alone');
   t.equal(second[0]!.attempts, 2);
-  const third = claim(f, 10);
+  const third = await claim(f, 10);
   t.equal(third.length, 1, 'then the fresh job (the only one left)');
   t.equal(third[0]!.attempts, 1);
-  t.same(claim(f, 10), [], 'nothing more');
+  t.same(await claim(f, 10), [], 'nothing more');
 });
 
 t.test(`a job that stops the worker ${MAX_WORKER_DEATHS} times fails its file; the jobs batched with it do not`, async (t) => {
   const { f } = await fixtureWithFiles(t, ['/poison.md', '/b.md', '/c.md']);
-  claim(f, 10); // the poison file and two bystanders die together once
-  t.same(workerDied(f), { requeued: 3, failed: 0 });
+  await claim(f, 10); // the poison file and two bystanders die together once
+  t.same(await workerDied(f), { requeued: 3, failed: 0 });
   for (let attempt = 2; attempt <= MAX_WORKER_DEATHS; attempt++) {
-    const alone = claim(f, 10);
+    const alone = await claim(f, 10);
     t.same(alone.map((j) => j.attempts), [attempt], `attempt ${attempt} runs alone`);
-    const recovered = workerDied(f);
+    const recovered = await workerDied(f);
     t.same(recovered, attempt < MAX_WORKER_DEATHS ? { requeued: 1, failed: 0 } : { requeued: 0, failed: 1 }, 'only the job alone was held');
   }
   const states = fileStates(f);
@@ -84,18 +84,18 @@ t.test(`a job that stops the worker ${MAX_WORKER_DEATHS} times fails its file; t
   t.match(states[2], { path: '/poison.md', status: 'failed', error_code: 'extraction_failed', error_message: /stopped the indexing worker 3 times/ });
   const file = (await f.call('GET', '/namespaces/w/collections/notes/files?limit=10')).body.items.find((x: { path: string }) => x.path === '/poison.md');
   t.match(file, { status: 'failed', error: { code: 'extraction_failed', message: /add the file again to retry/ } }, 'the API shows why');
-  const next = claim(f, 10);
+  const next = await claim(f, 10);
   t.equal(next.length, 1, 'the bystanders were interrupted too, so each runs alone, and neither is failed');
 });
 
 t.test('restarts and deaths of the machine are not held against a job', async (t) => {
   const { f } = await fixtureWithFiles(t, ['/a.md']);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   for (let i = 0; i < MAX_WORKER_DEATHS + 1; i++) {
-    t.equal(claim(f, 10).length, 1);
+    t.equal((await claim(f, 10)).length, 1);
     // A daemon restart (kill -9 included), then a worker that died of a full disk.
     if (i % 2 === 0) sqlite(db).transaction(() => requeueInterruptedJobs(db, nowIso()))();
-    else t.same(workerDied(f, false), { requeued: 1, failed: 0 });
+    else t.same(await workerDied(f, false), { requeued: 1, failed: 0 });
   }
   t.match(sqlite(db).prepare('SELECT attempts, worker_deaths, status FROM jobs').get(), { attempts: MAX_WORKER_DEATHS + 1, worker_deaths: 0, status: 'queued' });
   t.same(fileStates(f).map((x) => x.status), ['pending'], 'the file is tried again');
@@ -106,11 +106,11 @@ t.test('one collection whose training fails costs the others nothing', async (t)
   const { f, collectionRid: first } = await fixtureWithFiles(t, paths);
   const { base } = await seedCollection(f, 'w', 'other');
   for (const [i, path] of paths.entries()) t.equal((await addInline(f, base, path, `Other ${i}: the ${['owl', 'hawk', 'wren'][i % 3]} sings at dawn, number ${i}.`)).status, 202);
-  const second = (sqlite(f.rt.services.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
-  const db = f.rt.services.db;
+  const second = (sqlite(f.rt.db).prepare("SELECT rid FROM collections WHERE name = 'other'").get() as { rid: number }).rid;
+  const db = f.rt.db;
   // The first collection's model is written; the second's write fails.
   const { worker, warnings } = workerFailingWrite(f, 1);
-  const jobs = claim(f, 200);
+  const jobs = await claim(f, 200);
   t.equal(jobs.length, 140, 'both collections in one batch');
   await runIndexJobs(worker, jobs);
   t.same(new Set(fileStates(f).map((x) => x.status)), new Set(['ready']), 'every file of both is ready');
@@ -126,11 +126,11 @@ t.test("a training that fails leaves the batch's files ready, without a model, a
   // 70 files: enough for the first training (64), which runs with the batch that empties the queue.
   const paths = Array.from({ length: 70 }, (_, i) => `/notes/${String(i).padStart(2, '0')}.md`);
   const { f, collectionRid } = await fixtureWithFiles(t, paths);
-  const db = f.rt.services.db;
+  const db = f.rt.db;
   // The first write of the batch is the model's (trainAndRefold), before the files are committed: a
   // disk that fills up there, say.
   const { worker, warnings, writes } = workerFailingWrite(f, 0);
-  const jobs = claim(f, 100);
+  const jobs = await claim(f, 100);
   t.equal(jobs.length, 70);
   await runIndexJobs(worker, jobs);
   t.ok(writes() > 1, 'the training tried to write first');
@@ -152,8 +152,8 @@ t.test('end to end: a file whose commit kills the worker fails after three tries
   // A fault the worker cannot catch: the write that marks this one file ready fails, every time
   // (a trigger, so it reaches the worker's own connection). The batch's transaction rolls back and
   // the worker dies with its jobs claimed.
-  await f.rt.services.write(() =>
-    sqlite(f.rt.services.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
+  await f.rt.write(() =>
+    sqlite(f.rt.db).exec("CREATE TRIGGER poison BEFORE UPDATE OF status ON files WHEN NEW.path = '/poison.md' AND NEW.status = 'ready' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"),
   );
   for (const path of ['/a.md', '/poison.md', '/c.md']) t.equal((await addInline(f, base, path, `The note ${path} about kestrels.`)).status, 202);
   const idle = await f.waitForIdle('w', 'notes');

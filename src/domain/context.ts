@@ -1,5 +1,4 @@
 import { TroveError } from '../contract/errors.js';
-import type { Db } from '../store/sqlite/db.js';
 import type { BlobStore, DenseHit, Store } from '../store/interface.js';
 import type { LazyEmbedding } from './embed/config.js';
 import type { DenseQuery } from './search/dense-pool.js';
@@ -11,13 +10,6 @@ import type { WebhookConfig } from './webhooks/config.js';
 export interface Services {
   /** The store: reads, and writes in `store.write(async (tx) => …)` transactions (src/store/interface.ts). */
   store: Store;
-  /** Reads go straight to the store; writes only through `write` (the connection is query_only otherwise). */
-  db: Db;
-  /**
-   * Runs a synchronous change in a write transaction once this thread holds the data dir's write
-   * token (src/store/sqlite/writer.ts); resolves after COMMIT. Never blocks the event loop on SQLite's lock.
-   */
-  write<T>(change: () => T | Promise<T>): Promise<T>;
   dataDir: string;
   /** Uploaded bytes, by sha256 (src/store/blob-store.ts). */
   blobs: BlobStore;

@@ -334,7 +334,7 @@ const RETRY_HINT = 'add the file again (or PATCH its source) to get a new upload
  */
 async function rejectUpload(s: Services, file: FileRow, versionId: string, mismatch: string): Promise<TroveError> {
   const error = { code: 'source_mismatch' as const, message: `${mismatch} The upload was rejected; ${RETRY_HINT}.` };
-  const failed = await s.write(() => failWaitingUpload(s.db, versionId, file.rid, 'rejected', error, nowIso()));
+  const failed = await s.store.write((tx) => failWaitingUpload(tx, versionId, file.rid, 'rejected', error, nowIso()));
   if (!failed) return new TroveError('invalid_request', 'This upload URL has already been used.');
   return new TroveError('invalid_request', error.message, { file_id: file.id, file_status: 'failed', file_error: error });
 }

@@ -13,12 +13,12 @@ import type { KeyReads, KeyWrites } from './aggregates/keys.js';
 import type { KeywordIndexReads } from './aggregates/keyword-index.js';
 import type { NamespaceReads, NamespaceWrites } from './aggregates/namespaces.js';
 import type { OperatorReads, OperatorWrites } from './aggregates/operator.js';
-import type { PassageReads } from './aggregates/passages.js';
+import type { PassageReads, PassageWrites } from './aggregates/passages.js';
 import type { ResearchReads, ResearchWrites } from './aggregates/research.js';
 import type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
 import type { RetrievableFileReads } from './aggregates/retrievable-files.js';
 import type { SearchSnapshotReads, SearchSnapshotWrites } from './aggregates/search-snapshots.js';
-import type { VectorReads } from './aggregates/vectors.js';
+import type { VectorReads, VectorWrites } from './aggregates/vectors.js';
 import type { WebhookReads, WebhookWrites } from './aggregates/webhooks.js';
 
 export type { AccessRuleReads, AccessRuleRow, AccessRuleWrites, GovernedFile, RuleTarget, VisibleFile } from './aggregates/access-rules.js';
@@ -45,15 +45,15 @@ export type {
 } from './aggregates/files.js';
 export type { JobReads, JobRow, JobStatus, JobType, JobWrites, NewJob } from './aggregates/jobs.js';
 export type { KeyReads, KeyRow, KeyWrites, NewKey, StoredScope } from './aggregates/keys.js';
-export type { CountedPassages, KeywordIndexReads, KeywordPostings, PhrasePostings, PostingsRequest } from './aggregates/keyword-index.js';
+export type { CountedPassages, KeywordIndexReads, KeywordPostings, KeywordText, PhrasePostings, PostingsRequest, PreparedKeywordText } from './aggregates/keyword-index.js';
 export type { NamespaceReads, NamespaceRow, NamespaceUsage, NamespaceWrites } from './aggregates/namespaces.js';
 export type { ClusterCounts, GrantedRoot, OperatorReads, OperatorWrites } from './aggregates/operator.js';
 export type { FileSelection, RetrievableFileReads, SelectionRule } from './aggregates/retrievable-files.js';
-export type { NewPassage, PassageReads, PassageRow, PassageSource } from './aggregates/passages.js';
+export type { FilePassages, KeywordTextOfPassages, NewPassage, PassageReads, PassageRow, PassageSource, PassageWrites } from './aggregates/passages.js';
 export type { NewResearch, ResearchReads, ResearchRow, ResearchStatus, ResearchWrites } from './aggregates/research.js';
 export type { RetentionReads, RetentionWrites } from './aggregates/retention.js';
 export type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from './aggregates/search-snapshots.js';
-export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorShardReader, type VectorShardShape } from './aggregates/vectors.js';
+export { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorShardReader, type VectorShardShape, type VectorWrites } from './aggregates/vectors.js';
 export type { AttemptRow, DeliveryChanges, DeliveryRow, NewWebhook, WebhookChanges, WebhookReads, WebhookRow, WebhookWrites } from './aggregates/webhooks.js';
 
 /** What may be read outside a transaction. */
@@ -89,12 +89,12 @@ export interface StoreTx {
   readonly keywordIndex: KeywordIndexReads;
   readonly namespaces: NamespaceReads & NamespaceWrites;
   readonly operator: OperatorReads & OperatorWrites;
-  readonly passages: PassageReads;
+  readonly passages: PassageReads & PassageWrites;
   readonly research: ResearchReads & ResearchWrites;
   readonly retention: RetentionReads & RetentionWrites;
   readonly retrievableFiles: RetrievableFileReads;
   readonly searchSnapshots: SearchSnapshotReads & SearchSnapshotWrites;
-  readonly vectors: VectorReads;
+  readonly vectors: VectorReads & VectorWrites;
   readonly webhooks: WebhookReads & WebhookWrites;
 }
 

@@ -1,9 +1,9 @@
 // The store's contract for what the operator and the sweeper use (src/store/aggregates/operator.ts,
 // retention.ts, search-snapshots.ts, and a namespace's restore), written against the interface only
-// and run from test/conformance/store.ts on a fresh store per test. Files, passages and file
-// versions have no writes in the interface yet, so what needs them (a purge removing a collection's
-// files and indexes, a blob another collection still uses, a later page's reads of live files and
-// passages) is tested on SQLite: test/restore.test.ts and test/search-cursors.test.ts.
+// and run from test/conformance/store.ts on a fresh store per test. What needs files, versions and
+// passages (a purge removing a collection's files and indexes, a blob another collection still
+// uses, a later page's reads of live files and passages) is still tested through the SQLite
+// daemon, in test/restore.test.ts and test/search-cursors.test.ts.
 import type { Test } from 'tap';
 import type { CollectionRow, EventAudience, NamespaceRow, NewJob, NewResearch, SearchSnapshotRow, Store } from '../../src/store/interface.js';
 

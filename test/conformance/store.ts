@@ -17,7 +17,9 @@ import type {
   StoreTx,
 } from '../../src/store/interface.js';
 import type { Processing } from '../../src/contract/schemas.js';
+import { bm25LiveConformance } from './store-bm25-live.js';
 import { storeFilesConformance } from './store-files.js';
+import { storeIngestConformance } from './store-ingest.js';
 import { retentionConformance } from './store-retention.js';
 import { storeVectorsConformance } from './store-vectors.js';
 
@@ -607,6 +609,8 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
   });
 
   storeFilesConformance(t, { on, twoCollections, eventsSince, at });
+  bm25LiveConformance(t, { on, at });
+  storeIngestConformance(t, { on, twoCollections, at });
   storeVectorsConformance(t, { on, twoCollections, at });
 
   // ------------------------------------------------------------------ events

@@ -2,8 +2,6 @@
 // own): claim jobs as the worker would, then run them through src/domain/ingest/pipeline.ts.
 import { nowIso } from '../../src/contract/ids.js';
 import { markIndexing, type IndexingWorker } from '../../src/domain/ingest/pipeline.js';
-import { claimJobs } from '../../src/store/sqlite/jobs.js';
-import { sqlite } from '../../src/store/sqlite/sqlite.js';
 import type { WriteFn } from '../../src/store/sqlite/writer.js';
 import { Writer } from '../../src/store/sqlite/writer.js';
 import { TrainingWords } from '../../src/domain/search/training-words.js';
@@ -13,11 +11,11 @@ import type { Fixture } from './trove.js';
 
 /** Claims up to `limit` queued jobs and marks their files `indexing`, in one transaction. */
 export const claim = (f: Fixture, limit = 500) =>
-  sqlite(f.rt.services.db).transaction(() => {
-    const jobs = claimJobs(f.rt.services.db, limit, nowIso());
-    markIndexing(f.rt.services.db, jobs);
+  f.rt.services.store.write(async (tx) => {
+    const jobs = await tx.jobs.claim(limit, nowIso());
+    await markIndexing(tx, jobs);
     return jobs;
-  })();
+  });
 
 /** The words a fixture's in-process workers keep: one set per fixture, as one worker thread keeps one. */
 const wordsOf = new WeakMap<Fixture, TrainingWords>();
@@ -32,14 +30,12 @@ export function keptWords(f: Fixture): TrainingWords {
  * make one fail), and `warn` receives what the worker reports.
  */
 export function inProcessWorker(f: Fixture, opts: { wrap?: (write: WriteFn) => WriteFn; warn?: IndexingWorker['warn'] } = {}): IndexingWorker {
-  const writer = new Writer(f.rt.services.db, f.rt.writeGate, 'worker');
+  const writer = new Writer(f.rt.db, f.rt.writeGate, 'worker');
   const write: WriteFn = (change) => writer.write(change);
   const wrapped = opts.wrap ? opts.wrap(write) : write;
   return {
-    db: f.rt.services.db,
-    write: wrapped,
-    store: sqliteStore(f.rt.services.db, wrapped),
-    storeFile: databaseFile(f.rt.services.db),
+    store: sqliteStore(f.rt.db, wrapped),
+    storeFile: databaseFile(f.rt.db),
     words: keptWords(f),
     cfg: { fileRoots: [], allowPrivateSources: false, uploadTtlMs: 3600_000, maxFileBytes: 1 << 20, fetchTimeoutMs: 1000, maxPages: 10, extractTimeoutMs: 10_000 },
     blobs: f.rt.services.blobs,

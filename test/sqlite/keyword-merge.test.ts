@@ -69,7 +69,7 @@ t.test('the indexing worker merges a collection once indexing goes quiet', async
   t.ok(keywordIndexOf(f.rt.db, rid).shared, 'a new collection is in the shared index');
   t.notOk(f.rt.db.transaction(() => mergeKeywordIndexStep(f.rt.db, rid, 100))(), 'which the worker leaves to FTS5');
   // As the worker moves a grown collection (at a lower threshold): its own index from now on.
-  t.ok(await f.rt.services.write(() => moveKeywordIndexToOwnTable(f.rt.db, rid, 1)), 'moved to an index of its own');
+  t.ok(await f.rt.write(() => moveKeywordIndexToOwnTable(f.rt.db, rid, 1)), 'moved to an index of its own');
   // Files added one at a time, each indexed before the next: a commit, and a segment, each.
   for (let i = 1; i < 6; i++) {
     t.equal((await addInline(f, base, `/n${i}.txt`, `lighthouse entry ${i}: the lamp was trimmed at dusk`)).status, 202);

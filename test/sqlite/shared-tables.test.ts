@@ -225,7 +225,7 @@ t.test('a data dir from before keeps its collections in their own tables', async
 t.test('creating a collection and indexing its first files run no DDL', async (t) => {
   const f = await startFixture();
   t.teardown(() => f.close());
-  const db = sqlite(f.rt.services.db);
+  const db = sqlite(f.rt.db);
   const schema = () => ({ version: db.pragma('schema_version', { simple: true }), objects: (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n });
   const before = schema();
   for (const [col, body] of [

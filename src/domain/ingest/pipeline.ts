@@ -1,28 +1,31 @@
-// Running jobs: fetch → detect → extract → chunk → index. Plain functions over a store connection;
-// the worker thread (worker-thread.ts) drives them off the HTTP thread.
+// Running jobs: fetch → detect → extract → chunk → index. Plain functions over the store
+// (src/store/interface.ts); the worker thread (worker-thread.ts) drives them off the HTTP thread.
 import { nowIso } from '../../contract/ids.js';
 import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, type Processing } from '../../contract/schemas.js';
-import type { Db } from '../../store/sqlite/db.js';
-import type { WriteFn } from '../../store/sqlite/writer.js';
-import { allCollectionRids, bumpGeneration, fileCounts, getCollectionByRid, setEmbeddingModel, type CollectionRow } from '../../store/sqlite/collections.js';
-import { dropVectors, insertVectors, vectorsByHash } from '../../store/sqlite/vectors.js';
 import type { Embedding } from '../embed/provider.js';
 import { hash } from 'node:crypto';
-import { clearIndexedVersion, expiredWaitingUploads, fileVersionState, getFileByRid, getFileVersion, liveFileRids, markFileIndexed, closeWaitingUpload, setFileStatus, type FileRow, type FileVersionRow } from '../../store/sqlite/files.js';
-import { cancelCollectionJobs, countWorkerDeath, failVersionJobs, finishJob, hasQueuedIndexJobs, jobStatus, requeueInterruptedWork, type JobRow } from '../../store/sqlite/jobs.js';
-import { deletePassages, indexPassageText, replacePassageRows } from '../../store/sqlite/passages.js';
-import type { NewPassage, NewVector, PassageSource } from '../../store/interface.js';
-import type { BlobStore, Store } from '../../store/interface.js';
+import type {
+  BlobStore,
+  CollectionRow,
+  FileRow,
+  FileVersionRow,
+  JobRow,
+  KeywordTextOfPassages,
+  NewPassage,
+  NewVector,
+  PassageSource,
+  PreparedKeywordText,
+  Store,
+  StoreReads,
+  StoreTx,
+} from '../../store/interface.js';
 import { TroveError } from '../../contract/errors.js';
-import { passageTerms, type PassageTerms } from '../../store/sqlite/keyword-terms.js';
-import { keywordIndexOf } from '../../store/sqlite/keyword-index.js';
 import { checksumMatches } from './checksum.js';
 import { chunkDocument } from './chunk.js';
 import { hasCjk, keywordIndexText } from '../../contract/cjk.js';
 import { staysSettled, topicsForBatch, trainAndRefold } from '../search/collection-topics.js';
 import { modelTerms, modelText } from '../search/collection-model.js';
 import type { TrainingWords } from '../search/training-words.js';
-import { putFileTopics } from '../../store/sqlite/collection-models.js';
 import { relativeSpans } from './json-path.js';
 import { detectContentType, isSupportedContentType } from './detect.js';
 import { extractDocument } from './extract.js';
@@ -45,11 +48,10 @@ export interface PipelineConfig {
 }
 
 /**
- * `source`: the version's inline text, which passages that are verbatim slices of it are read from
- * (src/store/sqlite/passages.ts). `keywordText`: what the keyword index stores for each passage, when it
- * differs from the passage (Han or kana text, src/contract/cjk.ts); `keywordTerms`: that text's index
- * terms, which the keyword index collections share stores (src/store/sqlite/keyword-index.ts). Both
- * made here, not in the write transaction, which holds the write token.
+ * `source`: the version's inline text, which passages that are verbatim slices of it may be read
+ * from. `keywordText`: what the keyword index is to hold for each passage (the passage, or for Han
+ * or kana text its keyword form, src/contract/cjk.ts), prepared by the store here, not in the write
+ * transaction, which holds the write token.
  */
 export type Indexed =
   | {
@@ -59,8 +61,7 @@ export type Indexed =
       passages: NewPassage[];
       vectors?: EmbeddedPassage[];
       source?: PassageSource;
-      keywordText?: { heading: string; text: string }[];
-      keywordTerms?: PassageTerms[];
+      keywordText: PreparedKeywordText;
     }
   | { ok: false; code: IngestFailureCode; message: string };
 
@@ -81,9 +82,9 @@ const hashText = (text: string) => hash('sha1', text, 'base64url');
  * Vectors for a file's passages. Passages whose text is unchanged since the last version keep
  * their vectors (when they came from the same model); only the rest are embedded, in one batch.
  */
-async function embedPassages(db: Db, col: CollectionRow, fileRid: number, hadIndexedVersion: boolean, passages: NewPassage[], embedding: Embedding): Promise<EmbeddedPassage[]> {
+async function embedPassages(store: StoreReads, col: CollectionRow, fileRid: number, hadIndexedVersion: boolean, passages: NewPassage[], embedding: Embedding): Promise<EmbeddedPassage[]> {
   // A file never indexed has no vectors to reuse: looking cost the worker 0.2 s of SciFact's ingest.
-  const reusable = col.embedding_model === embedding.modelId && hadIndexedVersion ? vectorsByHash(db, col.rid, fileRid) : new Map<string, Float32Array>();
+  const reusable = col.embedding_model === embedding.modelId && hadIndexedVersion ? await store.vectors.ofFileByTextHash(col.rid, fileRid) : new Map<string, Float32Array>();
   const items = passages.map((p) => {
     const text = embeddingText(p);
     const textHash = hashText(text);
@@ -114,9 +115,7 @@ function checkModel(col: CollectionRow, embedding: Embedding): void {
 
 /** What every indexing job runs with, in the indexing worker (worker-thread.ts). */
 export interface IndexingWorker {
-  db: Db;
-  write: WriteFn;
-  /** The same store through its interface. */
+  /** Where the jobs read and write: the worker thread's own connection to the store. */
   store: Store;
   /** The database file a helper thread may open to share a model's training (collection-topics.ts); null: no helper. */
   storeFile: string | null;
@@ -137,10 +136,10 @@ export interface IndexingWorker {
 }
 
 /** Reads a version's bytes and turns them into passages. Never throws for a bad file: it reports. */
-export async function indexVersion({ db, cfg, blobs, embedding, fetchedAhead }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
+export async function indexVersion({ store, cfg, blobs, embedding, fetchedAhead }: IndexingWorker, file: FileRow, versionId: string, col: CollectionRow): Promise<Indexed> {
   const processing = processingOf(col);
   try {
-    const { bytes, inlineText } = await versionBytes(db, cfg, blobs, file, versionId, fetchedAhead?.(versionId));
+    const { bytes, inlineText } = await versionBytes(store, cfg, blobs, file, versionId, fetchedAhead?.(versionId));
     const source = inlineText === null ? {} : { source: { versionId, text: inlineText } };
     if (bytes.length > cfg.maxFileBytes) throw new IngestFailure('too_large', `The file is ${bytes.length} bytes; the limit is ${cfg.maxFileBytes}.`);
     if (file.checksum && !checksumMatches(bytes, file.checksum)) {
@@ -175,12 +174,12 @@ export async function indexVersion({ db, cfg, blobs, embedding, fetchedAhead }: 
       }));
     // A declared type the bytes contradict was read as what the bytes are; the file says so.
     const notes = [...(detected.note ? [detected.note] : []), ...(doc.notes ?? [])];
-    const keywordText = rows.some((p) => hasCjk(p.text) || hasCjk(p.heading)) ? { keywordText: rows.map((p) => ({ heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) })) } : {};
-    const keywordTerms = keywordIndexOf(db, col.rid).shared ? { keywordTerms: passageTerms(keywordText.keywordText ?? rows) } : {};
-    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, ...keywordText, ...keywordTerms };
+    const cjk = rows.some((p) => hasCjk(p.text) || hasCjk(p.heading));
+    const keywordText = await store.keywordIndex.prepare(col.rid, cjk ? rows.map((p) => ({ heading: keywordIndexText(p.heading), text: keywordIndexText(p.text) })) : rows);
+    const indexed = { ok: true as const, contentType: detected.contentType, notes, passages: rows, ...source, keywordText };
     if (!processing.semantic || !embedding) return indexed;
     checkModel(col, embedding);
-    return { ...indexed, vectors: await embedPassages(db, col, file.rid, file.indexed_version_id !== null, rows, embedding) };
+    return { ...indexed, vectors: await embedPassages(store, col, file.rid, file.indexed_version_id !== null, rows, embedding) };
   } catch (err) {
     if (err instanceof IngestFailure) return { ok: false, code: err.code, message: err.message };
     return { ok: false, code: 'extraction_failed', message: `Could not read the file: ${(err as Error)?.message ?? String(err)}` };
@@ -204,8 +203,8 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-async function versionBytes(db: Db, cfg: PipelineConfig, blobs: BlobStore, file: FileRow, versionId: string, ahead?: Promise<FetchedSource>): Promise<{ bytes: Buffer; inlineText: string | null }> {
-  const version = getFileVersion(db, versionId);
+async function versionBytes(store: StoreReads, cfg: PipelineConfig, blobs: BlobStore, file: FileRow, versionId: string, ahead?: Promise<FetchedSource>): Promise<{ bytes: Buffer; inlineText: string | null }> {
+  const version = await store.files.version(versionId);
   if (!version) throw new IngestFailure('fetch_failed', 'The file version no longer exists.');
   if (version.inline_text !== null) return { bytes: Buffer.from(version.inline_text, 'utf8'), inlineText: version.inline_text };
   return { bytes: await storedOrFetchedBytes(cfg, blobs, file, version, ahead), inlineText: null };
@@ -241,36 +240,34 @@ function processingOf(col: CollectionRow): Processing {
 type IndexedFile = { col: CollectionRow; fileRid: number; result: Extract<Indexed, { ok: true }>; topic?: Buffer | undefined };
 
 /**
- * Writes indexed versions: passages, vectors and FTS rows, recording the model on first use. Runs
- * after the transaction's status and event writes, and writes the FTS rows last
- * (src/store/sqlite/passages.ts replacePassageRows says why).
+ * Writes indexed versions: passages, vectors and keyword rows, recording the model on first use.
+ * Runs after the transaction's status and event writes, and writes the keyword rows last
+ * (PassageWrites.indexKeywordText says why).
  */
-function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null): void {
+async function commitIndexed(tx: StoreTx, files: IndexedFile[], embedding: Embedding | null): Promise<void> {
   const byCollection = new Map<number, IndexedFile[]>();
   for (const f of files) {
     const group = byCollection.get(f.col.rid);
     if (group) group.push(f);
     else byCollection.set(f.col.rid, [f]);
   }
-  const text: { collectionRid: number; rows: { rid: number; heading: string; text: string; terms?: PassageTerms | undefined }[] }[] = [];
+  const keywordText: { collectionRid: number; files: KeywordTextOfPassages[] }[] = [];
   for (const [collectionRid, group] of byCollection) {
-    const rids = replacePassageRows(db, collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages, source: f.result.source })));
-    const rows: { rid: number; heading: string; text: string; terms?: PassageTerms | undefined }[] = [];
+    const rids = await tx.passages.replace(collectionRid, group.map((f) => ({ fileRid: f.fileRid, passages: f.result.passages, source: f.result.source })));
     const vectors: NewVector[] = [];
     group.forEach((f, k) => {
       const fileRids = rids[k]!;
       f.result.vectors?.forEach((v, i) => vectors.push({ passageRid: fileRids[i]!, textHash: v.textHash, embedding: v.embedding }));
-      f.result.passages.forEach((p, i) => rows.push({ rid: fileRids[i]!, ...(f.result.keywordText?.[i] ?? { heading: p.heading, text: p.text }), terms: f.result.keywordTerms?.[i] }));
     });
-    putFileTopics(db, group.flatMap((f) => (f.topic ? [{ fileRid: f.fileRid, vector: f.topic }] : [])));
+    await tx.collectionModels.putFileTopics(group.flatMap((f) => (f.topic ? [{ fileRid: f.fileRid, vector: f.topic }] : [])));
     // One call per collection: the table check and the vector-version bump once, not per file.
     if (embedding && group.some((f) => f.result.vectors)) {
-      insertVectors(db, collectionRid, vectors);
-      if (group[0]!.col.embedding_model !== embedding.modelId) setEmbeddingModel(db, collectionRid, embedding.modelId);
+      await tx.vectors.insert(collectionRid, vectors);
+      if (group[0]!.col.embedding_model !== embedding.modelId) await tx.collections.setEmbeddingModel(collectionRid, embedding.modelId);
     }
-    text.push({ collectionRid, rows });
+    keywordText.push({ collectionRid, files: group.map((f, k) => ({ passageRids: rids[k]!, text: f.result.keywordText })) });
   }
-  for (const t of text) indexPassageText(db, t.collectionRid, t.rows);
+  for (const t of keywordText) await tx.passages.indexKeywordText(t.collectionRid, t.files);
 }
 
 /**
@@ -278,22 +275,22 @@ function commitIndexed(db: Db, files: IndexedFile[], embedding: Embedding | null
  * without them it has no indexed version either (a canceled later job would otherwise put it back
  * to `ready` with nothing to find, and a training would look for words it no longer has).
  */
-function failFile(db: Db, collectionRid: number, fileRid: number, now: string, error: { code: FileErrorCode; message: string }): void {
-  deletePassages(db, collectionRid, fileRid);
-  clearIndexedVersion(db, fileRid);
-  setFileStatus(db, fileRid, 'failed', now, error);
+async function failFile(tx: StoreTx, collectionRid: number, fileRid: number, now: string, error: { code: FileErrorCode; message: string }): Promise<void> {
+  await tx.passages.deleteOfFile(collectionRid, fileRid);
+  await tx.files.clearIndexedVersion(fileRid);
+  await tx.files.setStatus(fileRid, 'failed', now, error);
 }
 
 /**
  * Marks files `indexing` as their jobs are claimed, so the collection reports the work honestly.
  * Runs inside the claiming transaction.
  */
-export function markIndexing(db: Db, jobs: JobRow[]): void {
+export async function markIndexing(tx: StoreTx, jobs: JobRow[]): Promise<void> {
   const now = nowIso();
   for (const job of jobs) {
     if (job.type !== 'index_file' || job.file_rid === null) continue;
-    const file = fileVersionState(db, job.file_rid);
-    if (file && !file.deleted_at && file.version_id === job.version_id) setFileStatus(db, file.rid, 'indexing', now);
+    const file = await tx.files.versionState(job.file_rid);
+    if (file && !file.deleted_at && file.version_id === job.version_id) await tx.files.setStatus(file.rid, 'indexing', now);
   }
 }
 
@@ -337,7 +334,7 @@ async function batchTopics(
   files: { collectionRid: number; fileRid: number; result: Extract<Indexed, { ok: true }>; queuedAt?: string }[],
   mayTrain = true,
 ): Promise<{ topics: Map<number, Buffer>; words: Map<number, readonly string[]> }> {
-  const { db, embedding, store } = worker;
+  const { embedding, store } = worker;
   const byCollection = new Map<number, { fileRid: number; text: string }[]>();
   // The newest of each collection's jobs at hand: when the queue is empty, no work came after it.
   const newestQueued = new Map<number, number>();
@@ -351,17 +348,17 @@ async function batchTopics(
   const topics = new Map<number, Buffer>();
   const words = new Map<number, readonly string[]>();
   for (const [collectionRid, texts] of byCollection) {
-    const col = getCollectionByRid(db, collectionRid);
+    const col = await store.collections.byRid(collectionRid);
     if (!col || col.deleted_at || !processingOf(col).semantic) continue;
     // Split once: for the vectors here, and kept for the collection's next training once committed.
     const batch = texts.map((f) => ({ ...f, terms: modelTerms(f.text) }));
     for (const f of batch) words.set(f.fileRid, f.terms);
-    const settling = mayTrain && !hasQueuedIndexJobs(db, collectionRid);
+    const settling = mayTrain && !(await store.jobs.hasQueuedIndexJobs(collectionRid));
     const newest = newestQueued.get(collectionRid);
-    const settled = () => staysSettled(() => hasQueuedIndexJobs(db, collectionRid), newest === undefined ? {} : { quietForMs: Date.now() - newest });
+    const settled = () => staysSettled(() => store.jobs.hasQueuedIndexJobs(collectionRid), newest === undefined ? {} : { quietForMs: Date.now() - newest });
     let vectors: Map<number, Buffer>;
     try {
-      vectors = await topicsForBatch(store, collectionRid, batch, settling ? fileCounts(db, collectionRid).ready : null, calibrating(col, embedding), settled, { storeFile: worker.storeFile, words: worker.words });
+      vectors = await topicsForBatch(store, collectionRid, batch, settling ? (await store.collections.fileCounts(collectionRid)).ready : null, calibrating(col, embedding), settled, { storeFile: worker.storeFile, words: worker.words });
     } catch (err) {
       modelFailed(worker, err);
       // Without a new model, the one in force (if any) still gives the batch its vectors.
@@ -405,11 +402,11 @@ function modelFailed(worker: IndexingWorker, err: unknown): void {
 
 /** Runs a batch of index_file jobs and commits their results in a few short transactions. */
 export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Promise<void> {
-  const { db, write, isCanceled, embedding } = worker;
+  const { store, isCanceled, embedding } = worker;
   const results: { job: JobRow; file: FileRow | undefined; result: Indexed | null }[] = [];
   for (const job of jobs) {
-    const file = job.file_rid === null ? undefined : getFileByRid(db, job.file_rid);
-    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    const file = job.file_rid === null ? undefined : await store.files.byRid(job.file_rid);
+    const col = job.collection_rid === null ? undefined : await store.collections.byRid(job.collection_rid);
     const current = file && col && !file.deleted_at && !col.deleted_at && file.version_id === job.version_id;
     const result = current && !isCanceled(job.id) ? await indexVersion(worker, file, job.version_id!, col) : null;
     results.push({ job, file, result });
@@ -421,120 +418,120 @@ export async function runIndexJobs(worker: IndexingWorker, jobs: JobRow[]): Prom
   for (const group of commitGroups(results, (r) => passageCount(r.result))) {
     const now = nowIso();
     const committed: { fileRid: number; versionId: string }[] = [];
-    await write(() => {
+    await store.write(async (tx) => {
       const bumped = new Set<number>();
       const indexed: IndexedFile[] = [];
       // A commit is mostly one collection's files, and nothing changes its row meanwhile: read once.
       const collections = new Map<number, CollectionRow>();
-      const collectionOf = (rid: number) => {
+      const collectionOf = async (rid: number) => {
         let col = collections.get(rid);
-        if (!col) collections.set(rid, (col = getCollectionByRid(db, rid)!));
+        if (!col) collections.set(rid, (col = (await tx.collections.byRid(rid))!));
         return col;
       };
       for (const { job, file, result } of group) {
-        if (jobStatus(db, job.rid) !== 'running') continue; // canceled meanwhile: its result is dropped
-        const fresh = file ? fileVersionState(db, file.rid) : undefined;
+        if ((await tx.jobs.status(job.rid)) !== 'running') continue; // canceled meanwhile: its result is dropped
+        const fresh = file ? await tx.files.versionState(file.rid) : undefined;
         if (!result || !fresh || fresh.deleted_at || fresh.version_id !== job.version_id) {
-          finishJob(db, job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
+          await tx.jobs.finish(job.rid, 'canceled', now, { code: 'superseded', message: 'The file was changed or deleted before indexing finished.' });
           continue;
         }
-        const col = collectionOf(fresh.collection_rid);
+        const col = await collectionOf(fresh.collection_rid);
         committed.push({ fileRid: fresh.rid, versionId: job.version_id! });
         if (result.ok) {
           indexed.push({ col, fileRid: fresh.rid, result, topic: topics.get(fresh.rid) });
-          markFileIndexed(db, fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
+          await tx.files.markIndexed(fresh.rid, { versionId: job.version_id!, contentType: result.contentType, notes: result.notes }, now);
           bumped.add(fresh.collection_rid);
-          finishJob(db, job.rid, 'succeeded', now);
+          await tx.jobs.finish(job.rid, 'succeeded', now);
         } else {
-          failFile(db, fresh.collection_rid, fresh.rid, now, { code: result.code, message: result.message });
-          finishJob(db, job.rid, 'failed', now, { code: result.code, message: result.message });
+          await failFile(tx, fresh.collection_rid, fresh.rid, now, { code: result.code, message: result.message });
+          await tx.jobs.finish(job.rid, 'failed', now, { code: result.code, message: result.message });
         }
       }
       // One new index generation per collection per transaction, not per file.
-      for (const rid of bumped) bumpGeneration(db, rid);
-      commitIndexed(db, indexed, embedding);
+      for (const rid of bumped) await tx.collections.bumpGeneration(rid);
+      await commitIndexed(tx, indexed, embedding);
     });
     keepWords(worker.words, committed, words);
   }
 }
 
-export async function runDeleteFileJob({ db, write, words }: IndexingWorker, job: JobRow): Promise<void> {
-  await write(() => {
-    if (jobStatus(db, job.rid) !== 'running') return;
+export async function runDeleteFileJob({ store, words }: IndexingWorker, job: JobRow): Promise<void> {
+  await store.write(async (tx) => {
+    if ((await tx.jobs.status(job.rid)) !== 'running') return;
     if (job.file_rid !== null && job.collection_rid !== null) {
-      deletePassages(db, job.collection_rid, job.file_rid);
-      bumpGeneration(db, job.collection_rid);
+      await tx.passages.deleteOfFile(job.collection_rid, job.file_rid);
+      await tx.collections.bumpGeneration(job.collection_rid);
     }
-    finishJob(db, job.rid, 'succeeded', nowIso());
+    await tx.jobs.finish(job.rid, 'succeeded', nowIso());
   });
   if (job.file_rid !== null) words.forget(job.file_rid);
 }
 
 /** Re-extracts every indexed or failed file of the collection; files stay searchable meanwhile. */
 export async function runReindexJob(worker: IndexingWorker, job: JobRow): Promise<'done' | 'interrupted'> {
-  const { db, write, isCanceled, isStopping, embedding } = worker;
+  const { store, isCanceled, isStopping, embedding } = worker;
   let after = 0;
-  const start = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+  const start = job.collection_rid === null ? undefined : await store.collections.byRid(job.collection_rid);
   // A reindex is how a collection moves to the daemon's current model: vectors of another model are
   // dropped (never reused), and new files are accepted under the new model from now on.
   if (start && embedding && processingOf(start).semantic && start.embedding_model !== embedding.modelId) {
-    await write(() => {
-      dropVectors(db, start.rid);
-      setEmbeddingModel(db, start.rid, embedding.modelId);
+    await store.write(async (tx) => {
+      await tx.vectors.dropAll(start.rid);
+      await tx.collections.setEmbeddingModel(start.rid, embedding.modelId);
     });
   }
   for (;;) {
-    if (isCanceled(job.id) || jobStatus(db, job.rid) !== 'running') return 'done';
+    if (isCanceled(job.id) || (await store.jobs.status(job.rid)) !== 'running') return 'done';
     if (isStopping()) return 'interrupted';
-    const col = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+    const col = job.collection_rid === null ? undefined : await store.collections.byRid(job.collection_rid);
     if (!col || col.deleted_at) break;
-    const batch = liveFileRids(db, col.rid, after, 50);
+    const batch = await store.files.settled(col.rid, after, 50);
     if (batch.length === 0) break;
     after = batch[batch.length - 1]!.rid;
     const results: { rid: number; versionId: string; result: Indexed }[] = [];
     for (const { rid, version_id } of batch) {
-      const file = getFileByRid(db, rid)!;
+      const file = (await store.files.byRid(rid))!;
       results.push({ rid, versionId: version_id, result: await indexVersion(worker, file, version_id, col) });
     }
     // Vectors under the model in force; the model itself is trained afresh once the reindex ends.
     const { topics, words } = await batchTopics(worker, results.flatMap((r) => (r.result.ok ? [{ collectionRid: col.rid, fileRid: r.rid, result: r.result }] : [])), false);
     const now = nowIso();
     const committed: { fileRid: number; versionId: string }[] = [];
-    await write(() => {
+    await store.write(async (tx) => {
       const indexed: IndexedFile[] = [];
       for (const { rid, versionId, result } of results) {
-        const fresh = fileVersionState(db, rid);
+        const fresh = await tx.files.versionState(rid);
         if (!fresh || fresh.deleted_at || fresh.version_id !== versionId || (fresh.status !== 'ready' && fresh.status !== 'failed')) continue;
         committed.push({ fileRid: rid, versionId });
         if (result.ok) {
           indexed.push({ col, fileRid: rid, result, topic: topics.get(rid) });
-          markFileIndexed(db, rid, { versionId, contentType: result.contentType, notes: result.notes }, now);
+          await tx.files.markIndexed(rid, { versionId, contentType: result.contentType, notes: result.notes }, now);
         } else {
-          failFile(db, col.rid, rid, now, { code: result.code, message: result.message });
+          await failFile(tx, col.rid, rid, now, { code: result.code, message: result.message });
         }
       }
-      bumpGeneration(db, col.rid);
-      commitIndexed(db, indexed, embedding);
+      await tx.collections.bumpGeneration(col.rid);
+      await commitIndexed(tx, indexed, embedding);
     });
     keepWords(worker.words, committed, words);
   }
   // A reindex re-reads every file: the moment to learn the collection's model afresh.
-  const end = job.collection_rid === null ? undefined : getCollectionByRid(db, job.collection_rid);
+  const end = job.collection_rid === null ? undefined : await store.collections.byRid(job.collection_rid);
   if (end && !end.deleted_at && processingOf(end).semantic) await trainAndRefold(worker.store, end.rid, calibrating(end, embedding), [], { storeFile: worker.storeFile, words: worker.words }).catch((err: unknown) => modelFailed(worker, err));
-  await write(() => finishJob(db, job.rid, 'succeeded', nowIso()));
+  await store.write((tx) => tx.jobs.finish(job.rid, 'succeeded', nowIso()));
   return 'done';
 }
 
 /** Deleted collections and namespaces keep their data for the recovery window; their pending work stops. */
-export async function runDeleteContainerJob(db: Db, write: WriteFn, job: JobRow): Promise<void> {
-  await write(() => {
-    if (jobStatus(db, job.rid) !== 'running') return;
+export async function runDeleteContainerJob(store: Store, job: JobRow): Promise<void> {
+  await store.write(async (tx) => {
+    if ((await tx.jobs.status(job.rid)) !== 'running') return;
     const now = nowIso();
-    if (job.type === 'delete_collection' && job.collection_rid !== null) cancelCollectionJobs(db, job.collection_rid, now, job.rid);
+    if (job.type === 'delete_collection' && job.collection_rid !== null) await tx.jobs.cancelCollectionJobs(job.collection_rid, now, job.rid);
     if (job.type === 'delete_namespace' && job.namespace_rid !== null) {
-      for (const rid of allCollectionRids(db, job.namespace_rid)) cancelCollectionJobs(db, rid, now, job.rid);
+      for (const rid of await tx.collections.allRids(job.namespace_rid)) await tx.jobs.cancelCollectionJobs(rid, now, job.rid);
     }
-    finishJob(db, job.rid, 'succeeded', now);
+    await tx.jobs.finish(job.rid, 'succeeded', now);
   });
 }
 
@@ -553,24 +550,24 @@ export const MAX_WORKER_DEATHS = 3;
  * an index job's file with it (`extraction_failed`), so one file that kills the worker cannot keep
  * it dying. Runs inside the new worker's first transaction.
  */
-export function recoverFromWorkerDeath(db: Db, now: string, countDeath: boolean): { requeued: number; failed: number } {
+export async function recoverFromWorkerDeath(tx: StoreTx, now: string, countDeath: boolean): Promise<{ requeued: number; failed: number }> {
   let failed = 0;
-  for (const job of countDeath ? countWorkerDeath(db) : []) {
+  for (const job of countDeath ? await tx.jobs.countWorkerDeath() : []) {
     if (job.worker_deaths < MAX_WORKER_DEATHS) continue;
-    const file = job.type === 'index_file' && job.file_rid !== null ? fileVersionState(db, job.file_rid) : undefined;
+    const file = job.type === 'index_file' && job.file_rid !== null ? await tx.files.versionState(job.file_rid) : undefined;
     const error = {
       code: 'extraction_failed' as const,
       message: file
         ? `Indexing this file stopped the indexing worker ${job.worker_deaths} times, so it was not tried again; add the file again to retry.`
         : `This job stopped the indexing worker ${job.worker_deaths} times, so it was not tried again.`,
     };
-    finishJob(db, job.rid, 'failed', now, error);
+    await tx.jobs.finish(job.rid, 'failed', now, error);
     failed++;
     if (file && !file.deleted_at && file.version_id === job.version_id) {
-      failFile(db, file.collection_rid, file.rid, now, error);
+      await failFile(tx, file.collection_rid, file.rid, now, error);
     }
   }
-  return { requeued: requeueInterruptedWork(db, now).jobs, failed };
+  return { requeued: (await tx.jobs.requeueInterruptedWork(now)).jobs, failed };
 }
 
 const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived; add the file again to get a new one.';
@@ -579,14 +576,14 @@ const UPLOAD_EXPIRED_MESSAGE = 'The upload URL expired before the bytes arrived;
  * A file whose upload URL expired before its bytes arrived would stay pending forever and keep its
  * collection `indexing`; it fails instead, and a new upload (adding the path again) starts over.
  */
-export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number): Promise<number> {
+export async function expireUploads(store: Store, uploadTtlMs: number): Promise<number> {
   const cutoff = new Date(Date.now() - uploadTtlMs).toISOString();
-  const expired = expiredWaitingUploads(db, cutoff);
+  const expired = await store.files.expiredWaitingUploads(cutoff);
   if (expired.length === 0) return 0;
   const now = nowIso();
   const error = { code: 'upload_expired' as const, message: UPLOAD_EXPIRED_MESSAGE };
-  await write(() => {
-    for (const { version_id, file_rid } of expired) failWaitingUpload(db, version_id, file_rid, 'expired', error, now);
+  await store.write(async (tx) => {
+    for (const { version_id, file_rid } of expired) await failWaitingUpload(tx, version_id, file_rid, 'expired', error, now);
   });
   return expired.length;
 }
@@ -594,15 +591,22 @@ export async function expireUploads(db: Db, write: WriteFn, uploadTtlMs: number)
 /**
  * Ends a version that was waiting for its upload and will never get it (its URL expired, or its
  * bytes were rejected): its job fails and, if it is still the file's version, the file fails with
- * the same error (setFileStatus reports file.failed and object.indexing_failed). Runs
+ * the same error (reported as file.failed and object.indexing_failed). Runs
  * inside the caller's transaction; false when the version was no longer waiting.
  */
-export function failWaitingUpload(db: Db, versionId: string, fileRid: number, state: 'expired' | 'rejected', error: { code: FileErrorCode; message: string }, now: string): boolean {
-  if (!closeWaitingUpload(db, versionId, state)) return false;
-  failVersionJobs(db, versionId, now, error);
-  const file = getFileByRid(db, fileRid);
+export async function failWaitingUpload(
+  tx: StoreTx,
+  versionId: string,
+  fileRid: number,
+  state: 'expired' | 'rejected',
+  error: { code: FileErrorCode; message: string },
+  now: string,
+): Promise<boolean> {
+  if (!(await tx.files.closeWaitingUpload(versionId, state))) return false;
+  await tx.jobs.failVersionJobs(versionId, now, error);
+  const file = await tx.files.versionState(fileRid);
   if (file && !file.deleted_at && file.version_id === versionId) {
-    failFile(db, file.collection_rid, file.rid, now, error);
+    await failFile(tx, file.collection_rid, file.rid, now, error);
   }
   return true;
 }

@@ -2,7 +2,6 @@
 // extraction and index writes never stall the HTTP thread (DESIGN.md).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { openDatabase, truncateWal } from '../../store/sqlite/db.js';
-import { claimJobs, jobStatus, queuedSourceFetches } from '../../store/sqlite/jobs.js';
 import { mergeKeywordIndexStep } from '../../store/sqlite/passages.js';
 import { keywordIndexOutgrown } from '../../store/sqlite/keyword-index.js';
 import { moveKeywordIndexToOwnTable } from '../../store/sqlite/keyword-index-move.js';
@@ -17,7 +16,6 @@ import { lowerThisThreadPriority } from '../threads.js';
 import { lazyEmbedding, type EmbeddingConfig } from '../embed/config.js';
 import { expireUploads, markIndexing, recoverFromWorkerDeath, runDeleteContainerJob, runDeleteFileJob, runIndexJobs, runReindexJob, type IndexingWorker, type PipelineConfig } from './pipeline.js';
 import type { Embedding } from '../embed/provider.js';
-import { fileVersionState } from '../../store/sqlite/files.js';
 import { FETCH_AHEAD_CAPACITY, FetchAhead } from './fetch-ahead.js';
 import { FsBlobStore } from '../../store/fs-blobs/fs-blob-store.js';
 
@@ -98,20 +96,23 @@ const ahead = new FetchAhead(
   () => ({ allowPrivate: init.allowPrivateSources, fileRoots: init.fileRoots, maxBytes: init.maxFileBytes, timeoutMs: init.fetchTimeoutMs }),
   () => wake?.(),
 );
-const worker: IndexingWorker = { db, write, store, storeFile: init.dbFile, words: new TrainingWords(), cfg: init, blobs: new FsBlobStore(init.blobsDir), embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
+const worker: IndexingWorker = { store, storeFile: init.dbFile, words: new TrainingWords(), cfg: init, blobs: new FsBlobStore(init.blobsDir), embedding, isCanceled, isStopping: () => stopping, warn, fetchedAhead: (versionId) => ahead.fetched(versionId) };
 
 /**
  * Ends the fetches of jobs that no longer wait for them (canceled, their collection or namespace
  * deleted, their file changed or deleted), then fills the lane from the queue.
  */
-function tendFetches(): void {
-  const gone = ahead.jobs().filter((job) => {
-    if (jobStatus(db, job.rid) !== 'queued' || job.file_rid === null) return true;
-    const state = fileVersionState(db, job.file_rid);
-    return !state || state.deleted_at !== null || state.version_id !== job.version_id;
-  });
-  ahead.drop(gone.map((job) => job.rid));
-  if (ahead.size < FETCH_AHEAD_CAPACITY) ahead.intake(queuedSourceFetches(db, 200));
+async function tendFetches(): Promise<void> {
+  const gone: number[] = [];
+  for (const job of ahead.jobs()) {
+    if ((await store.jobs.status(job.rid)) !== 'queued' || job.file_rid === null) gone.push(job.rid);
+    else {
+      const state = await store.files.versionState(job.file_rid);
+      if (!state || state.deleted_at !== null || state.version_id !== job.version_id) gone.push(job.rid);
+    }
+  }
+  ahead.drop(gone);
+  if (ahead.size < FETCH_AHEAD_CAPACITY) ahead.intake(await store.jobs.queuedSourceFetches(200));
 }
 
 /**
@@ -137,7 +138,7 @@ const MERGE_PAGES = 256;
 async function loop(): Promise<void> {
   if (init.afterDeath) {
     const { countDeath } = init.afterDeath;
-    const recovered = await write(() => recoverFromWorkerDeath(db, nowIso(), countDeath));
+    const recovered = await store.write((tx) => recoverFromWorkerDeath(tx, nowIso(), countDeath));
     port.postMessage({ type: 'recovered', ...recovered } satisfies FromWorker);
   }
   let lastExpiry = 0;
@@ -146,17 +147,17 @@ async function loop(): Promise<void> {
   while (!stopping) {
     if (Date.now() - lastExpiry > Math.min(init.uploadTtlMs / 4, 60_000)) {
       lastExpiry = Date.now();
-      await expireUploads(db, write, init.uploadTtlMs);
+      await expireUploads(store, init.uploadTtlMs);
     }
     if (lastClaimed > 0 && lastClaimed < init.batchSize) await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
     drainMessages();
     if (stopping) break;
-    tendFetches();
+    await tendFetches();
     // Claiming and marking the files `indexing` is one transaction. http(s) sources still being
     // fetched stay queued; those fetched are claimed like any job.
-    const jobs = await write(() => {
-      const claimed = claimJobs(db, init.batchSize, nowIso(), ahead.fetchedRids());
-      markIndexing(db, claimed);
+    const jobs = await store.write(async (tx) => {
+      const claimed = await tx.jobs.claim(init.batchSize, nowIso(), ahead.fetchedRids());
+      await markIndexing(tx, claimed);
       return claimed;
     });
     lastClaimed = jobs.length;
@@ -193,7 +194,7 @@ async function loop(): Promise<void> {
     ahead.drop(indexJobs.map((j) => j.rid));
     for (const job of jobs) {
       if (job.type === 'delete_file') await runDeleteFileJob(worker, job);
-      else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(db, write, job);
+      else if (job.type === 'delete_collection' || job.type === 'delete_namespace') await runDeleteContainerJob(store, job);
       else if (job.type === 'reindex_collection') await runReindexJob(worker, job);
       else if (job.type === 'apply_access_rule') await runApplyAccessRuleJob(store, job);
     }

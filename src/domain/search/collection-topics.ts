@@ -79,15 +79,15 @@ export const TRAINING_LINGER_MS = 150;
  * clock.
  */
 export async function staysSettled(
-  hasQueuedWork: () => boolean,
+  hasQueuedWork: () => boolean | Promise<boolean>,
   { lingerMs = TRAINING_LINGER_MS, quietForMs = 0, sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }: { lingerMs?: number; quietForMs?: number; sleep?: (ms: number) => Promise<void> } = {},
 ): Promise<boolean> {
   const step = 10;
   for (let waited = Math.max(0, quietForMs); waited < lingerMs; waited += step) {
-    if (hasQueuedWork()) return false;
+    if (await hasQueuedWork()) return false;
     await sleep(Math.min(step, lingerMs - waited));
   }
-  return !hasQueuedWork();
+  return !(await hasQueuedWork());
 }
 
 /** Cosine of a unit query vector and a stored file vector. */

@@ -39,4 +39,28 @@ export interface PostingsRequest {
 export interface KeywordIndexReads {
   /** The counted passages and the phrases' postings among them, read from one state of the index. */
   postings(request: PostingsRequest): Promise<KeywordPostings>;
+  /**
+   * Readies passages' text for the collection's keyword index, in their order, outside any
+   * transaction: the work an engine can do before it holds the write token. Writes nothing.
+   */
+  prepare(collectionRid: number, texts: readonly KeywordText[]): Promise<PreparedKeywordText>;
+}
+
+/** A passage's text as the keyword index is to hold it. */
+export interface KeywordText {
+  heading: string;
+  text: string;
+}
+
+declare const preparedByTheEngine: unique symbol;
+
+/**
+ * Passages' keyword text as an engine readied it for its index (tokenized, say), so that the write
+ * transaction, which holds up every other writer, only stores it. Opaque: only the engine that made
+ * it reads it (PassageWrites.indexKeywordText).
+ */
+export interface PreparedKeywordText {
+  readonly [preparedByTheEngine]: true;
+  /** Passages prepared. */
+  readonly count: number;
 }

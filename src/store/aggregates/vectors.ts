@@ -56,4 +56,14 @@ export interface VectorReads {
    * cut. The dense stage's answer when it has no current in-memory copy of the shard.
    */
   nearest(collectionRid: number, query: Float32Array, options: { shard: number; selection: FileSelection | null; limit: number }): Promise<DenseHit[]>;
+  /** A file's vectors by the hash of the text they embed (NewVector.textHash), so unchanged passages need not be embedded again. */
+  ofFileByTextHash(collectionRid: number, fileRid: number): Promise<Map<string, Float32Array>>;
+}
+
+/** A passage's vector goes with the passage (PassageWrites). */
+export interface VectorWrites {
+  /** Vectors of passages that have none; an all-zero vector (a text the model could not place) is left out. */
+  insert(collectionRid: number, vectors: readonly NewVector[]): Promise<void>;
+  /** All the collection's vectors go: a reindex under another model starts from none (its dimensions may differ). */
+  dropAll(collectionRid: number): Promise<void>;
 }

@@ -23,6 +23,8 @@ import { sqlite, type Db } from './sqlite.js';
 import { SHARED_FTS_TABLE, ftsInstancesTableName, ftsTableName } from './migrations.js';
 import { passageTerms, type PassageTerms } from './keyword-terms.js';
 import { stmt } from './statements.js';
+import type { KeywordText, PreparedKeywordText } from '../aggregates/keyword-index.js';
+import type { KeywordTextOfPassages } from '../aggregates/passages.js';
 
 export interface KeywordIndex {
   /** The FTS5 table holding the collection's rows. */
@@ -103,6 +105,33 @@ export function writeKeywordRows(db: Db, collectionRid: number, rows: readonly K
     const terms = r.terms ?? made.get(r)!;
     insert.run(r.rid, key(terms.heading), key(terms.body));
   }
+}
+
+/**
+ * What this engine prepares of passages' keyword text: the text, and when the collection's rows go
+ * to the shared table, its terms (tokenized here, before the transaction; writeKeywordRows makes
+ * them otherwise). A collection moved to a table of its own meanwhile just stores the text.
+ */
+interface SqlitePreparedKeywordText {
+  count: number;
+  texts: readonly KeywordText[];
+  terms: PassageTerms[] | null;
+}
+
+export function prepareKeywordText(db: Db, collectionRid: number, texts: readonly KeywordText[]): PreparedKeywordText {
+  const prepared: SqlitePreparedKeywordText = { count: texts.length, texts, terms: keywordIndexOf(db, collectionRid).shared ? passageTerms(texts) : null };
+  return prepared as unknown as PreparedKeywordText;
+}
+
+/** Prepared passages' rows with the rids their passages got, in order. */
+export function preparedKeywordRows(files: readonly KeywordTextOfPassages[]): KeywordRow[] {
+  const rows: KeywordRow[] = [];
+  for (const { passageRids, text } of files) {
+    const { count, texts, terms } = text as unknown as SqlitePreparedKeywordText;
+    if (passageRids.length !== count) throw new Error(`keyword text prepared for ${count} passages, given ${passageRids.length} rids`);
+    for (let i = 0; i < count; i++) rows.push({ rid: passageRids[i]!, heading: texts[i]!.heading, text: texts[i]!.text, terms: terms?.[i] });
+  }
+  return rows;
 }
 
 /** A file's rows out of the collection's keyword index. */

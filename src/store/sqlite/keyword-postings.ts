@@ -10,14 +10,17 @@ import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { FTS_TOKENIZE } from './migrations.js';
-import { keywordIndexOf, keywordIndexState, type KeywordIndex } from './keyword-index.js';
+import { keywordIndexOf, keywordIndexState, prepareKeywordText, type KeywordIndex } from './keyword-index.js';
 import { untilWrite } from './read-cache.js';
 import { sqlite } from './sqlite.js';
 import { stmt } from './statements.js';
 import type { CountedPassages, KeywordIndexReads, KeywordPostings, PhrasePostings, PostingsRequest } from '../aggregates/keyword-index.js';
 
 export function sqliteKeywordIndex(db: Db): KeywordIndexReads {
-  return { postings: async (request) => keywordPostings(db, request) };
+  return {
+    postings: async (request) => keywordPostings(db, request),
+    prepare: async (collectionRid, texts) => prepareKeywordText(db, collectionRid, texts),
+  };
 }
 
 

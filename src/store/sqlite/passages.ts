@@ -1,13 +1,17 @@
 import type { Db } from './db.js';
-import { deleteKeywordRows, keywordIndexOf, writeKeywordRows, type KeywordRow } from './keyword-index.js';
+import { deleteKeywordRows, keywordIndexOf, preparedKeywordRows, writeKeywordRows, type KeywordRow } from './keyword-index.js';
 import { deleteFileVectors } from './vectors.js';
 import { rowsByRid, stmt } from './statements.js';
-import type { NewPassage, PassageReads, PassageRow, PassageSource } from '../aggregates/passages.js';
+import type { FilePassages, PassageReads, PassageRow, PassageWrites } from '../aggregates/passages.js';
 
-export function sqlitePassages(db: Db): PassageReads {
+export function sqlitePassages(db: Db): PassageReads & PassageWrites {
   return {
     byRids: async (rids) => getPassages(db, rids),
     ofFiles: async (fileRids) => passagesOfFiles(db, fileRids),
+    replace: async (collectionRid, files) => replacePassageRows(db, collectionRid, files),
+    deleteOfFile: async (collectionRid, fileRid) => deletePassages(db, collectionRid, fileRid),
+    // One write for all the files: the index is looked up, and its version bumped, once.
+    indexKeywordText: async (collectionRid, files) => indexPassageText(db, collectionRid, preparedKeywordRows(files)),
   };
 }
 
@@ -20,7 +24,7 @@ export function sqlitePassages(db: Db): PassageReads {
  * pending terms into a new segment (its savepoint hook), so interleaving them cost ~70 µs per
  * file and grew with the index (issue 15's ingest profile).
  */
-export function replacePassageRows(db: Db, collectionRid: number, files: { fileRid: number; passages: readonly NewPassage[]; source?: PassageSource | undefined }[]): number[][] {
+export function replacePassageRows(db: Db, collectionRid: number, files: readonly FilePassages[]): number[][] {
   for (const f of files) deletePassages(db, collectionRid, f.fileRid);
   const insertPassage = stmt(
     db,
@@ -60,7 +64,7 @@ function nextPassageRid(db: Db): number {
 /**
  * The passages' text into the collection's keyword index: the last write of its transaction (see
  * replacePassageRows). `terms`, when given, are the text's (keyword-terms.ts passageTerms, made
- * before the transaction); otherwise a pre-tokenized index makes them here.
+ * before the transaction by prepareKeywordText); otherwise a pre-tokenized index makes them here.
  */
 export function indexPassageText(db: Db, collectionRid: number, rows: readonly KeywordRow[]): void {
   writeKeywordRows(db, collectionRid, rows);

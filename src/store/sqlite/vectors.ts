@@ -15,15 +15,18 @@ import { selectionSql } from './search.js';
 import type { FileSelection } from '../aggregates/retrievable-files.js';
 import { IN_BLOCK, IN_BLOCK_PARAMS, stmt } from './statements.js';
 
-import { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorShardReader } from '../aggregates/vectors.js';
+import { VECTOR_SHARDS, type DenseHit, type NewVector, type VectorReads, type VectorShardReader, type VectorWrites } from '../aggregates/vectors.js';
 
-export function sqliteVectors(db: Db): VectorReads {
+export function sqliteVectors(db: Db): VectorReads & VectorWrites {
   return {
     similarities: async (collectionRid, query, passageRids) => similarities(db, collectionRid, query, passageRids),
     version: async (collectionRid) => vectorVersion(db, collectionRid),
     readShard: async (collectionRid, shard, reader) => readShard(db, collectionRid, shard, reader),
     exactHits: async (collectionRid, query, passageRids, selection) => exactHits(db, collectionRid, query, passageRids, selection),
     nearest: async (collectionRid, query, options) => nearest(db, collectionRid, query, options),
+    ofFileByTextHash: async (collectionRid, fileRid) => vectorsByHash(db, collectionRid, fileRid),
+    insert: async (collectionRid, vectors) => insertVectors(db, collectionRid, vectors),
+    dropAll: async (collectionRid) => dropVectors(db, collectionRid),
   };
 }
 
@@ -50,7 +53,7 @@ function vectorTableOf(db: Db, collectionRid: number): VectorTable {
   return { table: SHARED_VECTOR_TABLE, own: false, scope: ' AND v.collection_rid = ?', params: [collectionRid] };
 }
 
-export function insertVectors(db: Db, collectionRid: number, vectors: NewVector[]): void {
+export function insertVectors(db: Db, collectionRid: number, vectors: readonly NewVector[]): void {
   // A text with no word the model knows has no direction: it is simply not in the dense index.
   const usable = vectors.filter((v) => !isZero(v.embedding));
   if (usable.length === 0) return;
