@@ -311,7 +311,6 @@ export function retentionConformance(t: Test, { on, at, namespace, collection, t
       t.same(await store.searchSnapshots.passageFiles([]), new Map(), 'no passages asked');
       t.same(await store.searchSnapshots.passageFiles([1, 2]), new Map(), 'unknown passages');
       t.same(await store.searchSnapshots.passagesOfFile(1), [], 'an unknown file has none');
-      t.same(await store.searchSnapshots.keywordPassagesOfFile(col.rid, ['"kiwi"'], 1, { heading: 2, body: 1 }), [], 'nor any matching');
     });
   });
 }

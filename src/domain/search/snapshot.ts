@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import type { RetrievalScope } from '../access/visibility.js';
 import type { Services } from '../context.js';
 import { invalidCursor, SEARCH_CURSOR_TTL_MS, signSearchCursor, type SearchPosition } from '../cursors.js';
-import { BODY_WEIGHT, HEADING_WEIGHT } from './bm25.js';
+import { keywordRanking } from './keyword-ranking.js';
 
 type Explanation = NonNullable<z.infer<typeof SearchResponse>['results'][number]['explain']>;
 type Stage = 'keyword' | 'semantic';
@@ -340,12 +340,23 @@ class Served {
     return out;
   }
 
+  /**
+   * An edited file's passages that match the query, best first by the keyword stage's own BM25 over
+   * the statistics the stage counts (the reader's files, or the collection's live ones): the same
+   * scores a first page would give them now. Only their order within the file is used.
+   */
+  private async keywordEvidence(fileRid: number, match: readonly string[]): Promise<number[]> {
+    const { col, scope } = this.req;
+    const files = scope.readableFiles ?? (await this.s.store.retrievableFiles.live(col.rid));
+    const ranking = await keywordRanking(this.s.store, { collectionRid: col.rid, collectionId: col.id, phrases: match, files, selectedFiles: new Set([fileRid]) });
+    return ranking.top(ranking.passages).map((hit) => hit.passageRid);
+  }
+
   /** An edited file's passages, best first: those matching the query's words, then (semantic mode) the rest by cosine. */
   private async currentEvidence(fileRid: number): Promise<number[]> {
     const cached = this.current.get(fileRid);
     if (cached) return cached;
-    const matching =
-      this.req.match === null ? [] : await this.s.store.searchSnapshots.keywordPassagesOfFile(this.req.col.rid, this.req.match, fileRid, { heading: HEADING_WEIGHT, body: BODY_WEIGHT });
+    const matching = this.req.match === null ? [] : await this.keywordEvidence(fileRid, this.req.match);
     let ordered = matching;
     if (this.req.mode === 'semantic') {
       const rest = (await this.s.store.searchSnapshots.passagesOfFile(fileRid)).filter((rid) => !matching.includes(rid));

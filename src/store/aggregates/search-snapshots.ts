@@ -40,12 +40,6 @@ export interface SearchSnapshotReads {
   passageFiles(passageRids: readonly number[]): Promise<Map<number, number>>;
   /** A file's passages, in order. */
   passagesOfFile(fileRid: number): Promise<number[]>;
-  /**
-   * A file's passages that match the query's phrases, best first by BM25 with these column weights,
-   * over the collection's statistics: the evidence an edited file shows. Only the order within the
-   * one file is meant.
-   */
-  keywordPassagesOfFile(collectionRid: number, phrases: readonly string[], fileRid: number, weights: { heading: number; body: number }): Promise<number[]>;
 }
 
 export interface SearchSnapshotWrites {

@@ -3,8 +3,6 @@
 // Their writes leave the reads cached until a write (read-cache.ts) in place: no cached read looks at them.
 import type { SearchSnapshotReads, SearchSnapshotRow, SearchSnapshotWrites, SnapshotBounds } from '../aggregates/search-snapshots.js';
 import type { Db } from './db.js';
-import { keywordIndexOf } from './keyword-index.js';
-import { keywordPostings, liveFiles } from './keyword-postings.js';
 import { unseenByCaches } from './read-cache.js';
 import { rowsByRid, stmt } from './statements.js';
 
@@ -17,7 +15,6 @@ export function sqliteSearchSnapshots(db: Db): SearchSnapshotReads & SearchSnaps
     liveReadyFiles: async (collectionRid, fileRids) => liveReadyFiles(db, collectionRid, fileRids),
     passageFiles: async (passageRids) => passageFiles(db, passageRids),
     passagesOfFile: async (fileRid) => passageRidsOfFile(db, fileRid),
-    keywordPassagesOfFile: async (collectionRid, phrases, fileRid, weights) => keywordPassagesOfFile(db, collectionRid, phrases, fileRid, weights),
     insert: async (row, now, bounds) => insertSearchSnapshot(db, row, now, bounds),
     extend: async (id, expectedCount, longer, bytesBudget) => extendSearchSnapshot(db, id, expectedCount, longer, bytesBudget),
     keepUntil: async (id, expiresAt) => keepSearchSnapshotUntil(db, id, expiresAt),
@@ -130,45 +127,4 @@ export function passageFiles(db: Db, passageRids: readonly number[]): Map<number
 /** A file's passages, in order. */
 export function passageRidsOfFile(db: Db, fileRid: number): number[] {
   return (stmt(db, 'SELECT rid FROM passages WHERE file_rid = ? ORDER BY rid').all(fileRid) as { rid: number }[]).map((r) => r.rid);
-}
-
-/**
- * A file's passages that match the query's phrases, best first: which of them an edited file shows
- * as evidence. Only the order within the one file matters here (its place comes from the snapshot).
- * It is FTS5's bm25() with these column weights, over a table of the collection's own; in the shared
- * table that function would count every tenant's rows, so there the same formula runs over the
- * collection's live passages (fts5Bm25Order).
- */
-export function keywordPassagesOfFile(db: Db, collectionRid: number, phrases: readonly string[], fileRid: number, weights: { heading: number; body: number }): number[] {
-  const index = keywordIndexOf(db, collectionRid);
-  if (index.shared) return fts5Bm25Order(db, collectionRid, phrases, fileRid, weights);
-  const fts = index.table;
-  const rows = stmt(
-    db,
-    `SELECT rowid AS rid FROM ${fts} WHERE ${fts} MATCH ? AND rowid IN (SELECT rid FROM passages WHERE file_rid = ?)
-     ORDER BY bm25(${fts}, ?, ?), rowid`,
-  ).all(phrases.join(' OR '), fileRid, weights.heading, weights.body) as { rid: number }[];
-  return rows.map((r) => r.rid);
-}
-
-/** FTS5's bm25() (fts5_aux.c: k1 1.2, b 0.75, its IDF floored at 1e-6), its statistics the collection's live passages'. */
-function fts5Bm25Order(db: Db, collectionRid: number, phrases: readonly string[], fileRid: number, weights: { heading: number; body: number }): number[] {
-  const id = (stmt(db, 'SELECT id FROM collections WHERE rid = ?').get(collectionRid) as { id: string } | undefined)?.id;
-  if (id === undefined) return [];
-  const { passages, phrases: postings } = keywordPostings(db, { collectionRid, collectionId: id, phrases, files: liveFiles(db, collectionRid) });
-  const n = passages.rids.length;
-  const average = passages.totalLength / Math.max(n, 1);
-  const scores = new Map<number, number>();
-  for (const phrase of postings) {
-    const hits = phrase.passages.length;
-    const idf = Math.log((n - hits + 0.5) / (hits + 0.5));
-    for (let i = 0; i < hits; i++) {
-      const at = phrase.passages[i]!;
-      if (passages.fileRids[at] !== fileRid) continue;
-      const f = weights.heading * phrase.heading[i]! + weights.body * phrase.body[i]!;
-      const score = (idf <= 0 ? 1e-6 : idf) * ((f * 2.2) / (f + 1.2 * (0.25 + (0.75 * passages.lengths[at]!) / average)));
-      scores.set(passages.rids[at]!, (scores.get(passages.rids[at]!) ?? 0) + score);
-    }
-  }
-  return [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([rid]) => rid);
 }
