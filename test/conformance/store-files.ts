@@ -1,6 +1,7 @@
 // The files aggregate's part of the store's contract (test/conformance/store.ts runs it on each
 // engine), written against the interface only.
 import type { Test } from 'tap';
+import { newFile as pendingFile } from './rows.js';
 import type { CollectionRow, EventRow, FileRow, FileStatus, NamespaceRow, NewFile, Store } from '../../src/store/interface.js';
 
 /** What the suite lends this part: its per-test store, set-up and clock. */
@@ -14,23 +15,8 @@ export interface FilesConformanceKit {
 }
 
 export function storeFilesConformance(t: Test, { on, twoCollections, eventsSince, at }: FilesConformanceKit): void {
-  const newFile = (id: string, collectionRid: number, path: string, over: Partial<NewFile> = {}): NewFile => ({
-    id,
-    collection_rid: collectionRid,
-    path,
-    status: 'pending',
-    source_type: 'inline',
-    declared_content_type: 'text/plain',
-    content_type: 'text/plain',
-    bytes: 5,
-    checksum: null,
-    uri: null,
-    metadata: {},
-    version_id: `ver_${id}`,
-    created_at: at(30),
-    updated_at: at(30),
-    ...over,
-  });
+  /** A pending file at `path`. */
+  const newFile = (id: string, collectionRid: number, path: string, over: Partial<NewFile> = {}): NewFile => pendingFile(id, collectionRid, { path, ...over });
   const addFiles = (store: Store, files: NewFile[]) =>
     store.write(async (tx) => {
       const out: FileRow[] = [];

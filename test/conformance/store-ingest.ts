@@ -2,7 +2,8 @@
 // written against the interface only: a file's passages replaced or deleted, their keyword text
 // prepared outside the transaction and written last, and their vectors.
 import type { Test } from 'tap';
-import type { CollectionRow, FileRow, KeywordText, NewFile, NewPassage, NewVector, Store, StoreReads } from '../../src/store/interface.js';
+import { newFile } from './rows.js';
+import type { CollectionRow, FileRow, KeywordText, NewPassage, NewVector, Store, StoreReads } from '../../src/store/interface.js';
 
 /** What the suite lends this part: its per-test store, set-up and clock. */
 export interface IngestConformanceKit {
@@ -14,23 +15,6 @@ export interface IngestConformanceKit {
 }
 
 export function storeIngestConformance(t: Test, { on, twoCollections, at }: IngestConformanceKit): void {
-  const newFile = (id: string, collectionRid: number, over: Partial<NewFile> = {}): NewFile => ({
-    id,
-    collection_rid: collectionRid,
-    path: `/${id}.txt`,
-    status: 'pending',
-    source_type: 'inline',
-    declared_content_type: 'text/plain',
-    content_type: 'text/plain',
-    bytes: 5,
-    checksum: null,
-    uri: null,
-    metadata: {},
-    version_id: `ver_${id}`,
-    created_at: at(40),
-    updated_at: at(40),
-    ...over,
-  });
   const addFile = (store: Store, id: string, collectionRid: number) => store.write((tx) => tx.files.insert(newFile(id, collectionRid)));
   const passage = (ordinal: number, text: string, heading = ''): NewPassage => ({ ordinal, evidence_kind: 'text', heading, text, char_start: 0, char_end: text.length, location: null });
 

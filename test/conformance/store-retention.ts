@@ -5,7 +5,8 @@
 // uses, a later page's reads of live files and passages) is still tested through the SQLite
 // daemon, in test/restore.test.ts and test/search-cursors.test.ts.
 import type { Test } from 'tap';
-import type { CollectionRow, EventAudience, NamespaceRow, NewJob, NewResearch, SearchSnapshotRow, Store } from '../../src/store/interface.js';
+import { newJob } from './rows.js';
+import type { CollectionRow, EventAudience, NamespaceRow, NewResearch, SearchSnapshotRow, Store } from '../../src/store/interface.js';
 
 /** What test/conformance/store.ts shares with this suite. */
 export interface SuiteHelpers {
@@ -23,19 +24,6 @@ export interface SuiteHelpers {
 const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: null, resources: true, research: 'all' };
 
 export function retentionConformance(t: Test, { on, at, namespace, collection, twoCollections, newResearch }: SuiteHelpers): void {
-  const newJob = (id: string, ns: NamespaceRow, col: { rid: number; name: string } | null, type: NewJob['type'] = 'reindex_collection'): NewJob => ({
-    id,
-    type,
-    namespace_rid: ns.rid,
-    collection_rid: col?.rid ?? null,
-    namespace: ns.name,
-    collection: col?.name ?? null,
-    file_rid: null,
-    file_id: null,
-    version_id: null,
-    runnable: 1,
-    created_at: at(5),
-  });
 
   // ------------------------------------------------------------------ operator
 
@@ -65,7 +53,7 @@ export function retentionConformance(t: Test, { on, at, namespace, collection, t
         await tx.namespaces.markDeleted(gamma.rid, at(9));
         await tx.jobs.insert(newJob('job_1', ns, col));
         await tx.jobs.insert(newJob('job_2', ns, col));
-        await tx.jobs.insert(newJob('job_3', ns, other, 'delete_collection'));
+        await tx.jobs.insert(newJob('job_3', ns, other, { type: 'delete_collection' }));
         await tx.research.insert(newResearch('res_1', ns, col, 'key_1'));
         await tx.research.insert(newResearch('res_2', beta, betaCol, 'key_1'));
       });
@@ -136,7 +124,7 @@ export function retentionConformance(t: Test, { on, at, namespace, collection, t
           keptRule: await tx.accessRules.insert({ id: 'acr_2', collection_rid: other.rid, target: { folder: '/' }, readers: ['everyone'], sealed: false, now: at(4) }),
           run: await tx.research.insert(newResearch('res_1', ns, col, 'key_1')),
           keptRun: await tx.research.insert(newResearch('res_2', ns, other, 'key_1')),
-          job: await tx.jobs.insert(newJob('job_1', ns, col, 'delete_collection')),
+          job: await tx.jobs.insert(newJob('job_1', ns, col, { type: 'delete_collection' })),
           keptJob: await tx.jobs.insert(newJob('job_2', ns, other)),
         };
         await tx.collections.markDeleted(col.rid, at(9));
@@ -163,7 +151,7 @@ export function retentionConformance(t: Test, { on, at, namespace, collection, t
       const beta = await namespace(store, 'ns_b', 'beta');
       const betaCol = await collection(store, beta.rid, 'col_b', 'docs');
       await store.write(async (tx) => {
-        await tx.jobs.insert(newJob('job_ns', ns, null, 'delete_namespace'));
+        await tx.jobs.insert(newJob('job_ns', ns, null, { type: 'delete_namespace' }));
         await tx.jobs.insert(newJob('job_beta', beta, betaCol));
         await tx.collections.markDeleted(col.rid, at(9));
         await tx.collections.markDeleted(other.rid, at(9));

@@ -4,6 +4,7 @@
 // through the interface, so these tests cover collections without vectors; the same reads over
 // stored vectors are tested on SQLite in test/vector-copy.test.ts until they can move here.
 import type { Test } from 'tap';
+import { newFile } from './rows.js';
 import { VECTOR_SHARDS, type CollectionRow, type NamespaceRow, type Store, type VectorShardShape } from '../../src/store/interface.js';
 
 /** What the suite lends this part: its per-test store, set-up and clock. */
@@ -61,22 +62,7 @@ export function storeVectorsConformance(t: Test, { on, twoCollections, at }: Vec
       const { col, other } = await twoCollections(store);
       const before = await store.vectors.version(col.rid);
       const file = await store.write((tx) =>
-        tx.files.insert({
-          id: 'fil_v1',
-          collection_rid: col.rid,
-          path: '/a.txt',
-          status: 'pending',
-          source_type: 'inline',
-          declared_content_type: 'text/plain',
-          content_type: 'text/plain',
-          bytes: 5,
-          checksum: null,
-          uri: null,
-          metadata: {},
-          version_id: 'ver_fil_v1',
-          created_at: at(40),
-          updated_at: at(40),
-        }),
+        tx.files.insert(newFile('fil_v1', col.rid, { path: '/a.txt' })),
       );
       await store.write((tx) => tx.files.setStatus(file.rid, 'ready', at(41)));
       t.equal(await store.vectors.version(col.rid), before, 'a file inserted and made ready');

@@ -3,12 +3,12 @@
 // Times the caller passes are fixed strings; times the engine stamps (an event's created_at) are
 // only compared with each other.
 import type { Test } from 'tap';
+import { at, newJob } from './rows.js';
 import type {
   DeliveryRow,
   EventAudience,
   EventRow,
   NamespaceRow,
-  NewJob,
   NewKey,
   NewResearch,
   NewWebhook,
@@ -29,8 +29,6 @@ export interface StoreUnderTest {
   close(): Promise<void>;
 }
 
-/** A second of 2025-01-01, as the ISO text the domain passes. */
-const at = (second: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, second)).toISOString();
 
 /** Every event: a cluster key's view. */
 const EVERYTHING: EventAudience = { namespaceRid: null, collectionRids: null, resources: true, research: 'all' };
@@ -927,20 +925,6 @@ export function storeConformance(t: Test, open: () => Promise<StoreUnderTest>): 
 
   t.test('jobs', async (t) => {
     const test = on(t);
-    const newJob = (id: string, ns: NamespaceRow, col: { rid: number; name: string } | null, over: Partial<NewJob> = {}): NewJob => ({
-      id,
-      type: 'reindex_collection',
-      namespace_rid: ns.rid,
-      collection_rid: col?.rid ?? null,
-      namespace: ns.name,
-      collection: col?.name ?? null,
-      file_rid: null,
-      file_id: null,
-      version_id: null,
-      runnable: 1,
-      created_at: at(5),
-      ...over,
-    });
     const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
     test('insert queues the job and reports it; byId, status, list', async (t, store) => {
