@@ -14,7 +14,6 @@ import { openDatabase, type Db } from '../src/store/sqlite/db.js';
 import { Int8Scanner } from '../src/domain/search/int8-scanner.js';
 import { VectorCopies } from '../src/domain/search/vector-copies.js';
 import { byDenseRank, denseHits } from '../src/domain/search/vector-scan.js';
-import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { insertVectors } from '../src/store/sqlite/vectors.js';
 import { selectFiles } from '../src/store/sqlite/search.js';
 import { VECTOR_SHARDS, type FileSelection, type VectorReads } from '../src/store/interface.js';
@@ -201,70 +200,6 @@ t.test('the memory budget: the least recently used copy goes, a copy that cannot
 
 // The store's vector reads over stored vectors: part of the store's contract
 // (test/conformance/store-vectors.ts), tested here on SQLite until vectors are written through the interface.
-t.test("the store's vector reads: version, a shard's rows, exact scores that agree", async (t) => {
-  const vectors = [...nearDuplicates(19, 40).vectors.slice(0, 60), unit(new Float32Array(100).fill(1)), unit(new Float32Array(100).fill(1))];
-  const { db } = syntheticDb(t, 1, () => vectors);
-  const store = sqliteReads(db);
-  const version = await store.vectors.version(1);
-  t.ok(version > 0, `written vectors give a version (${version})`);
-  t.equal(await store.vectors.version(1), version, 'reading does not move it');
-
-  const rows: { shard: number; rid: number; bytes: Uint8Array }[] = [];
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) {
-    await store.vectors.readShard(1, shard, {
-      start: (shape) => {
-        t.same(shape, { version, rows: vectors.filter((_, i) => (i + 1) % VECTOR_SHARDS === shard).length, dimensions: 100 }, `shard ${shard}: its shape first`);
-        return true;
-      },
-      row: (rid, embedding) => void rows.push({ shard, rid, bytes: Uint8Array.from(embedding) }),
-    });
-  }
-  t.equal(rows.length, vectors.length, 'every vector once');
-  t.ok(
-    rows.every((r) => r.rid % VECTOR_SHARDS === r.shard),
-    'each in its shard',
-  );
-  for (let shard = 0; shard < VECTOR_SHARDS; shard++) {
-    const rids = rows.filter((r) => r.shard === shard).map((r) => r.rid);
-    t.same(rids, [...rids].sort((a, b) => a - b), `shard ${shard}: in rid order`);
-  }
-  t.ok(
-    rows.every((r) => Buffer.from(r.bytes).equals(Buffer.from(vectors[r.rid - 1]!.buffer))),
-    'as the stored float32 bytes',
-  );
-  let taken = 0;
-  await store.vectors.readShard(1, 0, { start: () => false, row: () => void taken++ });
-  t.equal(taken, 0, 'a reader that declines reads no row');
-
-  const query = vectors[60]!;
-  const nearest = (await Promise.all(Array.from({ length: VECTOR_SHARDS }, (_, shard) => store.vectors.nearest(1, query, { shard, selection: null, limit: 80 })))).flat().sort(byDenseRank);
-  t.equal(nearest.length, vectors.length, 'nearest scores every vector of a ready file');
-  t.same(
-    nearest.slice(0, 2).map((h) => h.passageRid),
-    [61, 62],
-    'equal vectors: the lower passage rid first',
-  );
-  t.ok(Math.abs(nearest[0]!.similarity - 1) < 1e-6, 'a vector is nearest itself');
-  const all = nearest.map((h) => h.passageRid);
-  const exact = (await store.vectors.exactHits(1, query, all, null)).sort(byDenseRank);
-  t.same(exact, nearest, 'exactHits gives the same passages, files and similarities as nearest');
-
-  const selected = selectFiles(db, 1, { filter: GROUP_ONE, principals: null });
-  const narrowed = (await store.vectors.exactHits(1, query, all, selected)).map((h) => h.fileRid);
-  t.ok(narrowed.length > 0 && narrowed.every((f) => selected.fileRids.includes(f)), 'the selection keeps its files only');
-  sqlite(db).prepare("UPDATE files SET status = 'indexing' WHERE rid = ?").run(nearest[0]!.fileRid);
-  t.notOk(
-    (await store.vectors.exactHits(1, query, all, null)).some((h) => h.fileRid === nearest[0]!.fileRid),
-    'a file that is not ready drops out of exactHits',
-  );
-  const shard = nearest[0]!.passageRid % VECTOR_SHARDS;
-  t.notOk(
-    (await store.vectors.nearest(1, query, { shard, selection: null, limit: 80 })).some((h) => h.fileRid === nearest[0]!.fileRid),
-    'and of nearest',
-  );
-  t.equal(await store.vectors.version(1), version, 'a file status change does not move the version');
-});
-
 t.test('the budget setting: bytes, sizes, shares of RAM; bad values say what is wrong', async (t) => {
   const gb = 2 ** 30;
   t.equal(parseVectorMemory('25%', 24 * gb), 6 * gb);
