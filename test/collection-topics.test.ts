@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { dueForTraining, FIRST_TRAINING_FILES, SETTLED_TRAINING_FILES, staysSettled, trainAndRefold, TRAINING_GROWTH } from '../src/domain/search/collection-topics.js';
 import { databaseFile } from '../src/store/sqlite/db.js';
 import { COLLECTION_WEIGHT } from '../src/domain/search/fusion-weights.js';
-import { collectionModelVersion, getCollectionModel } from '../src/store/sqlite/collection-models.js';
+import { getCollectionModel } from '../src/store/sqlite/collection-models.js';
 import { sqlite } from '../src/store/sqlite/sqlite.js';
 import { addInline, seedCollection, startFixture, type Fixture } from './helpers/trove.js';
 import { waitFor } from './helpers/wait.js';
@@ -157,7 +157,7 @@ t.test('the same files give the same model and scores, whatever order they were 
   for (const order of [files, [...files].reverse()]) {
     const f = await startFixture();
     const { base, collectionRid } = await ingest(f, order);
-    t.ok(collectionModelVersion(f.rt.db, collectionRid) !== null, 'a model');
+    t.ok((await f.rt.services.store.collectionModels.header(collectionRid)) !== null, 'a model');
     const r = await f.call('POST', `${base}:search`, { query: QUERY, limit: 20, explain: true });
     scores.push(JSON.stringify((r.body.results as Result[]).map((x) => [x.path, x.score, x.explain!.collection_cosine])));
     await f.close();
@@ -181,10 +181,11 @@ t.test('a reindex learns the model afresh', async (t) => {
   const f = await startFixture();
   t.teardown(() => f.close());
   const { base, collectionRid } = await ingest(f, [...vetNotes(70), ...TARGETS]);
-  const before = collectionModelVersion(f.rt.db, collectionRid)!;
+  const modelVersion = async () => (await f.rt.services.store.collectionModels.header(collectionRid))?.version ?? null;
+  const before = (await modelVersion())!;
   t.equal((await f.call('POST', `${base}:reindex`)).status, 202);
-  await waitFor('a new collection model', () => collectionModelVersion(f.rt.db, collectionRid) !== before);
-  t.equal(collectionModelVersion(f.rt.db, collectionRid), before + 1, 'a new version');
+  await waitFor('a new collection model', async () => (await modelVersion()) !== before);
+  t.equal(await modelVersion(), before + 1, 'a new version');
   await f.waitForIdle('vet', 'notes');
   t.equal((sqlite(f.rt.db).prepare('SELECT count(*) AS n FROM file_topics').get() as { n: number }).n, 72, 'every file has its vector again');
 });

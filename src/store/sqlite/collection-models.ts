@@ -24,10 +24,6 @@ export function collectionModelHeader(db: Db, collectionRid: number): Collection
   );
 }
 
-export function collectionModelVersion(db: Db, collectionRid: number): number | null {
-  return collectionModelHeader(db, collectionRid)?.version ?? null;
-}
-
 export function getCollectionModel(db: Db, collectionRid: number): StoredCollectionModel | null {
   return (
     (stmt(db, 'SELECT version, files, model, semantic_weight, semantic_model FROM collection_models WHERE collection_rid = ?').get(collectionRid) as StoredCollectionModel | undefined) ?? null
